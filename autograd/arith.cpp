@@ -1,0 +1,101 @@
+// arith.cpp - arithmetic ops. Above each op: its forward and the derivative its backward
+// applies. Gradients of broadcast operands are summed back to their shape by sum_to.
+#include "arith.h"
+
+#include <cmath>
+
+#include "../core/elementwise.h"
+#include "node.h"
+#include "reduce.h"
+
+namespace heed {
+
+// y = a + b          da = dy          db = dy
+Tensor add(const Tensor& a, const Tensor& b) {
+  Tensor y = zip("add", a, b, [](real u, real v) { return u + v; });
+  return record("add", y, {a, b}, [sa = a.shape(), sb = b.shape()](const Tensor& dy, Grads& g) {
+    if (g.needs(0)) g[0] = sum_to(dy, sa);
+    if (g.needs(1)) g[1] = sum_to(dy, sb);
+  });
+}
+
+// y = a - b          da = dy          db = -dy
+Tensor sub(const Tensor& a, const Tensor& b) {
+  Tensor y = zip("sub", a, b, [](real u, real v) { return u - v; });
+  return record("sub", y, {a, b}, [sa = a.shape(), sb = b.shape()](const Tensor& dy, Grads& g) {
+    if (g.needs(0)) g[0] = sum_to(dy, sa);
+    if (g.needs(1)) g[1] = sum_to(neg(dy), sb);
+  });
+}
+
+// y = a * b          da = dy * b      db = dy * a
+Tensor mul(const Tensor& a, const Tensor& b) {
+  Tensor y = zip("mul", a, b, [](real u, real v) { return u * v; });
+  return record("mul", y, {a, b}, [a, b](const Tensor& dy, Grads& g) {
+    if (g.needs(0)) g[0] = sum_to(mul(dy, b), a.shape());
+    if (g.needs(1)) g[1] = sum_to(mul(dy, a), b.shape());
+  });
+}
+
+// y = a / b          da = dy / b      db = -dy * a / b^2 = -dy * y / b
+Tensor div(const Tensor& a, const Tensor& b) {
+  Tensor y = zip("div", a, b, [](real u, real v) { return u / v; });
+  return record("div", y, {a, b}, [a, b, y = y.detach()](const Tensor& dy, Grads& g) {
+    if (g.needs(0)) g[0] = sum_to(div(dy, b), a.shape());
+    if (g.needs(1)) g[1] = sum_to(neg(mul(dy, div(y, b))), b.shape());
+  });
+}
+
+// y = -x             dx = -dy
+Tensor neg(const Tensor& x) {
+  Tensor y = map(x, [](real v) { return -v; });
+  return record("neg", y, {x}, [](const Tensor& dy, Grads& g) { g[0] = neg(dy); });
+}
+
+// y = x^p            dx = dy * p * x^(p-1)
+Tensor pow(const Tensor& x, real p) {
+  Tensor y = map(x, [p](real v) { return real(std::pow(v, p)); });
+  return record("pow", y, {x}, [x, p](const Tensor& dy, Grads& g) {
+    g[0] = mul(dy, map(x, [p](real v) { return p * real(std::pow(v, p - 1)); }));
+  });
+}
+
+// y = x^p            dx = dy * p * x^(p-1)     dp = dy * y * log(x)
+Tensor pow(const Tensor& x, const Tensor& p) {
+  Tensor y = zip("pow", x, p, [](real u, real v) { return real(std::pow(u, v)); });
+  return record("pow", y, {x, p}, [x, p, y = y.detach()](const Tensor& dy, Grads& g) {
+    if (g.needs(0)) {
+      Tensor d = zip("pow", x, p, [](real u, real v) { return v * real(std::pow(u, v - 1)); });
+      g[0] = sum_to(mul(dy, d), x.shape());
+    }
+    if (g.needs(1)) {
+      // y * log(x), taken as 0 where y == 0 (x == 0, p > 0) so the limit is used, not NaN
+      Tensor d = zip("pow", y, expand(x, y.shape()), [](real yv, real xv) {
+        return yv == 0 ? real(0) : yv * real(std::log(xv));
+      });
+      g[1] = sum_to(mul(dy, d), p.shape());
+    }
+  });
+}
+
+// y = x              dx = dy
+Tensor clone(const Tensor& x) {
+  Tensor y = map(x, [](real v) { return v; });
+  return record("clone", y, {x}, [](const Tensor& dy, Grads& g) { g[0] = dy; });
+}
+
+Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
+Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
+Tensor operator*(const Tensor& a, const Tensor& b) { return mul(a, b); }
+Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
+Tensor operator-(const Tensor& x) { return neg(x); }
+Tensor operator+(const Tensor& a, real b) { return add(a, scalar_tensor(b)); }
+Tensor operator-(const Tensor& a, real b) { return sub(a, scalar_tensor(b)); }
+Tensor operator*(const Tensor& a, real b) { return mul(a, scalar_tensor(b)); }
+Tensor operator/(const Tensor& a, real b) { return div(a, scalar_tensor(b)); }
+Tensor operator+(real a, const Tensor& b) { return add(scalar_tensor(a), b); }
+Tensor operator-(real a, const Tensor& b) { return sub(scalar_tensor(a), b); }
+Tensor operator*(real a, const Tensor& b) { return mul(scalar_tensor(a), b); }
+Tensor operator/(real a, const Tensor& b) { return div(scalar_tensor(a), b); }
+
+}  // namespace heed

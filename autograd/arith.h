@@ -1,0 +1,34 @@
+// arith.h - arithmetic with broadcasting: + - * / neg pow, and the operators.
+//
+// Each binary op broadcasts as NumPy/PyTorch do (core/shape.h); its backward sums the
+// gradient back over broadcast dims (sum_to, autograd/reduce.h). Scalars broadcast too:
+// `x * 2` and `2 * x` work. See arith.cpp for each op's derivative.
+#pragma once
+#include "../core/tensor.h"
+
+namespace heed {
+
+Tensor add(const Tensor& a, const Tensor& b);
+Tensor sub(const Tensor& a, const Tensor& b);
+Tensor mul(const Tensor& a, const Tensor& b);
+Tensor div(const Tensor& a, const Tensor& b);
+Tensor neg(const Tensor& x);
+Tensor pow(const Tensor& x, real exponent);
+Tensor pow(const Tensor& x, const Tensor& exponent);  // elementwise, broadcasting
+Tensor clone(const Tensor& x);                        // a copy that stays in the graph
+
+Tensor operator+(const Tensor& a, const Tensor& b);
+Tensor operator-(const Tensor& a, const Tensor& b);
+Tensor operator*(const Tensor& a, const Tensor& b);
+Tensor operator/(const Tensor& a, const Tensor& b);
+Tensor operator-(const Tensor& x);
+Tensor operator+(const Tensor& a, real b);
+Tensor operator-(const Tensor& a, real b);
+Tensor operator*(const Tensor& a, real b);
+Tensor operator/(const Tensor& a, real b);
+Tensor operator+(real a, const Tensor& b);
+Tensor operator-(real a, const Tensor& b);
+Tensor operator*(real a, const Tensor& b);
+Tensor operator/(real a, const Tensor& b);
+
+}  // namespace heed

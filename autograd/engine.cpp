@@ -1,0 +1,182 @@
+// engine.cpp - the backward pass: topological order, gradient routing, leaf accumulation.
+#include <vector>
+
+#include "../core/error.h"
+#include "arith.h"
+#include "node.h"
+
+namespace heed {
+
+// ---------------------------------------------------------------- grad mode
+
+static thread_local bool grad_enabled = true;
+bool GradMode::enabled() { return grad_enabled; }
+void GradMode::set_enabled(bool on) { grad_enabled = on; }
+
+// ---------------------------------------------------------------- graph building
+
+static std::shared_ptr<Node> accumulator_of(const std::shared_ptr<TensorImpl>& leaf) {
+  if (auto acc = leaf->grad_accumulator.lock()) return acc;
+  auto acc = std::allocate_shared<AccumulateGrad>(CachingAllocator<AccumulateGrad>(), leaf);
+  acc->out_shape = leaf->shape;
+  leaf->grad_accumulator = acc;
+  return acc;
+}
+
+static std::shared_ptr<Node> producer_of(const Tensor& t) {
+  if (!t.defined() || !t.requires_grad()) return nullptr;
+  if (t.grad_fn()) return t.grad_fn();
+  return accumulator_of(t.impl_ptr());
+}
+
+void connect(const std::shared_ptr<Node>& node, const Tensor& out, const Tensor* inputs, int n) {
+  node->next.reserve(n);
+  for (int i = 0; i < n; ++i) node->next.push_back(producer_of(inputs[i]));
+  node->out_shape = out.shape();
+  out.impl()->requires_grad = true;
+  out.impl()->grad_fn = node;
+}
+
+[[noreturn]] void fail_released(const char* op) {
+  fail(op, "backward through this graph a second time, but its saved tensors were freed "
+           "after the first backward; pass retain_graph=true to the first backward()");
+}
+
+// Destroying a long chain (an RNN unrolled over 100k steps) recursively would overflow
+// the stack, so a Node hands the children it solely owns to a per-thread list that the
+// outermost destructor empties in a loop.
+Node::~Node() {
+  static thread_local std::vector<std::shared_ptr<Node>> orphans;
+  static thread_local bool draining = false;
+  for (auto& e : next)
+    if (e && e.use_count() == 1) orphans.push_back(std::move(e));
+  next.clear();
+  if (draining) return;
+  draining = true;
+  while (!orphans.empty()) {
+    std::shared_ptr<Node> n = std::move(orphans.back());
+    orphans.pop_back();
+    n.reset();  // its destructor may push more orphans
+  }
+  draining = false;
+}
+
+// ---------------------------------------------------------------- leaves
+
+// leaf.grad += dL/dleaf   (the first gradient is copied: dy may be shared with other nodes)
+void AccumulateGrad::apply(const Tensor& grad_out, Grads&) {
+  if (!leaf->grad.defined()) {
+    Tensor g = empty(grad_out.shape());
+    g.copy_(grad_out);
+    leaf->grad = g;
+  } else {
+    leaf->grad.add_(grad_out);
+  }
+}
+
+bool Tensor::requires_grad() const { return defined() && impl_->requires_grad; }
+bool Tensor::is_leaf() const { return !impl_->grad_fn; }
+const std::shared_ptr<Node>& Tensor::grad_fn() const { return impl_->grad_fn; }
+Tensor Tensor::grad() const { return impl_->grad; }
+
+Tensor& Tensor::requires_grad_(bool on) {
+  HEED_CHECK(is_leaf(), "requires_grad_", "only a leaf tensor can change requires_grad; "
+             "this one was produced by ", impl_->grad_fn->name(), " (use detach())");
+  impl_->requires_grad = on;
+  return *this;
+}
+
+void Tensor::zero_grad() const {
+  if (impl_->grad.defined()) {
+    NoGradGuard ng;
+    impl_->grad.zero_();
+  }
+}
+
+void Tensor::set_grad(const Tensor& g) const {
+  HEED_CHECK(!g.defined() || g.shape() == shape(), "set_grad", "gradient shape ", g.shape(),
+             " does not match tensor shape ", shape());
+  impl_->grad = g;
+}
+
+Tensor Tensor::detach() const {
+  auto impl = std::allocate_shared<TensorImpl>(CachingAllocator<TensorImpl>());
+  impl->storage = impl_->storage;
+  impl->shape = impl_->shape;
+  return Tensor(std::move(impl));
+}
+
+// ---------------------------------------------------------------- backward
+
+void Tensor::backward(const Tensor& grad, bool retain_graph) const {
+  HEED_CHECK(requires_grad(), "backward", "tensor of shape ", shape(),
+             " does not require grad (no input of its graph has requires_grad set)");
+  Tensor seed = grad;
+  if (!seed.defined()) {
+    HEED_CHECK(numel() == 1, "backward", "a gradient can be created implicitly only for a "
+               "one-element output; pass dL/dy for shape ", shape());
+    seed = ones(shape());
+  }
+  HEED_CHECK(seed.shape() == shape(), "backward", "gradient shape ", seed.shape(),
+             " does not match output shape ", shape());
+
+  NoGradGuard no_grad;  // backward functions are computed, not recorded
+  std::shared_ptr<Node> root = producer_of(*this);
+  using NodePtrs = std::vector<Node*, CachingAllocator<Node*>>;
+  NodePtrs reached, stack;
+
+  // The scratch fields are reset however this pass ends (an op's backward may throw).
+  struct Reset {
+    NodePtrs& nodes;
+    ~Reset() {
+      for (Node* n : nodes) { n->seen = false; n->deps = 0; n->pending = Tensor(); }
+    }
+  } reset{reached};
+
+  // 1. Find every node reachable from the root and count its consumers (deps).
+  root->seen = true;
+  reached.push_back(root.get());
+  stack.push_back(root.get());
+  while (!stack.empty()) {
+    Node* n = stack.back();
+    stack.pop_back();
+    for (auto& e : n->next) {
+      if (!e) continue;
+      e->deps++;
+      if (!e->seen) {
+        e->seen = true;
+        reached.push_back(e.get());
+        stack.push_back(e.get());
+      }
+    }
+  }
+
+  // 2. Run each node once all its consumers have sent their gradients (Kahn's order),
+  //    then pass each input's gradient on to that input's producer.
+  root->pending = seed;
+  stack.push_back(root.get());
+  TensorVec slots;
+  while (!stack.empty()) {
+    Node* n = stack.back();
+    stack.pop_back();
+    Tensor dy = std::move(n->pending);
+    n->pending = Tensor();
+    if (!dy.defined()) dy = zeros(n->out_shape);  // every consumer's gradient was zero
+    slots.assign(n->next.size(), Tensor());
+    Grads g(n->next, slots);
+    n->apply(dy, g);
+    if (!retain_graph) n->release();
+    for (size_t i = 0; i < n->next.size(); ++i) {
+      Node* e = n->next[i].get();
+      if (!e) continue;
+      if (slots[i].defined()) {
+        HEED_CHECK(slots[i].shape() == e->out_shape, n->name(), "backward produced a gradient of "
+                   "shape ", slots[i].shape(), " for input ", i, " of shape ", e->out_shape);
+        e->pending = e->pending.defined() ? e->pending + slots[i] : slots[i];
+      }
+      if (--e->deps == 0) stack.push_back(e);
+    }
+  }
+}
+
+}  // namespace heed

@@ -1,0 +1,71 @@
+#include "gradcheck.h"
+
+#include <cmath>
+#include <random>
+#include <sstream>
+
+#include "arith.h"
+#include "grad_mode.h"
+#include "reduce.h"
+
+namespace heed {
+
+GradcheckResult gradcheck(const TensorFn& f, const std::vector<Tensor>& inputs,
+                          const GradcheckOptions& opt) {
+  GradcheckResult res;
+  // Fixed projection weights w (a private generator, so the global seed is untouched).
+  Tensor y0;
+  {
+    NoGradGuard ng;
+    y0 = f(inputs);
+  }
+  Tensor w = empty(y0.shape());
+  std::mt19937_64 gen(12345);
+  std::uniform_real_distribution<double> u(0.5, 1.5);
+  for (int64_t i = 0; i < w.numel(); ++i) w.data()[i] = real(u(gen) * ((i & 1) ? -1 : 1));
+
+  auto loss = [&]() -> double {
+    NoGradGuard ng;
+    return double(sum(mul(f(inputs), w)).item());
+  };
+
+  // Analytic gradients.
+  for (const Tensor& x : inputs)
+    if (x.requires_grad()) x.set_grad(Tensor());
+  Tensor L = sum(mul(f(inputs), w));
+  if (!L.requires_grad()) {
+    res.ok = false;
+    res.message = "gradcheck: output does not depend on any input that requires grad";
+    return res;
+  }
+  L.backward();
+
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    const Tensor& x = inputs[k];
+    if (!x.requires_grad()) continue;
+    const Tensor g = x.grad();
+    real* p = x.data();
+    for (int64_t i = 0; i < x.numel(); ++i) {
+      const real orig = p[i];
+      p[i] = real(orig + opt.eps_);
+      const double lp = loss();
+      p[i] = real(orig - opt.eps_);
+      const double lm = loss();
+      p[i] = orig;
+      const double numeric = (lp - lm) / (2 * opt.eps_);
+      const double analytic = g.defined() ? double(g.data()[i]) : 0.0;
+      const double err = std::fabs(analytic - numeric);
+      if (err > res.max_abs_error || std::isnan(err)) res.max_abs_error = err;
+      if (res.ok && !(err <= opt.atol_ + opt.rtol_ * std::fabs(numeric))) {
+        res.ok = false;
+        std::ostringstream os;
+        os << "gradcheck: input " << k << " " << x.shape() << " element " << i
+           << ": analytic " << analytic << " vs numeric " << numeric;
+        res.message = os.str();
+      }
+    }
+  }
+  return res;
+}
+
+}  // namespace heed

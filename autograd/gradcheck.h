@@ -1,0 +1,39 @@
+// gradcheck.h - compare autograd's gradients with central finite differences.
+//
+//   L(x) = sum(f(x) * w)            w: fixed random weights, one per output element
+//   numeric  dL/dx_i ~ (L(x + eps e_i) - L(x - eps e_i)) / (2 eps)
+//   analytic dL/dx_i from L.backward()
+// Every input with requires_grad is checked element by element; they agree when
+// |analytic - numeric| <= atol + rtol * |numeric|. Meant for the double build
+// (libheed_f64.a, tests/gradcheck_*.cpp), where eps = 1e-6 leaves ~1e-9 error.
+//
+//   auto r = heed::gradcheck([](const std::vector<Tensor>& x) { return tanh(x[0]); }, {x});
+//   CHECK_MESSAGE(r.ok, r.message);
+#pragma once
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "../core/tensor.h"
+
+namespace heed {
+
+struct GradcheckOptions {
+  GradcheckOptions& eps(double v) { eps_ = v; return *this; }
+  GradcheckOptions& atol(double v) { atol_ = v; return *this; }
+  GradcheckOptions& rtol(double v) { rtol_ = v; return *this; }
+  double eps_ = 1e-6, atol_ = 1e-5, rtol_ = 1e-3;
+};
+
+struct GradcheckResult {
+  bool ok = true;
+  double max_abs_error = 0;  // over all checked elements
+  std::string message;       // the first disagreement, naming input and element
+};
+
+using TensorFn = std::function<Tensor(const std::vector<Tensor>&)>;
+
+GradcheckResult gradcheck(const TensorFn& f, const std::vector<Tensor>& inputs,
+                          const GradcheckOptions& options = GradcheckOptions());
+
+}  // namespace heed

@@ -1,0 +1,128 @@
+// node.h - the autograd graph: one Node per recorded op, and record() that adds one.
+//
+// How reverse mode works here (after micrograd's build_topo and PyTorch's Node/Edge):
+//   forward   each op computes its output, then record() attaches a Node to it holding
+//             a backward function and one edge per input: the Node that produced that
+//             input (or, for a leaf, the AccumulateGrad node that adds into leaf.grad).
+//   backward  Tensor::backward() visits the Nodes reachable from the loss in topological
+//             order, hands each its output gradient dL/dy, and its backward function
+//             returns dL/dx for each input, which is summed into the producer's gradient.
+//
+// Ownership (no cycles, so reference counting frees everything):
+//   output tensor --owns--> its Node --owns--> input producers' Nodes --> ...
+//   A Node never owns its output. A backward closure may capture its inputs (they are
+//   producers), but captures its own output only as y.detach() (same storage, no grad_fn).
+//   A leaf holds its AccumulateGrad weakly; the AccumulateGrad holds the leaf strongly.
+//
+// Saved state is explicit: a backward closure captures exactly what it reads, and is
+// destroyed after backward (unless retain_graph), freeing those tensors.
+// Unneeded gradients are skipped: `g.needs(i)` is false when input i needs no grad.
+#pragma once
+#include <memory>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "../core/allocator.h"
+#include "../core/tensor.h"
+#include "grad_mode.h"
+
+namespace heed {
+
+using NodeList = std::vector<std::shared_ptr<Node>, CachingAllocator<std::shared_ptr<Node>>>;
+using TensorVec = std::vector<Tensor, CachingAllocator<Tensor>>;
+
+// The gradients a backward function fills: g[i] = dL/d(input i), where g.needs(i).
+class Grads {
+ public:
+  Grads(const NodeList& next, TensorVec& slots) : next_(next), slots_(slots) {}
+  bool needs(int i) const { return next_[i] != nullptr; }
+  Tensor& operator[](int i) { return slots_[i]; }
+  int size() const { return static_cast<int>(next_.size()); }
+
+ private:
+  const NodeList& next_;
+  TensorVec& slots_;
+};
+
+struct Node {
+  virtual ~Node();
+  virtual const char* name() const = 0;
+  // Given dL/d(output), fill dL/d(input i) for each i with g.needs(i).
+  virtual void apply(const Tensor& grad_out, Grads& g) = 0;
+  virtual void release() {}  // free saved tensors once backward no longer needs them
+
+  NodeList next;    // producer of each input's gradient; null where no grad is needed
+  Shape out_shape;  // shape of the output, to check the gradients the engine routes here
+
+  // Scratch used by the engine during one backward pass.
+  Tensor pending;   // dL/d(output) summed over all consumers so far
+  int deps = 0;     // consumers whose gradient has not arrived yet
+  bool seen = false;
+};
+
+// The node at the end of every path: adds the gradient into a leaf's .grad().
+struct AccumulateGrad final : Node {
+  explicit AccumulateGrad(std::shared_ptr<TensorImpl> leaf) : leaf(std::move(leaf)) {}
+  const char* name() const override { return "AccumulateGrad"; }
+  void apply(const Tensor& grad_out, Grads& g) override;
+  std::shared_ptr<TensorImpl> leaf;
+};
+
+// A recorded op: its name and its backward closure (which owns the saved tensors).
+template <class F>
+struct FunctionNode final : Node {
+  FunctionNode(const char* op, F&& f) : op(op), fn(std::move(f)) {}
+  const char* name() const override { return op; }
+  void apply(const Tensor& grad_out, Grads& g) override;
+  void release() override { fn.reset(); }
+  const char* op;
+  std::optional<F> fn;  // the backward closure and the tensors it saved
+};
+
+[[noreturn]] void fail_released(const char* op);
+
+template <class F>
+void FunctionNode<F>::apply(const Tensor& grad_out, Grads& g) {
+  if (!fn) fail_released(op);
+  (*fn)(grad_out, g);
+}
+
+// True when an op on these inputs must be recorded.
+inline bool any_requires_grad(std::initializer_list<Tensor> inputs) {
+  if (!GradMode::enabled()) return false;
+  for (const Tensor& t : inputs)
+    if (t.defined() && t.requires_grad()) return true;
+  return false;
+}
+
+// Link `node` into the graph: edges to each input's producer, and out.grad_fn = node.
+void connect(const std::shared_ptr<Node>& node, const Tensor& out, const Tensor* inputs, int n);
+
+// record(op, out, {inputs...}, backward): attach a Node to `out` if any input requires
+// grad (and grad mode is on). backward is `void(const Tensor& dy, Grads& g)`.
+template <class F>
+Tensor record(const char* op, const Tensor& out, std::initializer_list<Tensor> inputs, F&& backward) {
+  if (!any_requires_grad(inputs)) return out;
+  using Fn = std::decay_t<F>;
+  auto node = std::allocate_shared<FunctionNode<Fn>>(CachingAllocator<FunctionNode<Fn>>(), op,
+                                                     Fn(std::forward<F>(backward)));
+  connect(node, out, inputs.begin(), static_cast<int>(inputs.size()));
+  return out;
+}
+
+// The same for ops with a variable number of inputs (cat, stack).
+template <class F>
+Tensor record(const char* op, const Tensor& out, const std::vector<Tensor>& inputs, F&& backward) {
+  bool any = false;
+  if (GradMode::enabled())
+    for (const Tensor& t : inputs) any = any || t.requires_grad();
+  if (!any) return out;
+  using Fn = std::decay_t<F>;
+  auto node = std::allocate_shared<FunctionNode<Fn>>(CachingAllocator<FunctionNode<Fn>>(), op,
+                                                     Fn(std::forward<F>(backward)));
+  connect(node, out, inputs.data(), static_cast<int>(inputs.size()));
+  return out;
+}
+
+}  // namespace heed

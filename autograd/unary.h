@@ -1,0 +1,27 @@
+// unary.h - elementwise functions of one tensor: exp log sqrt tanh sigmoid relu gelu elu
+// abs clamp. Defaults follow PyTorch (gelu is the exact erf form, elu alpha = 1).
+// Each op's derivative is written beside it in unary.cpp.
+#pragma once
+#include <limits>
+#include <string>
+
+#include "../core/tensor.h"
+
+namespace heed {
+
+Tensor exp(const Tensor& x);
+Tensor log(const Tensor& x);
+Tensor sqrt(const Tensor& x);
+Tensor tanh(const Tensor& x);
+Tensor sigmoid(const Tensor& x);
+Tensor relu(const Tensor& x);
+// approximate: "none" (x * Phi(x), PyTorch's default) or "tanh".
+Tensor gelu(const Tensor& x, const std::string& approximate = "none");
+Tensor elu(const Tensor& x, real alpha = 1);
+Tensor abs(const Tensor& x);
+// clamp to [lo, hi]; pass -inf / +inf for a one-sided clamp (or use clamp_min/clamp_max).
+Tensor clamp(const Tensor& x, real lo, real hi);
+Tensor clamp_min(const Tensor& x, real lo);
+Tensor clamp_max(const Tensor& x, real hi);
+
+}  // namespace heed

@@ -1,0 +1,82 @@
+// views.cpp - reshape, view, squeeze, unsqueeze, flatten: new shapes over the same storage.
+//
+//   y = reshape(x, s)        dx = reshape(dy, x.shape)
+// Every heed tensor is contiguous and row-major, so any reshape with the same number of
+// elements is a view: no data moves, forward or backward.
+#include "../core/error.h"
+#include "node.h"
+#include "shape_ops.h"
+
+namespace heed {
+
+// Resolve a -1 entry and check the element count.
+static Shape infer_shape(const Shape& from, const Shape& to) {
+  Shape out = to;
+  int infer = -1;
+  int64_t known = 1;
+  for (int i = 0; i < to.size(); ++i) {
+    if (to[i] == -1) {
+      HEED_CHECK(infer < 0, "reshape", "only one dim can be -1 in ", to);
+      infer = i;
+    } else {
+      known *= to[i];
+    }
+  }
+  if (infer >= 0) {
+    HEED_CHECK(known > 0 && from.numel() % known == 0, "reshape", "cannot reshape ", from,
+               " to ", to);
+    out[infer] = from.numel() / known;
+  }
+  HEED_CHECK(out.numel() == from.numel(), "reshape", "cannot reshape ", from, " (", from.numel(),
+             " elements) to ", to);
+  return out;
+}
+
+Tensor reshape(const Tensor& x, const Shape& shape) {
+  const Shape s = infer_shape(x.shape(), shape);
+  auto impl = std::allocate_shared<TensorImpl>(CachingAllocator<TensorImpl>());
+  impl->storage = x.impl()->storage;
+  impl->shape = s;
+  Tensor y(std::move(impl));
+  return record("reshape", y, {x}, [s = x.shape()](const Tensor& dy, Grads& g) {
+    g[0] = reshape(dy, s);
+  });
+}
+
+Tensor unsqueeze(const Tensor& x, int64_t dim) {
+  Shape s = x.shape();
+  s.insert(wrap_dim("unsqueeze", dim, x.dim() + 1), 1);
+  return reshape(x, s);
+}
+
+Tensor squeeze(const Tensor& x, int64_t dim) {
+  const int d = wrap_dim("squeeze", dim, x.dim());
+  if (x.dim() == 0) return x;
+  HEED_CHECK(x.shape()[d] == 1, "squeeze", "dim ", dim, " of shape ", x.shape(), " is not 1");
+  Shape s = x.shape();
+  s.erase(d);
+  return reshape(x, s);
+}
+
+Tensor flatten(const Tensor& x, int64_t start_dim, int64_t end_dim) {
+  if (x.dim() == 0) return reshape(x, Shape{1});
+  const int s0 = wrap_dim("flatten", start_dim, x.dim()), s1 = wrap_dim("flatten", end_dim, x.dim());
+  HEED_CHECK(s0 <= s1, "flatten", "start_dim ", start_dim, " comes after end_dim ", end_dim);
+  Shape s;
+  int64_t merged = 1;
+  for (int i = 0; i < x.dim(); ++i) {
+    if (i < s0 || i > s1) s.push_back(x.shape()[i]);
+    else merged *= x.shape()[i];
+    if (i == s1) s.push_back(merged);
+  }
+  return reshape(x, s);
+}
+
+Tensor Tensor::reshape(const Shape& s) const { return heed::reshape(*this, s); }
+Tensor Tensor::view(const Shape& s) const { return heed::reshape(*this, s); }
+Tensor Tensor::unsqueeze(int64_t d) const { return heed::unsqueeze(*this, d); }
+Tensor Tensor::squeeze(int64_t d) const { return heed::squeeze(*this, d); }
+Tensor Tensor::transpose(int64_t d0, int64_t d1) const { return heed::transpose(*this, d0, d1); }
+Tensor Tensor::permute(const std::vector<int64_t>& dims) const { return heed::permute(*this, dims); }
+
+}  // namespace heed

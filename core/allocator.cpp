@@ -1,0 +1,96 @@
+#include "allocator.h"
+
+#include <cstdlib>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "error.h"
+
+namespace heed::alloc {
+namespace {
+
+constexpr std::size_t kAlign = 64;
+
+struct Cache {
+  std::mutex mu;
+  std::unordered_map<std::size_t, std::vector<void*>> free_lists;  // size class -> blocks
+  AllocatorStats st;
+};
+
+Cache& cache() {
+  static Cache* c = new Cache;  // never destroyed: tensors may outlive static destructors
+  return *c;
+}
+
+}  // namespace
+
+std::size_t size_class(std::size_t bytes) {
+  if (bytes == 0) bytes = 1;
+  if (bytes <= 1024) return (bytes + kAlign - 1) / kAlign * kAlign;
+  // four classes per power of two: step = 2^(floor(log2(bytes-1)) - 2)
+  std::size_t top = 1;
+  while (top < bytes) top <<= 1;  // bytes in (top/2, top]
+  const std::size_t step = top / 8;
+  return (bytes + step - 1) / step * step;
+}
+
+void* allocate(std::size_t bytes) {
+  const std::size_t cls = size_class(bytes);
+  Cache& c = cache();
+  {
+    std::lock_guard<std::mutex> lock(c.mu);
+    c.st.allocs++;
+    c.st.live_bytes += cls;
+    if (c.st.live_bytes > c.st.peak_bytes) c.st.peak_bytes = c.st.live_bytes;
+    auto it = c.free_lists.find(cls);
+    if (it != c.free_lists.end() && !it->second.empty()) {
+      void* p = it->second.back();
+      it->second.pop_back();
+      c.st.cached_bytes -= cls;
+      return p;
+    }
+    c.st.system_allocs++;
+  }
+  void* p = std::aligned_alloc(kAlign, cls);
+  if (!p) {
+    std::lock_guard<std::mutex> lock(c.mu);
+    c.st.live_bytes -= cls;
+    fail("allocate", "out of memory requesting ", bytes, " bytes");
+  }
+  return p;
+}
+
+void deallocate(void* p, std::size_t bytes) noexcept {
+  if (!p) return;
+  const std::size_t cls = size_class(bytes);
+  Cache& c = cache();
+  std::lock_guard<std::mutex> lock(c.mu);
+  c.st.live_bytes -= cls;
+  c.st.cached_bytes += cls;
+  c.free_lists[cls].push_back(p);  // amortised: the list's capacity is kept between steps
+}
+
+AllocatorStats stats() {
+  Cache& c = cache();
+  std::lock_guard<std::mutex> lock(c.mu);
+  return c.st;
+}
+
+void reset_peak_bytes() {
+  Cache& c = cache();
+  std::lock_guard<std::mutex> lock(c.mu);
+  c.st.peak_bytes = c.st.live_bytes;
+}
+
+void empty_cache() {
+  Cache& c = cache();
+  std::lock_guard<std::mutex> lock(c.mu);
+  for (auto& [cls, list] : c.free_lists) {
+    for (void* p : list) std::free(p);
+    c.st.cached_bytes -= static_cast<int64_t>(cls * list.size());
+    list.clear();
+  }
+}
+
+}  // namespace heed::alloc

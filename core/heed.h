@@ -1,0 +1,16 @@
+// heed.h - everything: #include <heed/core/heed.h>
+#pragma once
+#include "../autograd/arith.h"
+#include "../autograd/compare.h"
+#include "../autograd/gradcheck.h"
+#include "../autograd/grad_mode.h"
+#include "../autograd/linalg.h"
+#include "../autograd/reduce.h"
+#include "../autograd/shape_ops.h"
+#include "../autograd/softmax.h"
+#include "../autograd/unary.h"
+#include "allocator.h"
+#include "error.h"
+#include "parallel.h"
+#include "random.h"
+#include "tensor.h"

@@ -1,0 +1,86 @@
+#include "shape.h"
+
+#include <ostream>
+
+#include "error.h"
+
+namespace heed {
+
+Shape::Shape(std::initializer_list<int64_t> dims) {
+  for (int64_t v : dims) push_back(v);
+}
+
+Shape::Shape(const std::vector<int64_t>& dims) {
+  for (int64_t v : dims) push_back(v);
+}
+
+void Shape::push_back(int64_t v) {
+  HEED_CHECK(n_ < kMaxDims, "Shape", "at most ", kMaxDims, " dims are supported");
+  HEED_CHECK(v >= -1, "Shape", "negative size ", v);  // -1: "infer" in reshape
+  d_[n_++] = v;
+}
+
+void Shape::insert(int pos, int64_t v) {
+  push_back(0);
+  for (int i = n_ - 1; i > pos; --i) d_[i] = d_[i - 1];
+  d_[pos] = v;
+}
+
+void Shape::erase(int pos) {
+  for (int i = pos; i + 1 < n_; ++i) d_[i] = d_[i + 1];
+  --n_;
+}
+
+int64_t Shape::numel() const {
+  int64_t n = 1;
+  for (int i = 0; i < n_; ++i) n *= d_[i];
+  return n;
+}
+
+std::string Shape::str() const {
+  std::string s = "(";
+  for (int i = 0; i < n_; ++i) {
+    if (i) s += ",";
+    s += std::to_string(d_[i]);
+  }
+  return s + ")";
+}
+
+bool Shape::operator==(const Shape& o) const {
+  if (n_ != o.n_) return false;
+  for (int i = 0; i < n_; ++i)
+    if (d_[i] != o.d_[i]) return false;
+  return true;
+}
+
+std::ostream& operator<<(std::ostream& os, const Shape& s) { return os << s.str(); }
+
+Shape contiguous_strides(const Shape& s) {
+  Shape st = s;
+  int64_t acc = 1;
+  for (int i = s.size() - 1; i >= 0; --i) {
+    st[i] = acc;
+    acc *= s[i];
+  }
+  return st;
+}
+
+Shape broadcast_shapes(const char* op, const Shape& a, const Shape& b) {
+  const int n = a.size() > b.size() ? a.size() : b.size();
+  Shape out;
+  for (int i = 0; i < n; ++i) {
+    const int ia = a.size() - n + i, ib = b.size() - n + i;
+    const int64_t da = ia >= 0 ? a[ia] : 1, db = ib >= 0 ? b[ib] : 1;
+    HEED_CHECK(da == db || da == 1 || db == 1, op, "shapes ", a, " and ", b, " cannot be broadcast");
+    out.push_back(da == 1 ? db : da);
+  }
+  return out;
+}
+
+int wrap_dim(const char* op, int64_t dim, int rank) {
+  const int r = rank == 0 ? 1 : rank;  // a scalar accepts dim 0 / -1, as in PyTorch
+  HEED_CHECK(dim >= -r && dim < r, op, "dim ", dim, " out of range for a tensor of rank ", rank);
+  return static_cast<int>(dim < 0 ? dim + r : dim);
+}
+
+}  // namespace heed

@@ -1,0 +1,55 @@
+// shape.h - Shape: the dimensions of a tensor, stored inline (no heap), and the
+// broadcasting rule shared by every elementwise op.
+//
+// Broadcasting (NumPy/PyTorch): align shapes at the right; each pair of sizes must
+// be equal or one of them 1; the result takes the larger. (2,1,4) with (3,1) -> (2,3,4).
+#pragma once
+#include <cstdint>
+#include <initializer_list>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace heed {
+
+constexpr int kMaxDims = 8;
+
+class Shape {
+ public:
+  Shape() = default;
+  Shape(std::initializer_list<int64_t> dims);
+  explicit Shape(const std::vector<int64_t>& dims);
+
+  int size() const { return n_; }  // rank
+  int64_t operator[](int i) const { return d_[i]; }
+  int64_t& operator[](int i) { return d_[i]; }
+  int64_t back() const { return d_[n_ - 1]; }
+  const int64_t* begin() const { return d_; }
+  const int64_t* end() const { return d_ + n_; }
+  void push_back(int64_t v);
+  void insert(int pos, int64_t v);
+  void erase(int pos);
+
+  int64_t numel() const;                  // product of dims (1 for a scalar)
+  std::vector<int64_t> vec() const { return {d_, d_ + n_}; }
+  std::string str() const;                // "(2,3)"; "()" for a scalar
+  bool operator==(const Shape& o) const;
+  bool operator!=(const Shape& o) const { return !(*this == o); }
+
+ private:
+  int64_t d_[kMaxDims] = {};
+  int n_ = 0;
+};
+
+std::ostream& operator<<(std::ostream& os, const Shape& s);
+
+// Row-major strides of a contiguous tensor of this shape, in elements.
+Shape contiguous_strides(const Shape& s);
+
+// Broadcast two shapes; throws heed::Error naming `op` and both shapes if they clash.
+Shape broadcast_shapes(const char* op, const Shape& a, const Shape& b);
+
+// Wrap a possibly negative dim into [0, rank); throws naming `op` if out of range.
+int wrap_dim(const char* op, int64_t dim, int rank);
+
+}  // namespace heed

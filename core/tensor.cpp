@@ -1,0 +1,191 @@
+#include "tensor.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <ostream>
+
+#include "../autograd/grad_mode.h"
+#include "allocator.h"
+#include "error.h"
+#include "parallel.h"
+#include "random.h"
+
+namespace heed {
+
+// ---------------------------------------------------------------- storage
+
+Storage::Storage(int64_t n) : data(nullptr), numel(n) {
+  data = static_cast<real*>(alloc::allocate(static_cast<std::size_t>(n) * sizeof(real)));
+}
+
+Storage::~Storage() { alloc::deallocate(data, static_cast<std::size_t>(numel) * sizeof(real)); }
+
+// ---------------------------------------------------------------- metadata
+
+const Shape& Tensor::shape() const {
+  HEED_CHECK(defined(), "Tensor", "use of an undefined tensor");
+  return impl_->shape;
+}
+
+int64_t Tensor::size(int64_t d) const { return shape()[wrap_dim("size", d, dim())]; }
+int64_t Tensor::numel() const { return shape().numel(); }
+real* Tensor::data() const {
+  HEED_CHECK(defined(), "Tensor", "use of an undefined tensor");
+  return impl_->storage->data;
+}
+
+real Tensor::item() const {
+  HEED_CHECK(numel() == 1, "item", "only a one-element tensor has an item; shape is ", shape());
+  return data()[0];
+}
+
+real Tensor::at(std::initializer_list<int64_t> index) const {
+  HEED_CHECK(static_cast<int>(index.size()) == dim(), "at", "got ", index.size(),
+             " indices for a tensor of shape ", shape());
+  int64_t off = 0, d = 0;
+  for (int64_t i : index) {
+    HEED_CHECK(i >= 0 && i < shape()[d], "at", "index ", i, " out of range for dim ", d,
+               " of shape ", shape());
+    off = off * shape()[d] + i;
+    ++d;
+  }
+  return data()[off];
+}
+
+std::vector<real> Tensor::to_vector() const { return {data(), data() + numel()}; }
+
+// ---------------------------------------------------------------- in-place updates
+
+static void check_inplace(const char* op, const Tensor& t) {
+  HEED_CHECK(!(GradMode::enabled() && t.requires_grad()), op,
+             "in-place update of a tensor that requires grad while grad mode is on; "
+             "wrap it in heed::NoGradGuard (shape ", t.shape(), ")");
+}
+
+Tensor& Tensor::zero_() { return fill_(0); }
+
+Tensor& Tensor::fill_(real v) {
+  check_inplace("fill_", *this);
+  real* p = data();
+  parallel_for(numel(), kGrainElementwise, [&](int64_t b, int64_t e) { std::fill(p + b, p + e, v); });
+  return *this;
+}
+
+Tensor& Tensor::copy_(const Tensor& src) {
+  check_inplace("copy_", *this);
+  HEED_CHECK(src.numel() == numel(), "copy_", "shapes ", shape(), " and ", src.shape(),
+             " have different numbers of elements");
+  if (src.data() != data()) std::memcpy(data(), src.data(), sizeof(real) * numel());
+  return *this;
+}
+
+Tensor& Tensor::add_(const Tensor& other, real alpha) {
+  check_inplace("add_", *this);
+  HEED_CHECK(other.shape() == shape(), "add_", "shapes ", shape(), " and ", other.shape(),
+             " differ");
+  real* p = data();
+  const real* q = other.data();
+  parallel_for(numel(), kGrainElementwise, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) p[i] += alpha * q[i];
+  });
+  return *this;
+}
+
+Tensor& Tensor::mul_(real s) {
+  check_inplace("mul_", *this);
+  real* p = data();
+  parallel_for(numel(), kGrainElementwise, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) p[i] *= s;
+  });
+  return *this;
+}
+
+// ---------------------------------------------------------------- factories
+
+Tensor empty(const Shape& shape) {
+  auto impl = std::allocate_shared<TensorImpl>(CachingAllocator<TensorImpl>());
+  impl->storage = std::allocate_shared<Storage>(CachingAllocator<Storage>(), shape.numel());
+  impl->shape = shape;
+  return Tensor(std::move(impl));
+}
+
+Tensor full(const Shape& shape, real value) {
+  Tensor t = empty(shape);
+  real* p = t.data();
+  parallel_for(t.numel(), kGrainElementwise,
+               [&](int64_t b, int64_t e) { std::fill(p + b, p + e, value); });
+  return t;
+}
+
+Tensor zeros(const Shape& shape) { return full(shape, 0); }
+Tensor ones(const Shape& shape) { return full(shape, 1); }
+Tensor scalar_tensor(real value) { return full(Shape{}, value); }
+Tensor zeros_like(const Tensor& t) { return zeros(t.shape()); }
+Tensor ones_like(const Tensor& t) { return ones(t.shape()); }
+
+Tensor arange(real end) { return arange(0, end, 1); }
+
+Tensor arange(real start, real end, real step) {
+  HEED_CHECK(step != 0, "arange", "step must be non-zero");
+  const double n = std::ceil((double(end) - double(start)) / double(step));
+  Tensor t = empty(Shape{n > 0 ? int64_t(n) : 0});
+  for (int64_t i = 0; i < t.numel(); ++i) t.data()[i] = real(double(start) + i * double(step));
+  return t;
+}
+
+Tensor randn(const Shape& shape) {
+  Tensor t = empty(shape);
+  for (int64_t i = 0; i < t.numel(); ++i) t.data()[i] = real(rand_normal());
+  return t;
+}
+
+Tensor rand(const Shape& shape) {
+  Tensor t = empty(shape);
+  for (int64_t i = 0; i < t.numel(); ++i) t.data()[i] = real(rand_uniform());
+  return t;
+}
+
+Tensor from_vector(const std::vector<real>& values, const Shape& shape) {
+  HEED_CHECK(int64_t(values.size()) == shape.numel(), "from_vector", values.size(),
+             " values do not fill shape ", shape);
+  Tensor t = empty(shape);
+  std::copy(values.begin(), values.end(), t.data());
+  return t;
+}
+
+// ---------------------------------------------------------------- printing
+
+std::ostream& operator<<(std::ostream& os, const Tensor& t) {
+  if (!t.defined()) return os << "Tensor(undefined)";
+  os << "Tensor" << t.shape() << " [";
+  const int64_t n = t.numel(), show = std::min<int64_t>(n, 12);
+  for (int64_t i = 0; i < show; ++i) os << (i ? ", " : "") << t.data()[i];
+  if (n > show) os << ", ...";
+  os << "]";
+  if (t.requires_grad()) os << " requires_grad";
+  return os;
+}
+
+// ---------------------------------------------------------------- IndexTensor
+
+IndexTensor::IndexTensor(std::vector<int64_t> ids)
+    : ids_(std::move(ids)), shape_{int64_t(ids_.size())} {}
+
+IndexTensor::IndexTensor(std::vector<int64_t> ids, const Shape& shape)
+    : ids_(std::move(ids)), shape_(shape) {
+  HEED_CHECK(int64_t(ids_.size()) == shape.numel(), "IndexTensor", ids_.size(),
+             " ids do not fill shape ", shape);
+}
+
+int64_t IndexTensor::size(int64_t d) const { return shape_[wrap_dim("size", d, dim())]; }
+
+IndexTensor IndexTensor::reshape(const Shape& shape) const { return IndexTensor(ids_, shape); }
+
+void IndexTensor::check_range(const char* op, int64_t bound) const {
+  for (int64_t i = 0; i < numel(); ++i)
+    HEED_CHECK(ids_[i] >= 0 && ids_[i] < bound, op, "index ", ids_[i], " at position ", i,
+               " is out of range [0, ", bound, ")");
+}
+
+}  // namespace heed

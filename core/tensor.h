@@ -1,0 +1,143 @@
+// tensor.h - Tensor: the n-dimensional array heed computes with. Read this file first.
+//
+// A Tensor is a cheap handle (a shared pointer) to a TensorImpl:
+//   storage  contiguous row-major `real` buffer, shared by views (reshape, view, detach)
+//   shape    its dimensions (core/shape.h)
+//   autograd requires_grad, the Node that produced it (grad_fn), and for leaves the
+//            accumulated gradient (grad)
+// Copying a Tensor copies the handle, not the data (as in libtorch); clone() copies data.
+//
+// Ownership: a tensor owns the Node that produced it, a Node owns the producers of its
+// inputs (autograd/node.h). Nothing owns its consumers, so graphs cannot form cycles.
+//
+// Shape letters used in comments across heed: B batch, T time, C channels/features,
+// H heads, D head dim, V vocabulary, N rows. `// (B, T, C)` after a tensor is its shape.
+#pragma once
+#include <cstdint>
+#include <initializer_list>
+#include <iosfwd>
+#include <memory>
+#include <vector>
+
+#include "real.h"
+#include "shape.h"
+
+namespace heed {
+
+struct Node;
+struct TensorImpl;
+class IndexTensor;
+
+class Tensor {
+ public:
+  Tensor() = default;  // undefined: defined() == false
+  explicit Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
+
+  // ---- metadata and data ----
+  bool defined() const { return impl_ != nullptr; }
+  const Shape& shape() const;
+  int dim() const { return shape().size(); }
+  int64_t size(int64_t d) const;  // negative d counts from the end
+  int64_t numel() const;
+  real* data() const;                       // contiguous, row-major
+  real item() const;                        // the value of a one-element tensor
+  real at(std::initializer_list<int64_t> index) const;  // one element, bounds-checked
+  std::vector<real> to_vector() const;
+
+  // ---- autograd (autograd/engine.cpp) ----
+  bool requires_grad() const;
+  Tensor& requires_grad_(bool on = true);   // only on leaves, as in PyTorch
+  bool is_leaf() const;
+  Tensor grad() const;                      // accumulated dL/dthis (leaves); undefined if none
+  void zero_grad() const;                   // zero the accumulated gradient, keeping its buffer
+  void set_grad(const Tensor& g) const;     // replace the accumulated gradient (or clear it with Tensor())
+  const std::shared_ptr<Node>& grad_fn() const;
+  // Backpropagate from this tensor. A scalar needs no argument; otherwise pass dL/dthis.
+  void backward(const Tensor& grad = Tensor(), bool retain_graph = false) const;
+  Tensor detach() const;                    // same storage, cut from the graph
+
+  // ---- shape views (autograd/shape_ops.cpp) ----
+  Tensor reshape(const Shape& shape) const;   // one dim may be -1; shares storage
+  Tensor view(const Shape& shape) const;      // same as reshape (all tensors are contiguous)
+  Tensor transpose(int64_t d0, int64_t d1) const;
+  Tensor permute(const std::vector<int64_t>& dims) const;
+  Tensor unsqueeze(int64_t d) const;
+  Tensor squeeze(int64_t d) const;
+
+  // ---- in-place updates, outside the graph (optimizers, initialisers) ----
+  // They refuse a tensor that is part of a graph being recorded (a leaf that requires
+  // grad while grad mode is on, or a non-leaf), as PyTorch does.
+  Tensor& zero_();
+  Tensor& fill_(real v);
+  Tensor& copy_(const Tensor& src);                 // same numel
+  Tensor& add_(const Tensor& other, real alpha = 1);  // this += alpha * other, same shape
+  Tensor& mul_(real s);
+
+  TensorImpl* impl() const { return impl_.get(); }
+  const std::shared_ptr<TensorImpl>& impl_ptr() const { return impl_; }
+
+ private:
+  std::shared_ptr<TensorImpl> impl_;
+};
+
+// A contiguous buffer from the caching allocator (core/allocator.h).
+struct Storage {
+  explicit Storage(int64_t numel);
+  ~Storage();
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+  real* data;
+  int64_t numel;
+};
+
+struct TensorImpl {
+  std::shared_ptr<Storage> storage;
+  Shape shape;
+  bool requires_grad = false;
+  std::shared_ptr<Node> grad_fn;        // the op that produced this tensor (null for leaves)
+  std::weak_ptr<Node> grad_accumulator; // leaves: the node that adds into `grad` (weak: no cycle)
+  Tensor grad;                          // leaves: accumulated gradient
+};
+
+// ---- factories (all contiguous; requires_grad off; call .requires_grad_() for parameters) ----
+Tensor empty(const Shape& shape);  // uninitialised
+Tensor zeros(const Shape& shape);
+Tensor ones(const Shape& shape);
+Tensor full(const Shape& shape, real value);
+Tensor scalar_tensor(real value);  // shape ()
+Tensor arange(real end);           // [0, end) step 1
+Tensor arange(real start, real end, real step = 1);
+Tensor randn(const Shape& shape);  // N(0,1), from the seeded generator (core/random.h)
+Tensor rand(const Shape& shape);   // U[0,1)
+Tensor from_vector(const std::vector<real>& values, const Shape& shape);
+Tensor zeros_like(const Tensor& t);
+Tensor ones_like(const Tensor& t);
+
+std::ostream& operator<<(std::ostream& os, const Tensor& t);
+
+// ---- integer indices: token ids, class targets, gather indices ----
+// A plain value type of int64 ids with a shape. Ops that take one (index_select,
+// gather, embedding, cross_entropy) check every id against the size it indexes.
+class IndexTensor {
+ public:
+  IndexTensor() = default;
+  IndexTensor(std::vector<int64_t> ids);                  // 1-D
+  IndexTensor(std::vector<int64_t> ids, const Shape& shape);
+  const Shape& shape() const { return shape_; }
+  int dim() const { return shape_.size(); }
+  int64_t size(int64_t d) const;
+  int64_t numel() const { return static_cast<int64_t>(ids_.size()); }
+  const int64_t* data() const { return ids_.data(); }
+  int64_t* data() { return ids_.data(); }
+  int64_t operator[](int64_t i) const { return ids_[i]; }
+  const std::vector<int64_t>& vec() const { return ids_; }
+  IndexTensor reshape(const Shape& shape) const;
+  // Throws heed::Error naming `op` if any id is outside [0, bound).
+  void check_range(const char* op, int64_t bound) const;
+
+ private:
+  std::vector<int64_t> ids_;
+  Shape shape_;
+};
+
+}  // namespace heed
