@@ -116,8 +116,8 @@ $(BUILD)/bench/%: tests/bench/%.cpp $(BUILD)/libheed.a | $(BUILD)/include/heed
 	$(CXX) $(BASEFLAGS) $(CXXFLAGS) -I$(BUILD)/include $< -o $@ $(BUILD)/libheed.a $(LDLIBS)
 
 bench: $(BENCHES)
-	@for b in $(BENCHES); do $$b || exit 1; done
-	/usr/bin/python3 tests/bench/bench_torch.py
+	$(BUILD)/bench/bench_core $(BUILD)/bench/heed.txt
+	/usr/bin/python3 tests/bench/bench_torch.py $(BUILD)/bench/heed.txt
 
 # ---- PyTorch goldens (needs python3-torch; the committed .bin files keep `make test` free of it) ----
 goldens:

@@ -10,29 +10,15 @@
 #include "../core/error.h"
 #include "arith.h"
 #include "node.h"
+#include "reduce_util.h"
 
 namespace heed {
 
 namespace {
 
-struct Split {
-  int64_t outer = 1, n = 1, inner = 1;
-};
-
-Split split_at(const Shape& s, int d) {
-  Split sp;
-  for (int i = 0; i < d; ++i) sp.outer *= s[i];
-  sp.n = s[d];
-  for (int i = d + 1; i < s.size(); ++i) sp.inner *= s[i];
-  return sp;
-}
-
-Shape reduced_shape(const Shape& s, int d, bool keepdim) {
-  Shape out = s;
-  if (keepdim) out[d] = 1;
-  else out.erase(d);
-  return out;
-}
+using detail::Split;
+using detail::split_at;
+using detail::reduced_shape;
 
 // out[o, i] = sum_k x[o, k, i]        (no graph)
 Tensor sum_dim_raw(const Tensor& x, int d, bool keepdim) {
@@ -51,7 +37,8 @@ Tensor sum_dim_raw(const Tensor& x, int d, bool keepdim) {
     });
   } else {  // add whole rows of length inner: vectorises over i; parallel over (o, i-chunk)
     const int64_t chunk = 256, chunks = (sp.inner + chunk - 1) / chunk;
-    parallel_for(sp.outer * chunks, kGrainElementwise / (sp.n * chunk) + 1, [&](int64_t b, int64_t e) {
+    const int64_t width = sp.inner < chunk ? sp.inner : chunk;  // elements per (o, chunk) item
+    parallel_for(sp.outer * chunks, kGrainElementwise / (sp.n * width) + 1, [&](int64_t b, int64_t e) {
       for (int64_t w = b; w < e; ++w) {
         const int64_t o = w / chunks, i0 = (w % chunks) * chunk;
         const int64_t i1 = i0 + chunk < sp.inner ? i0 + chunk : sp.inner;

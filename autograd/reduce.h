@@ -27,6 +27,10 @@ IndexTensor argmin(const Tensor& x, int64_t dim, bool keepdim = false);
 // Variance with Bessel's correction by default (unbiased = true), as torch.var.
 Tensor var(const Tensor& x, bool unbiased = true);
 Tensor var(const Tensor& x, int64_t dim, bool unbiased = true, bool keepdim = false);
+// var(x, 1) means dim 1: an int literal matches this overload exactly, not the bool one.
+inline Tensor var(const Tensor& x, int dim, bool unbiased = true, bool keepdim = false) {
+  return var(x, int64_t(dim), unbiased, keepdim);
+}
 
 // Sum `x` down to `shape` (the inverse of broadcasting `shape` up to x.shape()):
 // the backward of every broadcasting op. Differentiable (its backward broadcasts).

@@ -1,20 +1,159 @@
-// STUB: to be replaced
+// unary.cpp - elementwise functions of one tensor. Above each op: its forward and the
+// derivative its backward applies. Forward and backward are single map/zip loops
+// (core/elementwise.h); a backward that reads the output saves it as y.detach().
 #include "unary.h"
+
+#include <cmath>
+#include <limits>
+
+#include "../core/elementwise.h"
 #include "../core/error.h"
+#include "node.h"
 
 namespace heed {
 
-Tensor exp(const Tensor& x) { fail("exp", "not implemented yet"); }
-Tensor log(const Tensor& x) { fail("log", "not implemented yet"); }
-Tensor sqrt(const Tensor& x) { fail("sqrt", "not implemented yet"); }
-Tensor tanh(const Tensor& x) { fail("tanh", "not implemented yet"); }
-Tensor sigmoid(const Tensor& x) { fail("sigmoid", "not implemented yet"); }
-Tensor relu(const Tensor& x) { fail("relu", "not implemented yet"); }
-Tensor gelu(const Tensor& x, const std::string& approximate) { fail("gelu", "not implemented yet"); }
-Tensor elu(const Tensor& x, real alpha) { fail("elu", "not implemented yet"); }
-Tensor abs(const Tensor& x) { fail("abs", "not implemented yet"); }
-Tensor clamp(const Tensor& x, real lo, real hi) { fail("clamp", "not implemented yet"); }
-Tensor clamp_min(const Tensor& x, real lo) { fail("clamp_min", "not implemented yet"); }
-Tensor clamp_max(const Tensor& x, real hi) { fail("clamp_max", "not implemented yet"); }
+// y = e^x            dx = dy * y
+Tensor exp(const Tensor& x) {
+  Tensor y = map(x, [](real v) { return std::exp(v); });
+  return record("exp", y, {x}, [y = y.detach()](const Tensor& dy, Grads& g) {
+    g[0] = zip("exp", dy, y, [](real d, real yv) { return d * yv; });
+  });
+}
+
+// y = log(x)         dx = dy / x
+Tensor log(const Tensor& x) {
+  Tensor y = map(x, [](real v) { return std::log(v); });
+  return record("log", y, {x}, [x](const Tensor& dy, Grads& g) {
+    g[0] = zip("log", dy, x, [](real d, real xv) { return d / xv; });
+  });
+}
+
+// y = sqrt(x)        dx = dy / (2 y)
+Tensor sqrt(const Tensor& x) {
+  Tensor y = map(x, [](real v) { return std::sqrt(v); });
+  return record("sqrt", y, {x}, [y = y.detach()](const Tensor& dy, Grads& g) {
+    g[0] = zip("sqrt", dy, y, [](real d, real yv) { return d / (2 * yv); });
+  });
+}
+
+// y = tanh(x)        dx = dy * (1 - y^2)
+Tensor tanh(const Tensor& x) {
+  Tensor y = map(x, [](real v) { return std::tanh(v); });
+  return record("tanh", y, {x}, [y = y.detach()](const Tensor& dy, Grads& g) {
+    g[0] = zip("tanh", dy, y, [](real d, real yv) { return d * (1 - yv * yv); });
+  });
+}
+
+// y = 1 / (1 + e^-x)   dx = dy * y * (1 - y)
+// Stable for large |x|: exp is only taken of -|x|, so it never overflows. Each one-line
+// form breaks on one side: e^x / (1 + e^x) is inf / inf = NaN at x = 100, and
+// 1 / (1 + e^-x) overflows e^100 at x = -100 (rescued only because 1 / inf = 0).
+Tensor sigmoid(const Tensor& x) {
+  Tensor y = map(x, [](real v) {
+    if (v >= 0) return 1 / (1 + std::exp(-v));
+    const real e = std::exp(v);
+    return e / (1 + e);
+  });
+  return record("sigmoid", y, {x}, [y = y.detach()](const Tensor& dy, Grads& g) {
+    g[0] = zip("sigmoid", dy, y, [](real d, real yv) { return d * yv * (1 - yv); });
+  });
+}
+
+// y = max(x, 0)      dx = dy * (x > 0)          (0 at x = 0, as PyTorch; NaN stays NaN)
+Tensor relu(const Tensor& x) {
+  Tensor y = map(x, [](real v) { return v < 0 ? real(0) : v; });
+  // y > 0 exactly where x > 0, so the output is the only state the backward needs.
+  return record("relu", y, {x}, [y = y.detach()](const Tensor& dy, Grads& g) {
+    g[0] = zip("relu", dy, y, [](real d, real yv) { return yv > 0 ? d : real(0); });
+  });
+}
+
+namespace {
+
+const real kInvSqrt2 = real(0.70710678118654752440);    // 1 / sqrt(2)
+const real kInvSqrt2Pi = real(0.39894228040143267794);  // 1 / sqrt(2 pi)
+const real kSqrt2OverPi = real(0.79788456080286535588); // sqrt(2 / pi)
+const real kGeluCubic = real(0.044715);
+
+// y = x * Phi(x)     dx = dy * (Phi(x) + x * phi(x))
+// Phi(x) = (1 + erf(x / sqrt 2)) / 2 = erfc(-x / sqrt 2) / 2 (erfc keeps the tiny values
+// of Phi at very negative x that 1 + erf rounds to 0), phi(x) = e^(-x^2/2) / sqrt(2 pi).
+Tensor gelu_erf(const Tensor& x) {
+  Tensor y = map(x, [](real v) { return v * real(0.5) * std::erfc(-v * kInvSqrt2); });
+  return record("gelu", y, {x}, [x](const Tensor& dy, Grads& g) {
+    g[0] = zip("gelu", dy, x, [](real d, real v) {
+      const real cdf = real(0.5) * std::erfc(-v * kInvSqrt2);
+      const real pdf = kInvSqrt2Pi * std::exp(real(-0.5) * v * v);
+      return d * (cdf + v * pdf);
+    });
+  });
+}
+
+// y = x (1 + t) / 2,  t = tanh(u),  u = sqrt(2/pi) (x + 0.044715 x^3)
+//                    dx = dy * ((1 + t) / 2 + x (1 - t^2) / 2 * sqrt(2/pi) (1 + 3 * 0.044715 x^2))
+Tensor gelu_tanh(const Tensor& x) {
+  Tensor y = map(x, [](real v) {
+    const real t = std::tanh(kSqrt2OverPi * (v + kGeluCubic * v * v * v));
+    return real(0.5) * v * (1 + t);
+  });
+  return record("gelu", y, {x}, [x](const Tensor& dy, Grads& g) {
+    g[0] = zip("gelu", dy, x, [](real d, real v) {
+      const real t = std::tanh(kSqrt2OverPi * (v + kGeluCubic * v * v * v));
+      const real du = kSqrt2OverPi * (1 + 3 * kGeluCubic * v * v);
+      return d * real(0.5) * ((1 + t) + v * (1 - t * t) * du);
+    });
+  });
+}
+
+}  // namespace
+
+Tensor gelu(const Tensor& x, const std::string& approximate) {
+  if (approximate == "none") return gelu_erf(x);
+  if (approximate == "tanh") return gelu_tanh(x);
+  fail("gelu", "approximate must be \"none\" or \"tanh\", got \"", approximate, "\"");
+}
+
+// y = x > 0 ? x : alpha (e^x - 1)     dx = dy * (x > 0 ? 1 : alpha e^x)
+Tensor elu(const Tensor& x, real alpha) {
+  Tensor y = map(x, [alpha](real v) { return v > 0 ? v : alpha * std::expm1(v); });
+  return record("elu", y, {x}, [x, alpha](const Tensor& dy, Grads& g) {
+    g[0] = zip("elu", dy, x, [alpha](real d, real v) { return v > 0 ? d : d * alpha * std::exp(v); });
+  });
+}
+
+// y = |x|            dx = dy * sign(x)          (0 at x = 0, as PyTorch)
+Tensor abs(const Tensor& x) {
+  Tensor y = map(x, [](real v) { return std::abs(v); });
+  return record("abs", y, {x}, [x](const Tensor& dy, Grads& g) {
+    g[0] = zip("abs", dy, x, [](real d, real v) { return v > 0 ? d : v < 0 ? -d : real(0); });
+  });
+}
+
+namespace {
+
+// y = min(max(x, lo), hi)     dx = dy * (lo <= x <= hi)
+// As PyTorch: the gradient passes at the boundaries too, lo > hi gives hi everywhere
+// (and no gradient), and NaN stays NaN.
+Tensor clamp_op(const char* op, const Tensor& x, real lo, real hi) {
+  Tensor y = map(x, [lo, hi](real v) {
+    const real m = v < lo ? lo : v;
+    return m > hi ? hi : m;
+  });
+  return record(op, y, {x}, [op, x, lo, hi](const Tensor& dy, Grads& g) {
+    g[0] = zip(op, dy, x, [lo, hi](real d, real v) { return v >= lo && v <= hi ? d : real(0); });
+  });
+}
+
+}  // namespace
+
+Tensor clamp(const Tensor& x, real lo, real hi) { return clamp_op("clamp", x, lo, hi); }
+
+Tensor clamp_min(const Tensor& x, real lo) {
+  return clamp_op("clamp_min", x, lo, std::numeric_limits<real>::infinity());
+}
+
+Tensor clamp_max(const Tensor& x, real hi) {
+  return clamp_op("clamp_max", x, -std::numeric_limits<real>::infinity(), hi);
+}
 
 }  // namespace heed

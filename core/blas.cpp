@@ -2,18 +2,21 @@
 
 #include <cblas.h>
 
+#include <climits>
+#include <type_traits>
+
+#include "error.h"
+
 namespace heed {
 
-static void cblas_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, float alpha,
-                       const float* A, int lda, const float* B, int ldb, float beta, float* C,
-                       int ldc) {
-  cblas_sgemm(CblasRowMajor, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-}
-
-static void cblas_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, double alpha,
-                       const double* A, int lda, const double* B, int ldb, double beta, double* C,
-                       int ldc) {
-  cblas_dgemm(CblasRowMajor, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+// cblas_sgemm in the float build, cblas_dgemm in the double build.
+template <class T>
+static void cblas_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, T alpha,
+                       const T* A, int lda, const T* B, int ldb, T beta, T* C, int ldc) {
+  if constexpr (std::is_same_v<T, float>)
+    cblas_sgemm(CblasRowMajor, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+  else
+    cblas_dgemm(CblasRowMajor, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, real alpha, const real* A,
@@ -24,6 +27,9 @@ void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, real alph
       for (int64_t j = 0; j < N; ++j) C[i * ldc + j] = beta == 0 ? 0 : beta * C[i * ldc + j];
     return;
   }
+  for (int64_t v : {M, N, K, lda, ldb, ldc})  // BLAS takes 32-bit sizes
+    HEED_CHECK(v <= INT_MAX, "gemm", "size ", v, " exceeds BLAS's 32-bit limit (M=", M, " N=", N,
+               " K=", K, ")");
   cblas_gemm(trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, int(M),
              int(N), int(K), alpha, A, int(lda), B, int(ldb), beta, C, int(ldc));
 }

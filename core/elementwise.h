@@ -52,6 +52,7 @@ Tensor zip(const char* op, const Tensor& a, const Tensor& b, const F& f) {
   const real *pa = a.data(), *pb = b.data();
   real* py = y.data();
   const int64_t n = y.numel();
+  if (n == 0) return y;
   if (a.numel() == n && b.numel() == n) {  // same shape (or only 1-dims differ)
     parallel_for(n, kGrainElementwise, [&](int64_t s, int64_t e) {
       for (int64_t i = s; i < e; ++i) py[i] = f(pa[i], pb[i]);

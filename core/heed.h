@@ -5,6 +5,7 @@
 #include "../autograd/gradcheck.h"
 #include "../autograd/grad_mode.h"
 #include "../autograd/linalg.h"
+#include "../autograd/node.h"
 #include "../autograd/reduce.h"
 #include "../autograd/shape_ops.h"
 #include "../autograd/softmax.h"

@@ -180,7 +180,21 @@ IndexTensor::IndexTensor(std::vector<int64_t> ids, const Shape& shape)
 
 int64_t IndexTensor::size(int64_t d) const { return shape_[wrap_dim("size", d, dim())]; }
 
-IndexTensor IndexTensor::reshape(const Shape& shape) const { return IndexTensor(ids_, shape); }
+IndexTensor IndexTensor::reshape(const Shape& shape) const {
+  Shape s = shape;  // one dim may be -1, as in Tensor::reshape
+  int64_t known = 1;
+  int infer = -1;
+  for (int i = 0; i < s.size(); ++i) {
+    if (s[i] == -1) {
+      HEED_CHECK(infer < 0, "IndexTensor::reshape", "only one dim can be -1 in ", shape);
+      infer = i;
+    } else {
+      known *= s[i];
+    }
+  }
+  if (infer >= 0 && known > 0) s[infer] = numel() / known;
+  return IndexTensor(ids_, s);
+}
 
 void IndexTensor::check_range(const char* op, int64_t bound) const {
   for (int64_t i = 0; i < numel(); ++i)

@@ -75,4 +75,5 @@ TEST_CASE("broadcasting arithmetic matches hand-computed values") {
   CHECK((a * c).to_vector() == std::vector<real>{100, 200, 300, 800, 1000, 1200});
   CHECK((2 - a).to_vector() == std::vector<real>{1, 0, -1, -2, -3, -4});
   CHECK((zeros({2, 1, 4}) + zeros({3, 1})).shape() == Shape{2, 3, 4});
+  CHECK((zeros({2, 1, 0}) + zeros({3, 1})).shape() == Shape{2, 3, 0});  // empty, no division by 0
 }

@@ -1,0 +1,86 @@
+// linear_op.cpp - y = x @ W^T + b with its backward, each a single gemm over all rows.
+//
+// Shapes: x is seen as (N, K), N = x.numel() / K (every leading dim folded into rows);
+// W (M, K) row-major; y (N, M).
+//
+//   forward    y  = x @ W^T + b       gemm(no, trans) after y's rows are set to b
+//   backward   dx = dy @ W            (N, M) @ (M, K)    gemm(no, no)
+//              dW = dy^T @ x          (M, N) @ (N, K)    gemm(trans, no): sums over rows
+//              db = sum_n dy[n, :]    column sums of dy
+#include "linear_op.h"
+
+#include <algorithm>
+
+#include "../core/blas.h"
+#include "../core/error.h"
+#include "../core/parallel.h"
+#include "node.h"
+
+namespace heed {
+
+namespace {
+
+// db[j] = sum_n dy[n, j]: threads own column chunks, so no two write the same element.
+Tensor column_sums(const real* dy, int64_t N, int64_t M) {
+  Tensor db = empty(Shape{M});
+  real* out = db.data();
+  constexpr int64_t chunk = 64;
+  const int64_t chunks = (M + chunk - 1) / chunk;
+  parallel_for(chunks, kGrainElementwise / (N * chunk + 1) + 1, [&](int64_t b, int64_t e) {
+    for (int64_t c = b; c < e; ++c) {
+      const int64_t j0 = c * chunk, j1 = std::min(M, j0 + chunk);
+      double acc[chunk] = {};
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t j = j0; j < j1; ++j) acc[j - j0] += dy[n * M + j];
+      for (int64_t j = j0; j < j1; ++j) out[j] = real(acc[j - j0]);
+    }
+  });
+  return db;
+}
+
+}  // namespace
+
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  HEED_CHECK(weight.dim() == 2, "linear", "weight must be (out_features, in_features); got ",
+             weight.shape());
+  HEED_CHECK(x.dim() >= 1 && x.size(-1) == weight.size(1), "linear", "input ", x.shape(),
+             " does not match weight ", weight.shape(), " (the last dims must agree)");
+  const int64_t M = weight.size(0), K = weight.size(1);
+  HEED_CHECK(!bias.defined() || bias.shape() == Shape{M}, "linear", "bias ", bias.shape(),
+             " does not match weight ", weight.shape(), "; expected (", M, ")");
+  int64_t N = 1;  // rows: the product of x's leading dims
+  for (int d = 0; d + 1 < x.dim(); ++d) N *= x.size(d);
+  Shape ys = x.shape();
+  ys[ys.size() - 1] = M;
+
+  Tensor y = empty(ys);  // (N, M)
+  real* py = y.data();
+  if (bias.defined()) {  // y[n, :] = b, then gemm adds into it (beta = 1)
+    const real* pb = bias.data();
+    parallel_for(N, kGrainElementwise / (M + 1) + 1, [&](int64_t b, int64_t e) {
+      for (int64_t n = b; n < e; ++n) std::copy(pb, pb + M, py + n * M);
+    });
+  }
+  if (K == 0 || N == 0 || M == 0) {
+    if (!bias.defined()) y.zero_();
+  } else {
+    gemm(false, true, N, M, K, 1, x.data(), K, weight.data(), K, bias.defined() ? 1 : 0, py, M);
+  }
+
+  return record("linear", y, {x, weight, bias}, [x, weight, N, M, K](const Tensor& dy, Grads& g) {
+    const bool empty_product = N == 0 || M == 0 || K == 0;
+    if (g.needs(0)) {  // dx (N, K) = dy (N, M) @ W (M, K)
+      g[0] = empty(x.shape());
+      if (empty_product) g[0].zero_();
+      else gemm(false, false, N, K, M, 1, dy.data(), M, weight.data(), K, 0, g[0].data(), K);
+    }
+    if (g.needs(1)) {  // dW (M, K) = dy^T (M, N) @ x (N, K)
+      g[1] = empty(weight.shape());
+      if (empty_product) g[1].zero_();
+      else gemm(true, false, M, K, N, 1, dy.data(), M, x.data(), K, 0, g[1].data(), K);
+    }
+    if (g.needs(2)) g[2] = column_sums(dy.data(), N, M);  // db (M)
+  });
+}
+
+}  // namespace heed

@@ -1,0 +1,16 @@
+// linear_op.h - the affine map of a Linear layer, as one differentiable op.
+//
+//   y = x @ W^T + b        x: (..., K)   W: (M, K)   b: (M) or undefined   y: (..., M)
+//
+// The same as matmul(x, transpose(W)) + b, but W is read transposed by gemm itself
+// (trans_b), so W^T is never materialised, and x's leading dims fold into the rows of a
+// single gemm. Derivatives beside the code in linear_op.cpp.
+#pragma once
+#include "../core/tensor.h"
+
+namespace heed {
+
+// Throws heed::Error naming "linear" and the shapes when x's last dim is not W's.
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor());
+
+}  // namespace heed

@@ -1,0 +1,42 @@
+// lstm_cell_op.h - one LSTM step as a single fused, differentiable op, and its twin built
+// from heed's primitive ops. nn::LSTMCell and nn::LSTM (layers/lstm.h) call the fused one.
+//
+//   gates = x W_ih^T + b_ih + h W_hh^T + b_hh          (B, 4H), split as [i | f | g | o]
+//   i = sigmoid(gates_i)   f = sigmoid(gates_f)   g = tanh(gates_g)   o = sigmoid(gates_o)
+//   c' = f * c + i * g
+//   h' = o * tanh(c')
+// Gate order i, f, g, o and the two biases are PyTorch's (torch.nn.LSTMCell), so weights
+// copy over one to one. Hochreiter & Schmidhuber 1997; forget gate: Gers et al. 2000.
+//
+// Shapes: x (B, In), h and c (B, H), w_ih (4H, In), w_hh (4H, H), b_ih and b_hh (4H) or
+// undefined (no bias). B batch, In input features, H hidden size.
+//
+//   auto [h1, c1] = heed::lstm_cell(x, h0, c0, w_ih, w_hh, b_ih, b_hh);
+#pragma once
+#include <tuple>
+
+#include "../core/tensor.h"
+
+namespace heed {
+
+// The fused op: two gemms and one elementwise loop forward, a hand-written backward.
+// Returns (h', c'), each (B, H).
+std::tuple<Tensor, Tensor> lstm_cell(const Tensor& x, const Tensor& h, const Tensor& c,
+                                     const Tensor& w_ih, const Tensor& w_hh,
+                                     const Tensor& b_ih = Tensor(), const Tensor& b_hh = Tensor());
+
+// The recorded node itself: h' and c' stacked as one (2, B, H) tensor [h'; c'].
+// lstm_cell() returns its two halves (see lstm_cell_op.cpp for why one output).
+Tensor lstm_cell_packed(const Tensor& x, const Tensor& h, const Tensor& c, const Tensor& w_ih,
+                        const Tensor& w_hh, const Tensor& b_ih = Tensor(),
+                        const Tensor& b_hh = Tensor());
+
+// The same step composed from matmul, transpose, narrow, sigmoid, tanh, mul and add:
+// slower, and its gradient comes from those ops' backwards. The reference the fused op
+// is tested against (tests/test_lstm.cpp, tests/gradcheck_lstm.cpp).
+std::tuple<Tensor, Tensor> lstm_cell_reference(const Tensor& x, const Tensor& h, const Tensor& c,
+                                               const Tensor& w_ih, const Tensor& w_hh,
+                                               const Tensor& b_ih = Tensor(),
+                                               const Tensor& b_hh = Tensor());
+
+}  // namespace heed

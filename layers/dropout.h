@@ -1,0 +1,37 @@
+// dropout.h - nn::Dropout, inverted dropout (Srivastava et al. 2014), as torch::nn::Dropout.
+//
+//   training:  y = x * m / (1 - p),   m_i ~ Bernoulli(1 - p)      eval:  y = x
+//
+// Zeroes each element with probability p while training and scales the survivors so the
+// expected value is unchanged; in eval() it is the identity. The mask comes from heed's
+// seeded generator (heed::manual_seed). The op itself is heed::dropout (autograd/dropout_op.h).
+//
+// Example:
+//   auto drop = std::make_shared<nn::Dropout>(0.1);
+//   Tensor h = drop->forward(x);   // same shape; drop->eval() makes it the identity
+#pragma once
+#include "module.h"
+
+namespace heed::nn {
+
+class DropoutOptions {
+ public:
+  DropoutOptions(double p = 0.5) : p_(p) {}  // implicit, so Dropout(0.1) reads as in libtorch
+  DropoutOptions& p(double v) { p_ = v; return *this; }
+  double p() const { return p_; }
+
+ private:
+  double p_;
+};
+
+class Dropout : public Module {
+ public:
+  explicit Dropout(const DropoutOptions& options = DropoutOptions());  // p in [0, 1)
+
+  Tensor forward(const Tensor& x) override;
+  std::string repr() const override;  // Dropout(p=0.5, inplace=False)
+
+  DropoutOptions options;
+};
+
+}  // namespace heed::nn

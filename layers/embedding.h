@@ -1,0 +1,60 @@
+// embedding.h - nn::Embedding, a lookup table of learned vectors, as torch::nn::Embedding.
+//
+//   y[..., :] = W[ids[...], :]         ids: (...) integers in [0, V)   W: (V, C)   y: (..., C)
+//
+// W starts as N(0, 1) with the padding_idx row (if any) zeroed; that row receives no
+// gradient, so a padding token stays a zero vector through training. A negative
+// padding_idx counts from the end, as in PyTorch. from_pretrained() wraps given vectors.
+//
+// Example:
+//   auto emb = std::make_shared<nn::Embedding>(nn::EmbeddingOptions(10000, 256).padding_idx(0));
+//   Tensor x = emb->forward(tokens);   // tokens (B, T) -> (B, T, 256)
+#pragma once
+#include <optional>
+
+#include "module.h"
+
+namespace heed::nn {
+
+class EmbeddingOptions {
+ public:
+  EmbeddingOptions(int64_t num_embeddings, int64_t embedding_dim)
+      : num_embeddings_(num_embeddings), embedding_dim_(embedding_dim) {}
+  EmbeddingOptions& num_embeddings(int64_t v) { num_embeddings_ = v; return *this; }
+  EmbeddingOptions& embedding_dim(int64_t v) { embedding_dim_ = v; return *this; }
+  EmbeddingOptions& padding_idx(std::optional<int64_t> v) { padding_idx_ = v; return *this; }
+  int64_t num_embeddings() const { return num_embeddings_; }
+  int64_t embedding_dim() const { return embedding_dim_; }
+  const std::optional<int64_t>& padding_idx() const { return padding_idx_; }
+
+ private:
+  int64_t num_embeddings_, embedding_dim_;
+  std::optional<int64_t> padding_idx_;
+};
+
+class Embedding : public Module {
+ public:
+  explicit Embedding(const EmbeddingOptions& options);
+  Embedding(int64_t num_embeddings, int64_t embedding_dim)
+      : Embedding(EmbeddingOptions(num_embeddings, embedding_dim)) {}
+
+  // Wraps `weights` (V, C), sharing its storage (as PyTorch). freeze: no gradient.
+  // The padding row keeps its given values; it only stops receiving gradient.
+  static std::shared_ptr<Embedding> from_pretrained(const Tensor& weights, bool freeze = true,
+                                                    std::optional<int64_t> padding_idx = std::nullopt);
+
+  // ids (...) -> (..., embedding_dim). heed::Error naming Embedding, the id and the range
+  // [0, num_embeddings) if an id is out of range.
+  Tensor forward(const IndexTensor& ids);
+  using Module::forward;  // forward(Tensor) is not an embedding's: it throws
+  std::string repr() const override;  // Embedding(10, 3, padding_idx=0)
+  void reset_parameters();            // N(0, 1), padding row zeroed
+
+  EmbeddingOptions options;  // padding_idx, if set, is in [0, num_embeddings)
+  Tensor weight;             // (num_embeddings, embedding_dim)
+
+ private:
+  Embedding(const EmbeddingOptions& options, const Tensor& weights, bool freeze);
+};
+
+}  // namespace heed::nn

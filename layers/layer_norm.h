@@ -1,0 +1,50 @@
+// layer_norm.h - nn::LayerNorm (Ba et al. 2016), as torch::nn::LayerNorm.
+//
+//   y = (x - E[x]) / sqrt(Var[x] + eps) * w + b
+//
+// E and Var over the trailing normalized_shape dims of each sample, Var biased (divided
+// by the count, not count - 1), as PyTorch. w (ones) and b (zeros) have normalized_shape
+// and exist when elementwise_affine. The op is heed::layer_norm (autograd/layer_norm_op.h).
+//
+// Example:
+//   auto ln = std::make_shared<nn::LayerNorm>(nn::LayerNormOptions({512}).eps(1e-6));
+//   Tensor h = ln->forward(x);   // (B, T, 512) -> (B, T, 512)
+#pragma once
+#include <vector>
+
+#include "module.h"
+
+namespace heed::nn {
+
+class LayerNormOptions {
+ public:
+  LayerNormOptions(std::vector<int64_t> normalized_shape)  // implicit, as libtorch's
+      : normalized_shape_(std::move(normalized_shape)) {}
+  LayerNormOptions& normalized_shape(std::vector<int64_t> v) { normalized_shape_ = std::move(v); return *this; }
+  LayerNormOptions& eps(double v) { eps_ = v; return *this; }
+  LayerNormOptions& elementwise_affine(bool on) { elementwise_affine_ = on; return *this; }
+  const std::vector<int64_t>& normalized_shape() const { return normalized_shape_; }
+  double eps() const { return eps_; }
+  bool elementwise_affine() const { return elementwise_affine_; }
+
+ private:
+  std::vector<int64_t> normalized_shape_;
+  double eps_ = 1e-5;
+  bool elementwise_affine_ = true;
+};
+
+class LayerNorm : public Module {
+ public:
+  explicit LayerNorm(const LayerNormOptions& options);
+
+  // x: (..., *normalized_shape) -> the same shape. heed::Error if x does not end in it.
+  Tensor forward(const Tensor& x) override;
+  std::string repr() const override;  // LayerNorm((4,), eps=1e-05, elementwise_affine=True)
+  void reset_parameters();            // w = 1, b = 0
+
+  LayerNormOptions options;
+  Tensor weight;  // normalized_shape; undefined without elementwise_affine
+  Tensor bias;    // normalized_shape; undefined without elementwise_affine
+};
+
+}  // namespace heed::nn

@@ -1,0 +1,48 @@
+// linear.h - nn::Linear, the fully connected layer, as torch::nn::Linear.
+//
+//   y = x @ W^T + b          x: (..., in)   W: (out, in)   b: (out)   y: (..., out)
+//
+// Initialised as PyTorch: W ~ kaiming_uniform_(a = sqrt(5)), which is U(-1/sqrt(in),
+// 1/sqrt(in)), and b ~ U(-1/sqrt(in), 1/sqrt(in)). The product runs as one gemm over all
+// leading dims with W read transposed in place (heed::linear, autograd/linear_op.h).
+//
+// Example:
+//   auto fc = std::make_shared<nn::Linear>(nn::LinearOptions(784, 10).bias(false));
+//   Tensor logits = fc->forward(x);   // (B, 784) -> (B, 10)
+#pragma once
+#include "module.h"
+
+namespace heed::nn {
+
+class LinearOptions {
+ public:
+  LinearOptions(int64_t in_features, int64_t out_features)
+      : in_features_(in_features), out_features_(out_features) {}
+  LinearOptions& in_features(int64_t v) { in_features_ = v; return *this; }
+  LinearOptions& out_features(int64_t v) { out_features_ = v; return *this; }
+  LinearOptions& bias(bool on) { bias_ = on; return *this; }
+  int64_t in_features() const { return in_features_; }
+  int64_t out_features() const { return out_features_; }
+  bool bias() const { return bias_; }
+
+ private:
+  int64_t in_features_, out_features_;
+  bool bias_ = true;
+};
+
+class Linear : public Module {
+ public:
+  explicit Linear(const LinearOptions& options);
+  Linear(int64_t in_features, int64_t out_features) : Linear(LinearOptions(in_features, out_features)) {}
+
+  // x: (..., in_features) -> (..., out_features). heed::Error if x's last dim is not in_features.
+  Tensor forward(const Tensor& x) override;
+  std::string repr() const override;  // Linear(in_features=4, out_features=2, bias=True)
+  void reset_parameters();            // draw W and b afresh, as the constructor does
+
+  LinearOptions options;
+  Tensor weight;  // (out, in)
+  Tensor bias;    // (out), undefined when options.bias() is false
+};
+
+}  // namespace heed::nn

@@ -1,0 +1,198 @@
+// loss.h - losses, in two layers as in libtorch: functions in heed::nn::functional and thin
+// modules in heed::nn that hold an options struct and call them.
+//
+//   cross_entropy          logits (N, C) or (N, C, d1...)      target class ids (N) or (N, d1...)
+//   nll_loss               log-probs, same shapes as cross_entropy
+//   mse_loss               input and target of one shape
+//   binary_cross_entropy_with_logits   logits and 0..1 targets of one shape
+//
+// The class dimension is dim 1, as in PyTorch: input (N, C, d1...) pairs with target
+// (N, d1...). Logits from a sequence model are (B, T, C), with C last, so flatten them first
+// (or move C to dim 1 with transpose(1, 2)):
+//   Tensor loss = F::cross_entropy(logits.reshape({-1, C}), targets.reshape({B * T}));  // (B*T, C), (B*T)
+// Passing the (B, T, C) logits with (B, T) targets unflattened is a shape error whose message
+// says this (the target would have to be (B, C)). Beware T == C: as in PyTorch, the shapes
+// then match and dim 1 (time) is taken as the classes.
+//
+// Reductions: None returns one loss per target position (the target's shape); Sum adds them;
+// Mean divides the sum by the number of positions, or, for the class-index losses, by the
+// summed class weights of the positions not ignored (1 each without weights), as PyTorch does.
+//
+// Example:
+//   namespace F = heed::nn::functional;
+//   Tensor logits = model->forward(x);                                 // (N, C)
+//   Tensor loss = F::cross_entropy(logits, targets,                    // targets: IndexTensor (N)
+//       nn::CrossEntropyOptions().ignore_index(0).label_smoothing(0.1));
+//   loss.backward();
+//
+//   auto criterion = std::make_shared<nn::CrossEntropyLoss>(nn::CrossEntropyOptions().ignore_index(0));
+//   Tensor loss2 = criterion->forward(logits, targets);
+//
+// The libtorch spellings of the options (CrossEntropyLossOptions, F::CrossEntropyFuncOptions, ...)
+// are aliases of the same structs, so ported code keeps its names.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "../core/tensor.h"
+#include "module.h"
+
+namespace heed::nn {
+
+enum class Reduction { None, Mean, Sum };
+const char* reduction_name(Reduction r);  // "none", "mean", "sum"
+
+// ---------------------------------------------------------------- options
+
+// cross_entropy (Szegedy et al. 2016, "Rethinking the Inception Architecture", for smoothing):
+//   lse_i = log sum_c exp(x_i,c)
+//   loss_i = (1 - eps) * w_y * (lse_i - x_i,y) + eps/C * sum_c w_c * (lse_i - x_i,c),  y = target_i
+// where w is the per-class weight (all 1 when none is given) and eps the label smoothing.
+class CrossEntropyOptions {
+ public:
+  CrossEntropyOptions& weight(const Tensor& w) { weight_ = w; return *this; }  // (C); a constant
+  CrossEntropyOptions& ignore_index(int64_t i) { ignore_index_ = i; return *this; }
+  CrossEntropyOptions& reduction(Reduction r) { reduction_ = r; return *this; }
+  CrossEntropyOptions& label_smoothing(double eps) { label_smoothing_ = eps; return *this; }  // [0, 1]
+  const Tensor& weight() const { return weight_; }
+  int64_t ignore_index() const { return ignore_index_; }
+  Reduction reduction() const { return reduction_; }
+  double label_smoothing() const { return label_smoothing_; }
+
+ private:
+  Tensor weight_;  // undefined: every class weighs 1
+  int64_t ignore_index_ = -100;
+  Reduction reduction_ = Reduction::Mean;
+  double label_smoothing_ = 0;
+};
+
+// nll_loss:  loss_i = -w_y * logp_i,y,  y = target_i
+class NLLOptions {
+ public:
+  NLLOptions& weight(const Tensor& w) { weight_ = w; return *this; }  // (C); a constant
+  NLLOptions& ignore_index(int64_t i) { ignore_index_ = i; return *this; }
+  NLLOptions& reduction(Reduction r) { reduction_ = r; return *this; }
+  const Tensor& weight() const { return weight_; }
+  int64_t ignore_index() const { return ignore_index_; }
+  Reduction reduction() const { return reduction_; }
+
+ private:
+  Tensor weight_;
+  int64_t ignore_index_ = -100;
+  Reduction reduction_ = Reduction::Mean;
+};
+
+// mse_loss:  loss_i = (x_i - y_i)^2
+class MSEOptions {
+ public:
+  MSEOptions& reduction(Reduction r) { reduction_ = r; return *this; }
+  Reduction reduction() const { return reduction_; }
+
+ private:
+  Reduction reduction_ = Reduction::Mean;
+};
+
+// binary_cross_entropy_with_logits, with p = pos_weight and w = weight (both broadcast to x,
+// both constants; p usually has shape (C) for (N, C) logits, one weight per class):
+//   loss_i = w_i * [ (1 - y_i) * x_i + (1 + (p_i - 1) * y_i) * softplus(-x_i) ]
+//   softplus(-x) = log(1 + exp(-x)) = max(-x, 0) + log(1 + exp(-|x|))     (never overflows)
+// With p = 1 this is max(x, 0) - x*y + log(1 + exp(-|x|)), the usual stable form.
+class BCEWithLogitsOptions {
+ public:
+  BCEWithLogitsOptions& weight(const Tensor& w) { weight_ = w; return *this; }
+  BCEWithLogitsOptions& pos_weight(const Tensor& p) { pos_weight_ = p; return *this; }
+  BCEWithLogitsOptions& reduction(Reduction r) { reduction_ = r; return *this; }
+  const Tensor& weight() const { return weight_; }
+  const Tensor& pos_weight() const { return pos_weight_; }
+  Reduction reduction() const { return reduction_; }
+
+ private:
+  Tensor weight_, pos_weight_;  // undefined: 1
+  Reduction reduction_ = Reduction::Mean;
+};
+
+// libtorch's names for the same options.
+using CrossEntropyLossOptions = CrossEntropyOptions;
+using NLLLossOptions = NLLOptions;
+using MSELossOptions = MSEOptions;
+using BCEWithLogitsLossOptions = BCEWithLogitsOptions;
+
+// ---------------------------------------------------------------- functions
+
+namespace functional {
+
+using CrossEntropyFuncOptions = CrossEntropyOptions;
+using NLLLossFuncOptions = NLLOptions;
+using MSELossFuncOptions = MSEOptions;
+using BinaryCrossEntropyWithLogitsFuncOptions = BCEWithLogitsOptions;
+
+// Log-softmax and NLL fused into one op (see loss.cpp):
+//   dx_i,c = s_i * (softmax(x_i)_c * ((1 - eps) * w_y + eps/C * sum_k w_k) - (1 - eps) * w_y * [c == y] - eps/C * w_c)
+// with s_i the upstream gradient of position i times the reduction's scale. Positions whose
+// target is ignore_index contribute 0 to the loss and to the Mean's denominator, and get zero
+// gradient. If every position is ignored (the denominator is 0), Mean returns 0 with zero
+// gradient; PyTorch returns NaN there. A target outside [0, C) that is not ignore_index is a
+// heed::Error. The backward is computed, not recorded (no double backward).
+Tensor cross_entropy(const Tensor& input, const IndexTensor& target,
+                     const CrossEntropyOptions& options = {});
+// input holds log-probabilities (e.g. log_softmax(x, 1)); the same shapes, ignore_index and
+// all-ignored rule as cross_entropy.   dlogp_i,y = -s_i * w_y
+Tensor nll_loss(const Tensor& input, const IndexTensor& target, const NLLOptions& options = {});
+// input and target must have the same shape (PyTorch only warns when they broadcast); both may
+// require grad.   dx = s * 2 (x - y),  dy = -dx
+Tensor mse_loss(const Tensor& input, const Tensor& target, const MSEOptions& options = {});
+// input and target of one shape; target may require grad.
+//   dx = s * w * ((1 - y) - (1 + (p - 1) y) * sigmoid(-x))      (= s * (sigmoid(x) - y) when p = w = 1)
+//   dy = s * w * (-x + (p - 1) * softplus(-x))
+Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target,
+                                        const BCEWithLogitsOptions& options = {});
+
+}  // namespace functional
+
+// ---------------------------------------------------------------- modules
+//
+// Each holds its options (weight and pos_weight are also registered as buffers, as libtorch
+// does) and forwards to the function above. With default options it prints as PyTorch does,
+// "CrossEntropyLoss()"; otherwise the options that differ from their defaults are listed, as
+// keywords: "CrossEntropyLoss(ignore_index=0, reduction='sum', label_smoothing=0.1)", and a
+// weight by its shape: "BCEWithLogitsLoss(pos_weight=(3,))".
+// `using Module::forward` keeps the base's one-input forward visible (it throws: a loss needs
+// a target), so a derived two-argument forward does not hide it.
+
+class CrossEntropyLoss : public Module {
+ public:
+  explicit CrossEntropyLoss(const CrossEntropyOptions& options = {});
+  using Module::forward;
+  Tensor forward(const Tensor& input, const IndexTensor& target);
+  std::string repr() const override;
+  CrossEntropyOptions options;
+};
+
+class NLLLoss : public Module {
+ public:
+  explicit NLLLoss(const NLLOptions& options = {});
+  using Module::forward;
+  Tensor forward(const Tensor& input, const IndexTensor& target);
+  std::string repr() const override;
+  NLLOptions options;
+};
+
+class MSELoss : public Module {
+ public:
+  explicit MSELoss(const MSEOptions& options = {});
+  using Module::forward;
+  Tensor forward(const Tensor& input, const Tensor& target);
+  std::string repr() const override;
+  MSEOptions options;
+};
+
+class BCEWithLogitsLoss : public Module {
+ public:
+  explicit BCEWithLogitsLoss(const BCEWithLogitsOptions& options = {});
+  using Module::forward;
+  Tensor forward(const Tensor& input, const Tensor& target);
+  std::string repr() const override;
+  BCEWithLogitsOptions options;
+};
+
+}  // namespace heed::nn

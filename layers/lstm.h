@@ -1,0 +1,130 @@
+// lstm.h - nn::LSTMCell and nn::LSTM, as torch::nn::LSTMCell and torch::nn::LSTM.
+//
+//   i = sigmoid(x W_ii^T + b_ii + h W_hi^T + b_hi)     input gate
+//   f = sigmoid(x W_if^T + b_if + h W_hf^T + b_hf)     forget gate
+//   g = tanh   (x W_ig^T + b_ig + h W_hg^T + b_hg)     candidate cell
+//   o = sigmoid(x W_io^T + b_io + h W_ho^T + b_ho)     output gate
+//   c' = f * c + i * g          h' = o * tanh(c')
+// (Hochreiter & Schmidhuber 1997, "Long Short-Term Memory"; the forget gate is Gers et
+// al. 2000.) Each step is one fused op, heed::lstm_cell (autograd/lstm_cell_op.h).
+//
+// Parameters have PyTorch's names, shapes and gate order [i | f | g | o], so a state dict
+// copies over one to one; layer k >= 1 reads the previous layer's (B, T, dirs * H) output:
+//   weight_ih_l{k}  (4H, In_k)   weight_hh_l{k}  (4H, H)   bias_ih_l{k}, bias_hh_l{k}  (4H)
+//   and the same with the suffix _reverse for the backward direction.
+// All start as U(-1/sqrt(H), 1/sqrt(H)), as PyTorch.
+//
+// heed is batch-first: LSTMOptions::batch_first defaults to true, so x is (B, T, In).
+// PyTorch's default is batch_first=False; batch_first(false) takes (T, B, In) as it does.
+// h0/c0 and h_n/c_n are (num_layers * dirs, B, H) either way, as in PyTorch.
+//
+// Example (the seeds' nn.LSTM(emb, hid, batch_first=True, bidirectional=True) and
+// nn.LSTMCell(in, hid)):
+//   auto lstm = std::make_shared<nn::LSTM>(nn::LSTMOptions(64, 128).bidirectional(true));
+//   auto [out, h_n, c_n] = lstm->forward(x, {}, lengths);  // x (B, T, 64) -> out (B, T, 256)
+//   auto cell = std::make_shared<nn::LSTMCell>(nn::LSTMCellOptions(64, 128));
+//   std::tie(h, c) = cell->forward(x_t, std::make_tuple(h, c));
+#pragma once
+#include <optional>
+#include <tuple>
+#include <vector>
+
+#include "module.h"
+
+namespace heed::nn {
+
+class LSTMCellOptions {
+ public:
+  LSTMCellOptions(int64_t input_size, int64_t hidden_size)
+      : input_size_(input_size), hidden_size_(hidden_size) {}
+  LSTMCellOptions& input_size(int64_t v) { input_size_ = v; return *this; }
+  LSTMCellOptions& hidden_size(int64_t v) { hidden_size_ = v; return *this; }
+  LSTMCellOptions& bias(bool on) { bias_ = on; return *this; }
+  int64_t input_size() const { return input_size_; }
+  int64_t hidden_size() const { return hidden_size_; }
+  bool bias() const { return bias_; }
+
+ private:
+  int64_t input_size_, hidden_size_;
+  bool bias_ = true;
+};
+
+// One step: x (B, In), (h, c) each (B, H) -> (h', c'), zeros when no state is given.
+class LSTMCell : public Module {
+ public:
+  explicit LSTMCell(const LSTMCellOptions& options);
+  LSTMCell(int64_t input_size, int64_t hidden_size)
+      : LSTMCell(LSTMCellOptions(input_size, hidden_size)) {}
+
+  // heed::Error naming LSTMCell if x is not (B, input_size) or h, c are not (B, hidden_size).
+  std::tuple<Tensor, Tensor> forward(const Tensor& x,
+                                     const std::optional<std::tuple<Tensor, Tensor>>& hx = {});
+  std::string repr() const override;  // LSTMCell(4, 8) or LSTMCell(4, 8, bias=False)
+  void reset_parameters();            // every parameter U(-1/sqrt(H), 1/sqrt(H))
+
+  LSTMCellOptions options;
+  Tensor weight_ih;  // (4H, In)
+  Tensor weight_hh;  // (4H, H)
+  Tensor bias_ih;    // (4H), undefined without bias
+  Tensor bias_hh;    // (4H), undefined without bias
+};
+
+class LSTMOptions {
+ public:
+  LSTMOptions(int64_t input_size, int64_t hidden_size)
+      : input_size_(input_size), hidden_size_(hidden_size) {}
+  LSTMOptions& input_size(int64_t v) { input_size_ = v; return *this; }
+  LSTMOptions& hidden_size(int64_t v) { hidden_size_ = v; return *this; }
+  LSTMOptions& num_layers(int64_t v) { num_layers_ = v; return *this; }
+  LSTMOptions& bias(bool on) { bias_ = on; return *this; }
+  // true (heed's default): x is (B, T, In). false (PyTorch's default): x is (T, B, In).
+  LSTMOptions& batch_first(bool on) { batch_first_ = on; return *this; }
+  // Dropout on each layer's output except the last's, in training mode only.
+  LSTMOptions& dropout(double p) { dropout_ = p; return *this; }
+  LSTMOptions& bidirectional(bool on) { bidirectional_ = on; return *this; }
+  int64_t input_size() const { return input_size_; }
+  int64_t hidden_size() const { return hidden_size_; }
+  int64_t num_layers() const { return num_layers_; }
+  bool bias() const { return bias_; }
+  bool batch_first() const { return batch_first_; }
+  double dropout() const { return dropout_; }
+  bool bidirectional() const { return bidirectional_; }
+
+ private:
+  int64_t input_size_, hidden_size_, num_layers_ = 1;
+  bool bias_ = true, batch_first_ = true;
+  double dropout_ = 0;
+  bool bidirectional_ = false;
+};
+
+// What LSTM::forward returns:  auto [out, h_n, c_n] = lstm->forward(x);
+struct LSTMOutput {
+  Tensor output;  // (B, T, dirs * H): the last layer's h at every step, 0 at padded steps
+  Tensor h_n;     // (num_layers * dirs, B, H): h after each sequence's last valid step
+  Tensor c_n;     // (num_layers * dirs, B, H): c likewise
+};
+
+class LSTM : public Module {
+ public:
+  explicit LSTM(const LSTMOptions& options);
+  LSTM(int64_t input_size, int64_t hidden_size) : LSTM(LSTMOptions(input_size, hidden_size)) {}
+
+  // x (B, T, In); hx = (h0, c0), each (num_layers * dirs, B, H), zeros when not given;
+  // lengths: valid steps per sequence (each in [1, T]; the rest of the row is padding),
+  // as pack_padded_sequence(x, lengths, enforce_sorted=False). Output positions past a
+  // sequence's length are 0, as pad_packed_sequence(..., total_length=T) gives.
+  LSTMOutput forward(const Tensor& x, const std::optional<std::tuple<Tensor, Tensor>>& hx = {},
+                     const std::vector<int64_t>& lengths = {});
+  // The same with a (B, T) padding mask instead of lengths: nonzero at valid steps (the
+  // seeds' "1 for valid, 0 for padding"); each row must be right-padded.
+  LSTMOutput forward(const Tensor& x, const std::optional<std::tuple<Tensor, Tensor>>& hx,
+                     const Tensor& padding_mask);
+  std::string repr() const override;  // LSTM(4, 8, num_layers=2, batch_first=True, ...)
+  void reset_parameters();            // every parameter U(-1/sqrt(H), 1/sqrt(H))
+
+  LSTMOptions options;
+  // Indexed [layer * dirs + direction] (direction 1 is _reverse); biases undefined without bias.
+  std::vector<Tensor> weight_ih, weight_hh, bias_ih, bias_hh;
+};
+
+}  // namespace heed::nn

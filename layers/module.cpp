@@ -1,0 +1,97 @@
+#include "module.h"
+
+#include "../core/error.h"
+
+namespace heed::nn {
+
+Tensor Module::forward(const Tensor&) {
+  fail(repr().c_str(), "this module has no forward(Tensor); call its own forward");
+}
+
+static void check_name(const char* what, const std::string& name) {
+  HEED_CHECK(!name.empty() && name.find('.') == std::string::npos, what, "name '", name,
+             "' must be non-empty and contain no '.'");
+}
+
+Tensor Module::register_parameter(const std::string& name, Tensor t, bool requires_grad) {
+  check_name("register_parameter", name);
+  for (auto& [n, p] : params_)
+    HEED_CHECK(n != name, "register_parameter", "parameter '", name, "' already registered");
+  t.requires_grad_(requires_grad);
+  params_.emplace_back(name, t);
+  return t;
+}
+
+Tensor Module::register_buffer(const std::string& name, Tensor t) {
+  check_name("register_buffer", name);
+  buffers_.emplace_back(name, t);
+  return t;
+}
+
+void Module::add_child(const std::string& name, std::shared_ptr<Module> m) {
+  check_name("register_module", name);
+  HEED_CHECK(m != nullptr, "register_module", "module '", name, "' is null");
+  for (auto& [n, c] : children_)
+    HEED_CHECK(n != name, "register_module", "submodule '", name, "' already registered");
+  children_.emplace_back(name, std::move(m));
+}
+
+void Module::collect(const std::string& prefix, bool recurse, bool buffers, NamedTensors& out) const {
+  for (auto& [n, t] : buffers ? buffers_ : params_) out.emplace_back(prefix + n, t);
+  if (!recurse) return;
+  for (auto& [n, c] : children_) c->collect(prefix + n + ".", true, buffers, out);
+}
+
+NamedTensors Module::named_parameters(bool recurse) const {
+  NamedTensors out;
+  collect("", recurse, false, out);
+  return out;
+}
+
+NamedTensors Module::named_buffers(bool recurse) const {
+  NamedTensors out;
+  collect("", recurse, true, out);
+  return out;
+}
+
+std::vector<Tensor> Module::parameters(bool recurse) const {
+  std::vector<Tensor> out;
+  for (auto& [n, t] : named_parameters(recurse)) out.push_back(t);
+  return out;
+}
+
+int64_t Module::num_parameters() const {
+  int64_t n = 0;
+  for (auto& [name, t] : named_parameters()) n += t.numel();
+  return n;
+}
+
+void Module::train(bool on) {
+  training_ = on;
+  for (auto& [n, c] : children_) c->train(on);
+}
+
+void Module::zero_grad(bool set_to_none) {
+  for (auto& [n, t] : named_parameters()) {
+    if (set_to_none) t.set_grad(Tensor());
+    else t.zero_grad();
+  }
+}
+
+void Module::summary_into(const std::string& name, int depth, std::string& out) const {
+  int64_t own = 0;
+  for (auto& [n, t] : params_) own += t.numel();
+  out += std::string(2 * depth, ' ') + (name.empty() ? "" : "(" + name + "): ") + repr();
+  if (own) out += "  [" + std::to_string(own) + " params]";
+  out += "\n";
+  for (auto& [n, c] : children_) c->summary_into(n, depth + 1, out);
+}
+
+std::string Module::summary() const {
+  std::string out;
+  summary_into("", 0, out);
+  out += "total parameters: " + std::to_string(num_parameters()) + "\n";
+  return out;
+}
+
+}  // namespace heed::nn

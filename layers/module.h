@@ -1,0 +1,73 @@
+// module.h - nn::Module: the base of every layer. Parameters and submodules are
+// registered by name, so a model can list them (named_parameters gives dotted names
+// such as "encoder.lstm.weight_ih_l0"), switch train/eval, zero its gradients, print
+// itself, and be saved and loaded (optim/checkpoint.h).
+//
+// Layers are used through std::shared_ptr, as libtorch's module holders are:
+//   auto fc = std::make_shared<nn::Linear>(nn::LinearOptions(784, 10).bias(false));
+//   Tensor y = fc->forward(x);                  // (B, 784) -> (B, 10)
+//
+// A layer registers what it owns in its constructor:
+//   weight = register_parameter("weight", empty({out, in}));
+//   lstm = register_module("lstm", std::make_shared<LSTM>(LSTMOptions(64, 128)));
+// Modules form a tree (children are owned by their parent); nothing points upward.
+#pragma once
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "../core/tensor.h"
+
+namespace heed::nn {
+
+using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
+
+class Module {
+ public:
+  virtual ~Module() = default;
+
+  // The layer as PyTorch prints it, e.g. "Linear(in_features=4, out_features=2, bias=True)".
+  virtual std::string repr() const = 0;
+  // A one-input layer's forward; layers with other signatures keep their own forward and
+  // leave this one throwing. Sequential calls it.
+  virtual Tensor forward(const Tensor& x);
+
+  NamedTensors named_parameters(bool recurse = true) const;  // registration order, dotted names
+  std::vector<Tensor> parameters(bool recurse = true) const;
+  NamedTensors named_buffers(bool recurse = true) const;     // non-trainable saved state
+  const std::vector<std::pair<std::string, std::shared_ptr<Module>>>& named_children() const {
+    return children_;
+  }
+  int64_t num_parameters() const;  // total elements over all parameters
+
+  virtual void train(bool on = true);  // recursive
+  void eval() { train(false); }
+  bool is_training() const { return training_; }
+  // Zero every parameter's gradient, keeping its buffer (set_to_none = false), or drop
+  // it (true, PyTorch's default since 2.0) so the next backward allocates it afresh.
+  void zero_grad(bool set_to_none = true);
+
+  // Tree printout, one line per module, with parameter counts.
+  std::string summary() const;
+
+ protected:
+  Tensor register_parameter(const std::string& name, Tensor t, bool requires_grad = true);
+  Tensor register_buffer(const std::string& name, Tensor t);
+  template <class M>
+  std::shared_ptr<M> register_module(const std::string& name, std::shared_ptr<M> m) {
+    add_child(name, m);
+    return m;
+  }
+
+ private:
+  void add_child(const std::string& name, std::shared_ptr<Module> m);
+  void collect(const std::string& prefix, bool recurse, bool buffers, NamedTensors& out) const;
+  void summary_into(const std::string& name, int depth, std::string& out) const;
+
+  NamedTensors params_, buffers_;
+  std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
+  bool training_ = true;
+};
+
+}  // namespace heed::nn

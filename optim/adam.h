@@ -1,0 +1,87 @@
+// adam.h - optim::Adam and optim::AdamW, exactly torch.optim.Adam / AdamW.
+//
+// Adam (Kingma & Ba 2015, https://arxiv.org/abs/1412.6980), at step t = 1, 2, ...:
+//   g = g + weight_decay * p                      (Adam: L2 added to the gradient)
+//   p = p * (1 - lr * weight_decay)               (AdamW instead: decoupled weight decay,
+//                                                  Loshchilov & Hutter, arXiv:1711.05101)
+//   m = beta1 * m + (1 - beta1) * g               (state "exp_avg")
+//   v = beta2 * v + (1 - beta2) * g * g           (state "exp_avg_sq")
+//   v_max = max(v_max, v)                         (amsgrad only: state "max_exp_avg_sq")
+//   denom = sqrt(v) / sqrt(1 - beta2^t) + eps     (v_max with amsgrad)
+//   p = p - lr / (1 - beta1^t) * m / denom
+// eps sits outside the bias-corrected square root, where PyTorch puts it: the update is
+// m_hat / (sqrt(v_hat) + eps), not m_hat / sqrt(v_hat + eps).
+//
+// AdamWOptions differs from AdamOptions only in its default weight_decay, 0.01 (PyTorch's).
+//
+// Example:
+//   optim::Adam opt(model->parameters(), optim::AdamOptions(1e-3).betas({0.9, 0.98}).eps(1e-9));
+//   optim::AdamW opt(model->parameters(), optim::AdamWOptions(3e-4));
+#pragma once
+#include <utility>
+
+#include "optimizer.h"
+
+namespace heed::optim {
+
+class AdamOptions : public OptimizerOptions {
+ public:
+  explicit AdamOptions(double lr = 1e-3) : OptimizerOptions(lr) {}
+  std::unique_ptr<OptimizerOptions> clone() const override { return std::make_unique<AdamOptions>(*this); }
+
+  AdamOptions& lr(double v) { lr_ = v; return *this; }
+  AdamOptions& betas(std::pair<double, double> v) { betas_ = v; return *this; }
+  AdamOptions& eps(double v) { eps_ = v; return *this; }
+  AdamOptions& weight_decay(double v) { weight_decay_ = v; return *this; }
+  AdamOptions& amsgrad(bool on) { amsgrad_ = on; return *this; }
+  double lr() const { return lr_; }
+  std::pair<double, double> betas() const { return betas_; }
+  double eps() const { return eps_; }
+  double weight_decay() const { return weight_decay_; }
+  bool amsgrad() const { return amsgrad_; }
+
+ protected:
+  std::pair<double, double> betas_{0.9, 0.999};
+  double eps_ = 1e-8, weight_decay_ = 0;
+  bool amsgrad_ = false;
+};
+
+class AdamWOptions : public AdamOptions {
+ public:
+  explicit AdamWOptions(double lr = 1e-3) : AdamOptions(lr) { weight_decay_ = 1e-2; }
+  std::unique_ptr<OptimizerOptions> clone() const override { return std::make_unique<AdamWOptions>(*this); }
+};
+
+class Adam : public Optimizer {
+ public:
+  Adam(const std::vector<Tensor>& params, const AdamOptions& defaults = AdamOptions())
+      : Adam(std::vector<ParamGroup>{ParamGroup(params)}, defaults) {}
+  Adam(const std::vector<ParamGroup>& groups, const AdamOptions& defaults = AdamOptions())
+      : Adam(defaults, /*decoupled_weight_decay=*/false) {
+    init(groups);
+  }
+  const char* name() const override { return decoupled_ ? "AdamW" : "Adam"; }
+
+ protected:
+  Adam(const AdamOptions& defaults, bool decoupled_weight_decay)
+      : Optimizer(defaults), decoupled_(decoupled_weight_decay) {}
+  void check_options(const OptimizerOptions& options) const override;
+  std::vector<std::string> slots(const OptimizerOptions& options) const override;
+  void update(const OptimizerOptions& options, const Tensor& param, const Tensor& grad,
+              std::vector<Tensor>& state) override;
+
+ private:
+  bool decoupled_;  // AdamW
+};
+
+class AdamW : public Adam {
+ public:
+  AdamW(const std::vector<Tensor>& params, const AdamOptions& defaults = AdamWOptions())
+      : AdamW(std::vector<ParamGroup>{ParamGroup(params)}, defaults) {}
+  AdamW(const std::vector<ParamGroup>& groups, const AdamOptions& defaults = AdamWOptions())
+      : Adam(defaults, /*decoupled_weight_decay=*/true) {
+    init(groups);
+  }
+};
+
+}  // namespace heed::optim

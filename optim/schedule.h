@@ -1,0 +1,168 @@
+// schedule.h - learning-rate schedules, computed in closed form from the step number.
+//
+// lr_at(step) is the learning rate of update number `step`, counting the first update as
+// step 0: pass the optimizer's step_count() before calling step(). It depends on nothing
+// but `step`, so a run resumed from a checkpoint at step k gets exactly the rates an
+// unbroken run would. In PyTorch terms lr_at(k) is the rate after k calls of
+// scheduler.step() in the usual loop (optimizer.step(); scheduler.step()).
+//
+//   optim::Adam opt(model->parameters(), optim::AdamOptions().betas({0.9, 0.98}).eps(1e-9));
+//   optim::TransformerWarmup schedule(optim::TransformerWarmupOptions(512, 4000));
+//   for (...) {
+//     schedule.apply(opt, opt.step_count());   // every group's lr for this update
+//     opt.zero_grad(); loss.backward(); opt.step();
+//   }
+//
+// apply() gives a group built with the optimizer's default lr exactly lr_at(step), and a
+// group built with its own lr the same multiple of it: lr_g = lr_at(step) * initial_lr_g /
+// default_lr (PyTorch's LambdaLR likewise scales each group's initial lr).
+//
+// The schedules (s = step):
+//   TransformerWarmup        scale * d_model^-0.5 * min(n^-0.5, n * warmup^-1.5), n = s + 1
+//                            (Vaswani et al. 2017, sec. 5.3; steps counted from 1, so the
+//                            first update is n = 1 and the peak is at n = warmup)
+//   LinearWarmupCosine       lr * s / warmup while s < warmup, then
+//                            min_lr + (lr - min_lr) * (1 + cos(pi * q)) / 2,
+//                            q = (s - warmup) / (total - warmup), held at min_lr after total
+//   LinearWarmupLinearDecay  lr * s / warmup while s < warmup, then
+//                            min_lr + (lr - min_lr) * max(0, (total - s) / (total - warmup))
+//                            (with min_lr 0: HuggingFace get_linear_schedule_with_warmup)
+//   Constant                 lr, after an optional linear warmup lr * s / warmup
+//   StepDecay                lr * gamma^floor(s / step_size)   (torch.optim.lr_scheduler.StepLR)
+// A warmup of 0 steps is none; the divisions use max(1, ...) as HuggingFace's do.
+#pragma once
+#include <cstdint>
+
+#include "optimizer.h"
+
+namespace heed::optim {
+
+class LRSchedule {
+ public:
+  virtual ~LRSchedule() = default;
+  virtual double lr_at(int64_t step) const = 0;  // heed::Error for step < 0
+  void apply(Optimizer& opt, int64_t step) const;
+};
+
+// ---- options ----
+
+class TransformerWarmupOptions {
+ public:
+  TransformerWarmupOptions(int64_t d_model, int64_t warmup_steps)
+      : d_model_(d_model), warmup_steps_(warmup_steps) {}
+  TransformerWarmupOptions& d_model(int64_t v) { d_model_ = v; return *this; }
+  TransformerWarmupOptions& warmup_steps(int64_t v) { warmup_steps_ = v; return *this; }
+  TransformerWarmupOptions& scale(double v) { scale_ = v; return *this; }
+  int64_t d_model() const { return d_model_; }
+  int64_t warmup_steps() const { return warmup_steps_; }
+  double scale() const { return scale_; }
+
+ private:
+  int64_t d_model_, warmup_steps_;
+  double scale_ = 1;
+};
+
+// Shared by the two warmup-then-decay schedules.
+class WarmupDecayOptions {
+ public:
+  WarmupDecayOptions(double lr, int64_t warmup_steps, int64_t total_steps)
+      : lr_(lr), warmup_steps_(warmup_steps), total_steps_(total_steps) {}
+  WarmupDecayOptions& lr(double v) { lr_ = v; return *this; }
+  WarmupDecayOptions& warmup_steps(int64_t v) { warmup_steps_ = v; return *this; }
+  WarmupDecayOptions& total_steps(int64_t v) { total_steps_ = v; return *this; }
+  WarmupDecayOptions& min_lr(double v) { min_lr_ = v; return *this; }  // the rate after total_steps
+  double lr() const { return lr_; }
+  int64_t warmup_steps() const { return warmup_steps_; }
+  int64_t total_steps() const { return total_steps_; }
+  double min_lr() const { return min_lr_; }
+
+ private:
+  double lr_;
+  int64_t warmup_steps_, total_steps_;
+  double min_lr_ = 0;
+};
+using LinearWarmupCosineOptions = WarmupDecayOptions;
+using LinearWarmupLinearDecayOptions = WarmupDecayOptions;
+
+class ConstantOptions {
+ public:
+  explicit ConstantOptions(double lr) : lr_(lr) {}
+  ConstantOptions& lr(double v) { lr_ = v; return *this; }
+  ConstantOptions& warmup_steps(int64_t v) { warmup_steps_ = v; return *this; }
+  double lr() const { return lr_; }
+  int64_t warmup_steps() const { return warmup_steps_; }
+
+ private:
+  double lr_;
+  int64_t warmup_steps_ = 0;
+};
+
+class StepDecayOptions {
+ public:
+  StepDecayOptions(double lr, int64_t step_size) : lr_(lr), step_size_(step_size) {}
+  StepDecayOptions& lr(double v) { lr_ = v; return *this; }
+  StepDecayOptions& step_size(int64_t v) { step_size_ = v; return *this; }
+  StepDecayOptions& gamma(double v) { gamma_ = v; return *this; }
+  double lr() const { return lr_; }
+  int64_t step_size() const { return step_size_; }
+  double gamma() const { return gamma_; }
+
+ private:
+  double lr_;
+  int64_t step_size_;
+  double gamma_ = 0.1;
+};
+
+// ---- schedules (each checks its options when built: heed::Error naming the bad one) ----
+
+class TransformerWarmup : public LRSchedule {
+ public:
+  explicit TransformerWarmup(const TransformerWarmupOptions& options);
+  double lr_at(int64_t step) const override;
+  const TransformerWarmupOptions& options() const { return options_; }
+
+ private:
+  TransformerWarmupOptions options_;
+};
+
+class LinearWarmupCosine : public LRSchedule {
+ public:
+  explicit LinearWarmupCosine(const LinearWarmupCosineOptions& options);
+  double lr_at(int64_t step) const override;
+  const LinearWarmupCosineOptions& options() const { return options_; }
+
+ private:
+  LinearWarmupCosineOptions options_;
+};
+
+class LinearWarmupLinearDecay : public LRSchedule {
+ public:
+  explicit LinearWarmupLinearDecay(const LinearWarmupLinearDecayOptions& options);
+  double lr_at(int64_t step) const override;
+  const LinearWarmupLinearDecayOptions& options() const { return options_; }
+
+ private:
+  LinearWarmupLinearDecayOptions options_;
+};
+
+class Constant : public LRSchedule {
+ public:
+  explicit Constant(const ConstantOptions& options);
+  double lr_at(int64_t step) const override;
+  const ConstantOptions& options() const { return options_; }
+
+ private:
+  ConstantOptions options_;
+};
+
+class StepDecay : public LRSchedule {
+ public:
+  explicit StepDecay(const StepDecayOptions& options);
+  double lr_at(int64_t step) const override;
+  const StepDecayOptions& options() const { return options_; }
+
+ private:
+  StepDecayOptions options_;
+};
+
+}  // namespace heed::optim

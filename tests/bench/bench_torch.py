@@ -1,0 +1,76 @@
+"""bench_torch.py - the workloads of bench_core.cpp in PyTorch (CPU, eager), printed side
+by side with heed's timings from build/bench/heed.txt. Run by `make bench` with Debian's
+/usr/bin/python3 (python3-torch). Thread count: the same as heed's (OMP_NUM_THREADS, or
+all cores)."""
+import os
+import sys
+import time
+
+import torch
+
+torch.manual_seed(0)
+torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", os.cpu_count())))
+
+
+def median_ms(f, reps):
+    for _ in range(3):
+        f()
+    ts = []
+    for _ in range(reps):
+        a = time.perf_counter()
+        f()
+        ts.append((time.perf_counter() - a) * 1e3)
+    ts.sort()
+    return ts[len(ts) // 2]
+
+
+def grad_leaf(*shape, scale=1.0):
+    return (torch.randn(*shape) * scale).requires_grad_()
+
+
+def mlp_step():
+    x, y = torch.randn(256, 512), torch.randn(256, 512)
+    w1, b1 = grad_leaf(512, 1024, scale=0.04), torch.zeros(1024, requires_grad=True)
+    w2, b2 = grad_leaf(1024, 512, scale=0.03), torch.zeros(512, requires_grad=True)
+
+    def step():
+        loss = ((torch.tanh(x @ w1 + b1) @ w2 + b2 - y) ** 2).mean()
+        for p in (w1, b1, w2, b2):
+            p.grad = None
+        loss.backward()
+    return step
+
+
+def workloads():
+    a, b = torch.randn(512, 512), torch.randn(512, 512)
+    yield "matmul_512_fwd", (lambda: a @ b), 30
+    ba, bb = grad_leaf(32, 128, 64), grad_leaf(32, 64, 128)
+    yield "bmm_32x128x64_fwd_bwd", (lambda: (ba @ bb).sum().backward()), 30
+    m, v = torch.randn(1024, 1024), torch.randn(1024)
+    yield "add_bcast_1024x1024_fwd", (lambda: m + v), 50
+    sx, sw = grad_leaf(4096, 512), torch.randn(4096, 512)
+    yield "softmax_4096x512_fwd_bwd", (lambda: (torch.softmax(sx, -1) * sw).sum().backward()), 20
+    gx = grad_leaf(1 << 20)
+    yield "gelu_1M_fwd_bwd", (lambda: torch.nn.functional.gelu(gx).sum().backward()), 20
+    rx = torch.randn(4096, 1024)
+    yield "sum_dim0_4096x1024", (lambda: rx.sum(0)), 30
+    yield "mlp_step_256x512x1024", mlp_step(), 20
+
+
+def main():
+    path = sys.argv[1] if len(sys.argv) > 1 else "build/bench/heed.txt"
+    heed = {}
+    with open(path) as f:
+        for line in f:
+            name, ms = line.split()
+            heed[name] = float(ms)
+    print(f"\n{'workload':34s} {'heed ms':>9s} {'torch ms':>9s} {'torch/heed':>10s}")
+    for name, fn, reps in workloads():
+        t = median_ms(fn, reps)
+        h = heed.get(name, float("nan"))
+        print(f"{name:34s} {h:9.3f} {t:9.3f} {t / h:9.2f}x")
+    print(f"(torch {torch.__version__}, {torch.get_num_threads()} threads; >1x means heed is faster)")
+
+
+if __name__ == "__main__":
+    main()
