@@ -20,7 +20,7 @@ namespace heed::nn {
 
 class ReLU : public Module {
  public:
-  Tensor forward(const Tensor& x) override;
+  Tensor forward(const Tensor& x);
   std::string repr() const override;  // ReLU()
 };
 
@@ -36,20 +36,20 @@ class GELUOptions {
 class GELU : public Module {
  public:
   explicit GELU(const GELUOptions& options = GELUOptions());  // approximate: "none" or "tanh"
-  Tensor forward(const Tensor& x) override;
+  Tensor forward(const Tensor& x);
   std::string repr() const override;  // GELU(approximate='none')
   GELUOptions options;
 };
 
 class Tanh : public Module {
  public:
-  Tensor forward(const Tensor& x) override;
+  Tensor forward(const Tensor& x);
   std::string repr() const override;  // Tanh()
 };
 
 class Sigmoid : public Module {
  public:
-  Tensor forward(const Tensor& x) override;
+  Tensor forward(const Tensor& x);
   std::string repr() const override;  // Sigmoid()
 };
 
@@ -65,7 +65,7 @@ class ELUOptions {
 class ELU : public Module {
  public:
   explicit ELU(const ELUOptions& options = ELUOptions());
-  Tensor forward(const Tensor& x) override;
+  Tensor forward(const Tensor& x);
   std::string repr() const override;  // ELU(alpha=1.0)
   ELUOptions options;
 };

@@ -28,7 +28,7 @@ class Dropout : public Module {
  public:
   explicit Dropout(const DropoutOptions& options = DropoutOptions());  // p in [0, 1)
 
-  Tensor forward(const Tensor& x) override;
+  Tensor forward(const Tensor& x);
   std::string repr() const override;  // Dropout(p=0.5, inplace=False)
 
   DropoutOptions options;

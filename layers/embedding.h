@@ -46,7 +46,6 @@ class Embedding : public Module {
   // ids (...) -> (..., embedding_dim). heed::Error naming Embedding, the id and the range
   // [0, num_embeddings) if an id is out of range.
   Tensor forward(const IndexTensor& ids);
-  using Module::forward;  // forward(Tensor) is not an embedding's: it throws
   std::string repr() const override;  // Embedding(10, 3, padding_idx=0)
   void reset_parameters();            // N(0, 1), padding row zeroed
 

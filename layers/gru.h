@@ -52,7 +52,7 @@ class GRUCell : public Module {
 
   // heed::Error naming GRUCell if x is not (B, input_size) or h is not (B, hidden_size).
   Tensor forward(const Tensor& x, const Tensor& h);
-  Tensor forward(const Tensor& x) override { return forward(x, Tensor()); }
+  Tensor forward(const Tensor& x) { return forward(x, Tensor()); }
   std::string repr() const override;  // GRUCell(4, 8) or GRUCell(4, 8, bias=False)
   void reset_parameters();            // every parameter U(-1/sqrt(H), 1/sqrt(H))
 

@@ -38,7 +38,7 @@ class LayerNorm : public Module {
   explicit LayerNorm(const LayerNormOptions& options);
 
   // x: (..., *normalized_shape) -> the same shape. heed::Error if x does not end in it.
-  Tensor forward(const Tensor& x) override;
+  Tensor forward(const Tensor& x);
   std::string repr() const override;  // LayerNorm((4,), eps=1e-05, elementwise_affine=True)
   void reset_parameters();            // w = 1, b = 0
 

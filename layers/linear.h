@@ -36,7 +36,7 @@ class Linear : public Module {
   Linear(int64_t in_features, int64_t out_features) : Linear(LinearOptions(in_features, out_features)) {}
 
   // x: (..., in_features) -> (..., out_features). heed::Error if x's last dim is not in_features.
-  Tensor forward(const Tensor& x) override;
+  Tensor forward(const Tensor& x);
   std::string repr() const override;  // Linear(in_features=4, out_features=2, bias=True)
   void reset_parameters();            // draw W and b afresh, as the constructor does
 

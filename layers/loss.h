@@ -156,13 +156,10 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
 // "CrossEntropyLoss()"; otherwise the options that differ from their defaults are listed, as
 // keywords: "CrossEntropyLoss(ignore_index=0, reduction='sum', label_smoothing=0.1)", and a
 // weight by its shape: "BCEWithLogitsLoss(pos_weight=(3,))".
-// `using Module::forward` keeps the base's one-input forward visible (it throws: a loss needs
-// a target), so a derived two-argument forward does not hide it.
 
 class CrossEntropyLoss : public Module {
  public:
   explicit CrossEntropyLoss(const CrossEntropyOptions& options = {});
-  using Module::forward;
   Tensor forward(const Tensor& input, const IndexTensor& target);
   std::string repr() const override;
   CrossEntropyOptions options;
@@ -171,7 +168,6 @@ class CrossEntropyLoss : public Module {
 class NLLLoss : public Module {
  public:
   explicit NLLLoss(const NLLOptions& options = {});
-  using Module::forward;
   Tensor forward(const Tensor& input, const IndexTensor& target);
   std::string repr() const override;
   NLLOptions options;
@@ -180,7 +176,6 @@ class NLLLoss : public Module {
 class MSELoss : public Module {
  public:
   explicit MSELoss(const MSEOptions& options = {});
-  using Module::forward;
   Tensor forward(const Tensor& input, const Tensor& target);
   std::string repr() const override;
   MSEOptions options;
@@ -189,7 +184,6 @@ class MSELoss : public Module {
 class BCEWithLogitsLoss : public Module {
  public:
   explicit BCEWithLogitsLoss(const BCEWithLogitsOptions& options = {});
-  using Module::forward;
   Tensor forward(const Tensor& input, const Tensor& target);
   std::string repr() const override;
   BCEWithLogitsOptions options;

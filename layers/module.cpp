@@ -4,10 +4,6 @@
 
 namespace heed::nn {
 
-Tensor Module::forward(const Tensor&) {
-  fail(repr().c_str(), "this module has no forward(Tensor); call its own forward");
-}
-
 static void check_name(const char* what, const std::string& name) {
   HEED_CHECK(!name.empty() && name.find('.') == std::string::npos, what, "name '", name,
              "' must be non-empty and contain no '.'");

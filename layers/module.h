@@ -7,6 +7,10 @@
 //   auto fc = std::make_shared<nn::Linear>(nn::LinearOptions(784, 10).bias(false));
 //   Tensor y = fc->forward(x);                  // (B, 784) -> (B, 10)
 //
+// Each layer has its own non-virtual forward with the signature it needs (Linear takes a
+// Tensor, Embedding an IndexTensor, LSTM returns outputs and states); Sequential chains
+// any modules that take and return one Tensor.
+//
 // A layer registers what it owns in its constructor:
 //   weight = register_parameter("weight", empty({out, in}));
 //   lstm = register_module("lstm", std::make_shared<LSTM>(LSTMOptions(64, 128)));
@@ -29,10 +33,6 @@ class Module {
 
   // The layer as PyTorch prints it, e.g. "Linear(in_features=4, out_features=2, bias=True)".
   virtual std::string repr() const = 0;
-  // A one-input layer's forward; layers with other signatures keep their own forward and
-  // leave this one throwing. Sequential calls it.
-  virtual Tensor forward(const Tensor& x);
-
   NamedTensors named_parameters(bool recurse = true) const;  // registration order, dotted names
   std::vector<Tensor> parameters(bool recurse = true) const;
   NamedTensors named_buffers(bool recurse = true) const;     // non-trainable saved state

@@ -88,7 +88,7 @@ std::shared_ptr<nn::Sequential> mlp(uint64_t seed) {  // (B, 4) -> (B, 2)
 
 // One training step on the batch of step number opt.step_count(), so a resumed run sees the
 // same data as the unbroken one.
-void train_step(nn::Module& model, optim::Optimizer& opt, const optim::LRSchedule* schedule) {
+void train_step(nn::Sequential& model, optim::Optimizer& opt, const optim::LRSchedule* schedule) {
   manual_seed(1000 + uint64_t(opt.step_count()));
   const Tensor x = randn({6, 4}), y = randn({6, 2});
   if (schedule) schedule->apply(opt, opt.step_count());
