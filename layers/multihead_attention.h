@@ -1,0 +1,76 @@
+// multihead_attention.h - nn::MultiheadAttention (Vaswani et al. 2017), batch-first.
+//
+//   head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V)          Attention = softmax(Q K^T / sqrt(d_k)) V
+//   MultiHead(Q, K, V) = Concat(head_1, ..., head_h) W^O
+//
+// query (B, Tq, E), key (B, Tk, kdim), value (B, Tk, vdim) -> output (B, Tq, E), and the
+// attention weights (B, Tq, Tk) averaged over heads, or (B, H, Tq, Tk) per head.
+// Self-attention passes the same tensor three times; cross-attention passes the encoder
+// output as key and value. Masks follow heed's convention (layers/attention_core.h:
+// 1 = may attend), NOT PyTorch's (True = ignore).
+//
+// Parameters as torch.nn.MultiheadAttention, so its state_dict loads one to one:
+//   in_proj_weight (3E, E), in_proj_bias (3E)     when kdim = vdim = E and d_k = d_v = E/H
+//   q_proj_weight, k_proj_weight, v_proj_weight   otherwise (separate input dims or head dims)
+//   out_proj.weight (E, H*d_v), out_proj.bias (E)
+//
+//   auto mha = std::make_shared<nn::MultiheadAttention>(nn::MultiheadAttentionOptions(512, 8));
+//   auto [y, w] = mha->forward(x, x, x, nn::AttentionMask().key_padding(pad).causal());
+#pragma once
+#include <memory>
+
+#include "attention_core.h"
+#include "linear.h"
+#include "module.h"
+
+namespace heed::nn {
+
+class MultiheadAttentionOptions {
+ public:
+  MultiheadAttentionOptions(int64_t embed_dim, int64_t num_heads)
+      : embed_dim_(embed_dim), num_heads_(num_heads) {}
+  MultiheadAttentionOptions& dropout(double p) { dropout_ = p; return *this; }
+  MultiheadAttentionOptions& bias(bool on) { bias_ = on; return *this; }
+  MultiheadAttentionOptions& kdim(int64_t d) { kdim_ = d; return *this; }      // key input width
+  MultiheadAttentionOptions& vdim(int64_t d) { vdim_ = d; return *this; }      // value input width
+  MultiheadAttentionOptions& head_dim_k(int64_t d) { dk_ = d; return *this; }  // per-head d_k
+  MultiheadAttentionOptions& head_dim_v(int64_t d) { dv_ = d; return *this; }  // per-head d_v
+  int64_t embed_dim() const { return embed_dim_; }
+  int64_t num_heads() const { return num_heads_; }
+  double dropout() const { return dropout_; }
+  bool bias() const { return bias_; }
+  int64_t kdim() const { return kdim_ > 0 ? kdim_ : embed_dim_; }
+  int64_t vdim() const { return vdim_ > 0 ? vdim_ : embed_dim_; }
+  int64_t head_dim_k() const { return dk_ > 0 ? dk_ : embed_dim_ / num_heads_; }
+  int64_t head_dim_v() const { return dv_ > 0 ? dv_ : embed_dim_ / num_heads_; }
+
+ private:
+  int64_t embed_dim_, num_heads_;
+  double dropout_ = 0;
+  bool bias_ = true;
+  int64_t kdim_ = 0, vdim_ = 0, dk_ = 0, dv_ = 0;
+};
+
+struct AttentionOutput {
+  Tensor output;   // (B, Tq, E)
+  Tensor weights;  // (B, Tq, Tk) averaged over heads, (B, H, Tq, Tk) per head, or undefined
+};
+
+class MultiheadAttention : public Module {
+ public:
+  explicit MultiheadAttention(const MultiheadAttentionOptions& options);
+  // need_weights = false lets later versions use a tiled kernel that never forms the
+  // (Tq, Tk) weights; average_attn_weights = false returns them per head.
+  AttentionOutput forward(const Tensor& query, const Tensor& key, const Tensor& value,
+                          const AttentionMask& mask = {}, bool need_weights = true,
+                          bool average_attn_weights = true);
+  std::string repr() const override;
+  void reset_parameters();  // xavier_uniform_ projections, zero biases, as PyTorch
+
+  MultiheadAttentionOptions options;
+  Tensor in_proj_weight, in_proj_bias;                  // packed form (see above)
+  Tensor q_proj_weight, k_proj_weight, v_proj_weight;   // separate form
+  std::shared_ptr<Linear> out_proj;
+};
+
+}  // namespace heed::nn
