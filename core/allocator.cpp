@@ -93,4 +93,20 @@ void empty_cache() {
   }
 }
 
+PeakScope::PeakScope() {
+  Cache& c = cache();
+  std::lock_guard<std::mutex> lock(c.mu);
+  start_live_ = c.st.live_bytes;
+  outer_peak_ = c.st.peak_bytes;
+  c.st.peak_bytes = c.st.live_bytes;
+}
+
+PeakScope::~PeakScope() {
+  Cache& c = cache();
+  std::lock_guard<std::mutex> lock(c.mu);
+  if (outer_peak_ > c.st.peak_bytes) c.st.peak_bytes = outer_peak_;
+}
+
+int64_t PeakScope::bytes() const { return stats().peak_bytes - start_live_; }
+
 }  // namespace heed::alloc

@@ -33,6 +33,28 @@ std::size_t size_class(std::size_t bytes);       // the bucket a request lands i
 AllocatorStats stats();
 void reset_peak_bytes();                          // peak := live
 void empty_cache();                               // return every cached block to the system
+
+// The most memory a region of code held at once, beyond what was live when it began:
+//
+//   alloc::PeakScope scope;
+//   Tensor y = f(x); sum(y).backward();
+//   int64_t extra = scope.bytes();   // peak live bytes inside the scope - live bytes at its start
+//
+// It resets the allocator's peak on entry and, on exit, raises it back to at least what it
+// was, so scopes nest and an enclosing measurement still sees the peak inside. The counts
+// are process-wide (all threads) and in size-class bytes, as stats().
+class PeakScope {
+ public:
+  PeakScope();
+  ~PeakScope();
+  PeakScope(const PeakScope&) = delete;
+  PeakScope& operator=(const PeakScope&) = delete;
+  int64_t bytes() const;        // peak so far in this scope minus start_live()
+  int64_t start_live() const { return start_live_; }
+
+ private:
+  int64_t start_live_, outer_peak_;
+};
 }  // namespace alloc
 
 // A standard allocator over the cache, for std::allocate_shared and containers, so

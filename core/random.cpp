@@ -18,6 +18,14 @@ void manual_seed(uint64_t seed) {
   has_spare = false;
 }
 
+RngState get_rng_state() { return RngState{gen(), has_spare, spare}; }
+
+void set_rng_state(const RngState& s) {
+  gen() = s.engine;
+  has_spare = s.has_spare;
+  spare = s.spare;
+}
+
 double rand_uniform() { return double(gen()() >> 11) * 0x1.0p-53; }
 
 double rand_normal() {

@@ -7,7 +7,8 @@
 //   c        = alpha @ V          (B, [H,] Tq, Dv)    the context vectors
 //
 // Shapes are batch-first everywhere: queries (B, Tq, Dq), keys (B, Tk, Dk), values
-// (B, Tk, Dv); an RNN decoder's query is (B, Dq) and gives (B, Dv) / weights (B, Tk).
+// (B, Tk, Dv); an RNN decoder's query is (B, Dq) and gives (B, Dv) / weights (B, Tk)
+// (its layer calls attend with Tq = 1 and drops that dim again: attend needs (.., Tq, Tk)).
 //
 // Mask convention, one for the whole library: 1 (true) = may attend, 0 = may not.
 // NOTE this is the opposite of PyTorch's key_padding_mask / boolean attn_mask, where
@@ -35,9 +36,14 @@ struct AttentionMask {
   bool causal_ = false;
 };
 
+// heed::Error naming `op` when a part of `m` does not fit scores of shape
+// `scores_shape` (B, [H,] Tq, Tk). Layers that build the scores themselves (multi-head
+// attention) call it first, so that a bad mask is reported in their own name.
+void check_mask(const char* op, const Shape& scores_shape, const AttentionMask& m);
+
 // The visibility of each score as a 0/1 tensor broadcastable to `scores_shape`
 // (B, [H,] Tq, Tk), combining all three parts; undefined when nothing is masked.
-// heed::Error naming `op` when a part's shape does not fit the scores.
+// Checks the shapes first (check_mask).
 Tensor visible(const char* op, const Shape& scores_shape, const AttentionMask& m);
 
 struct Attended {
@@ -46,6 +52,7 @@ struct Attended {
 };
 
 // c = dropout(softmax(mask(e))) @ V.  scores (B, [H,] Tq, Tk), values (B, [H,] Tk, Dv).
+// dropout_p in [0, 1) (heed::Error naming `op` otherwise), applied only when training.
 Attended attend(const char* op, const Tensor& scores, const Tensor& values,
                 const AttentionMask& m = {}, double dropout_p = 0, bool training = false);
 

@@ -6,13 +6,29 @@
 // query (B, Tq, E), key (B, Tk, kdim), value (B, Tk, vdim) -> output (B, Tq, E), and the
 // attention weights (B, Tq, Tk) averaged over heads, or (B, H, Tq, Tk) per head.
 // Self-attention passes the same tensor three times; cross-attention passes the encoder
-// output as key and value. Masks follow heed's convention (layers/attention_core.h:
-// 1 = may attend), NOT PyTorch's (True = ignore).
+// output as key and value. E embed_dim, H num_heads, d_k / d_v the per-head widths
+// (default E / H, which must then be whole).
+//
+// Masks follow heed's convention (layers/attention_core.h: 1 = may attend), NOT
+// PyTorch's (True = ignore): torch's key_padding_mask is heed's key_padding == 0.
+//   key_padding (B, Tk); mask broadcastable to (B, H, Tq, Tk), e.g. (Tq, Tk) or
+//   (B, 1, Tq, Tk); a 3-D mask is read as (B, Tq, Tk), one per batch element (not
+//   torch's (B*H, Tq, Tk)); causal aligns the last query with the last key.
+// A query that sees no key gets a zero context, so its output is out_proj.bias, and
+// passes no gradient to the keys and values (never NaN, unlike torch).
 //
 // Parameters as torch.nn.MultiheadAttention, so its state_dict loads one to one:
 //   in_proj_weight (3E, E), in_proj_bias (3E)     when kdim = vdim = E and d_k = d_v = E/H
-//   q_proj_weight, k_proj_weight, v_proj_weight   otherwise (separate input dims or head dims)
+//   q_proj_weight (H d_k, E), k_proj_weight (H d_k, kdim), v_proj_weight (H d_v, vdim)
+//   and in_proj_bias (2 H d_k + H d_v)            otherwise (separate input dims or head dims)
 //   out_proj.weight (E, H*d_v), out_proj.bias (E)
+// Rows [0, H d_k) of the packed weight and bias project Q, the next H d_k rows K, the
+// last H d_v rows V; within each block, head i owns rows [i d, (i+1) d).
+// Initialised as torch: xavier_uniform_ on in_proj_weight (or q/k/v_proj_weight), zero
+// in_proj_bias and out_proj.bias, out_proj.weight as nn::Linear (kaiming_uniform_).
+//
+// Cost: projections O(B (Tq E + Tk kdim) H d_k + B Tk vdim H d_v + B Tq H d_v E);
+// attention O(B H Tq Tk (d_k + d_v)) time and O(B H Tq Tk) memory (scores and weights).
 //
 //   auto mha = std::make_shared<nn::MultiheadAttention>(nn::MultiheadAttentionOptions(512, 8));
 //   auto [y, w] = mha->forward(x, x, x, nn::AttentionMask().key_padding(pad).causal());
@@ -43,6 +59,9 @@ class MultiheadAttentionOptions {
   int64_t vdim() const { return vdim_ > 0 ? vdim_ : embed_dim_; }
   int64_t head_dim_k() const { return dk_ > 0 ? dk_ : embed_dim_ / num_heads_; }
   int64_t head_dim_v() const { return dv_ > 0 ? dv_ : embed_dim_ / num_heads_; }
+  // True when d_k / d_v were left to default to embed_dim / num_heads.
+  bool default_head_dim_k() const { return dk_ <= 0; }
+  bool default_head_dim_v() const { return dv_ <= 0; }
 
  private:
   int64_t embed_dim_, num_heads_;
@@ -58,19 +77,23 @@ struct AttentionOutput {
 
 class MultiheadAttention : public Module {
  public:
+  // heed::Error naming MultiheadAttention for sizes <= 0, dropout outside [0, 1), or an
+  // embed_dim not divisible by num_heads when d_k or d_v is defaulted.
   explicit MultiheadAttention(const MultiheadAttentionOptions& options);
+  // heed::Error naming MultiheadAttention and the shapes when query is not (B, Tq, E),
+  // key / value are not (B, Tk, kdim) / (B, Tk, vdim), or a mask does not fit.
   // need_weights = false lets later versions use a tiled kernel that never forms the
   // (Tq, Tk) weights; average_attn_weights = false returns them per head.
   AttentionOutput forward(const Tensor& query, const Tensor& key, const Tensor& value,
                           const AttentionMask& mask = {}, bool need_weights = true,
                           bool average_attn_weights = true);
-  std::string repr() const override;
+  std::string repr() const override;  // MultiheadAttention(embed_dim=8, num_heads=2)
   void reset_parameters();  // xavier_uniform_ projections, zero biases, as PyTorch
 
   MultiheadAttentionOptions options;
-  Tensor in_proj_weight, in_proj_bias;                  // packed form (see above)
-  Tensor q_proj_weight, k_proj_weight, v_proj_weight;   // separate form
-  std::shared_ptr<Linear> out_proj;
+  Tensor in_proj_weight, in_proj_bias;                  // (3E, E) packed form only; bias in both
+  Tensor q_proj_weight, k_proj_weight, v_proj_weight;   // separate form only (see above)
+  std::shared_ptr<Linear> out_proj;                     // Linear(H d_v, E)
 };
 
 }  // namespace heed::nn

@@ -1,0 +1,124 @@
+// additive_attention.h - nn::AdditiveAttention, Bahdanau's additive attention
+// (Bahdanau, Cho & Bengio 2015, "Neural Machine Translation by Jointly Learning to Align
+// and Translate"), in the seeds' notation:
+//
+//   e_tj     = v^T tanh(W_s s_t + W_h h_j + b)      alignment score of decoder state s_t and key h_j
+//   alpha_tj = exp(e_tj) / sum_k exp(e_tk)          (masked keys get 0: layers/attention_core.h)
+//   c_t      = sum_j alpha_tj h_j                    (or the values v_j, when they differ from the keys)
+//
+// (Seed 000 writes the same score as v_a^T tanh(W_a s_t + U_a h_i).) Bahdanau scores with
+// the decoder's previous state s_{t-1} (seed 004), Luong with the current s_t: the module
+// scores whichever state the caller passes as the query.
+//
+// Letters: B batch, Tq queries (decoder steps), Tk keys (source positions), Dq query dim,
+// Dk key dim, Dv value dim, A attention dim. Parameters:
+//   W_s (A, Dq)   W_h (A, Dk)   b (A) (with bias(true), the default)   v (A)
+// initialised as PyTorch: W_s, W_h and b as nn.Linear's (U(+-1/sqrt(fan_in))), v ~ U(+-1/sqrt(A)).
+//
+// The score is the only part written here; masking, softmax, dropout and the weighted sum
+// are attention_core's attend(), shared by every variant.
+//
+// Cost: time O(B (Tq Dq + Tk Dk) A) for the projections + O(B Tq Tk A) for tanh and v^T;
+// memory O(B Tq Tk A): the tanh activations of every (query, key) pair are kept for
+// backward. That (B, Tq, Tk, A) tensor is what makes additive attention the expensive
+// scorer next to the multiplicative ones (layers/luong_attention.h), which need O(B Tq Tk).
+//
+// The encoder side W_h h_j does not depend on the decoder step t, so a decoder computes it
+// once per source sentence and reuses it at every step:
+//   Tensor hp = attn->precompute_keys(h);          // W_h h, (B, Tk, A), once per sentence
+//   for (int64_t t = 0; t < T_out; ++t) {          // dec: an nn::LSTMCell, y_emb[t] (B, E)
+//     auto [c, alpha] = attn->forward_projected(s, hp, h, nn::AttentionMask().key_padding(pad));
+//     std::tie(s, cell) = dec->forward(cat({y_emb[t], c}, -1), std::make_tuple(s, cell));
+//   }                                              // s (B, Dq), c (B, Dk), alpha (B, Tk)
+// forward(query, keys, ...) is exactly forward_projected(query, precompute_keys(keys), ...).
+//
+// Example:
+//   auto attn = std::make_shared<nn::AdditiveAttention>(nn::AdditiveAttentionOptions(256, 512, 128));
+//   auto [c, alpha] = attn->forward(s, h, h, nn::AttentionMask().key_padding(pad));
+//   // s (B, 256), h (B, Tk, 512), pad (B, Tk) -> c (B, 512), alpha (B, Tk)
+//
+// Conventions shared by every scorer module (AdditiveAttention, LuongAttention,
+// LocalAttention; the helpers are in detail:: below):
+//   query   (B, Dq): one decoder step -> context (B, Dv), weights (B, Tk)
+//           (B, Tq, Dq): Tq queries at once -> context (B, Tq, Dv), weights (B, Tq, Tk)
+//   keys    (B, Tk, Dk);  values (B, Tk, Dv), or undefined to attend over the keys themselves
+//   mask    heed's AttentionMask (1 = may attend); with a 2-D query a full mask may be (B, Tk)
+#pragma once
+#include <string>
+
+#include "attention_core.h"
+#include "module.h"
+
+namespace heed::nn {
+
+class AdditiveAttentionOptions {
+ public:
+  AdditiveAttentionOptions(int64_t query_dim, int64_t key_dim, int64_t attn_dim)
+      : query_dim_(query_dim), key_dim_(key_dim), attn_dim_(attn_dim) {}
+  AdditiveAttentionOptions& query_dim(int64_t v) { query_dim_ = v; return *this; }  // Dq
+  AdditiveAttentionOptions& key_dim(int64_t v) { key_dim_ = v; return *this; }      // Dk
+  AdditiveAttentionOptions& attn_dim(int64_t v) { attn_dim_ = v; return *this; }    // A
+  AdditiveAttentionOptions& bias(bool on) { bias_ = on; return *this; }             // b
+  AdditiveAttentionOptions& dropout(double p) { dropout_ = p; return *this; }       // on alpha
+  int64_t query_dim() const { return query_dim_; }
+  int64_t key_dim() const { return key_dim_; }
+  int64_t attn_dim() const { return attn_dim_; }
+  bool bias() const { return bias_; }
+  double dropout() const { return dropout_; }
+
+ private:
+  int64_t query_dim_, key_dim_, attn_dim_;
+  bool bias_ = true;
+  double dropout_ = 0;
+};
+
+class AdditiveAttention : public Module {
+ public:
+  explicit AdditiveAttention(const AdditiveAttentionOptions& options);
+
+  // query (B, Dq) or (B, Tq, Dq), keys (B, Tk, Dk), values (B, Tk, Dv) or undefined (= keys).
+  Attended forward(const Tensor& query, const Tensor& keys, const Tensor& values = Tensor(),
+                   const AttentionMask& mask = {});
+  // The same with the keys already projected by precompute_keys; values must be given.
+  Attended forward_projected(const Tensor& query, const Tensor& projected_keys,
+                             const Tensor& values, const AttentionMask& mask = {});
+  // W_h h: keys (B, Tk, Dk) -> (B, Tk, A).
+  Tensor precompute_keys(const Tensor& keys);
+  // e_tj: query (B, Tq, Dq), projected keys (B, Tk, A) -> scores (B, Tq, Tk), unmasked.
+  Tensor score(const Tensor& query, const Tensor& projected_keys);
+
+  // AdditiveAttention(query_dim=256, key_dim=512, attn_dim=128, bias=True, dropout=0.0)
+  std::string repr() const override;
+  void reset_parameters();
+
+  AdditiveAttentionOptions options;
+  Tensor W_s;  // (A, Dq)
+  Tensor W_h;  // (A, Dk)
+  Tensor b;    // (A), undefined without bias
+  Tensor v;    // (A)
+};
+
+namespace detail {
+
+// What every scorer module does around its score function:
+//   1. check query (B, [Tq,] Dq), projected keys (B, Tk, P) and values (B, Tk, Dv),
+//      throwing heed::Error naming `op` and the shapes;
+//   2. lift a decoder step's query (B, Dq) to (B, 1, Dq), and a (B, Tk) full mask to (B, 1, Tk);
+//   3. after attend(), drop that Tq = 1 dim again (finish).
+struct ScorerStep {
+  Tensor query;        // (B, Tq, Dq)
+  AttentionMask mask;  // fits the scores (B, Tq, Tk)
+  bool step = false;   // the query was 2-D
+  Attended finish(Attended a) const;
+};
+
+ScorerStep scorer_inputs(const char* op, const Tensor& query, int64_t query_dim,
+                         const Tensor& projected_keys, int64_t projected_dim,
+                         const Tensor& values, const AttentionMask& mask);
+
+// heed::Error naming `op` unless keys is (B, Tk, key_dim), with the query's B if one is given.
+void check_keys(const char* op, const Tensor& keys, int64_t key_dim, const Tensor& query = Tensor());
+
+}  // namespace detail
+
+}  // namespace heed::nn

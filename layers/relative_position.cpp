@@ -1,0 +1,155 @@
+// relative_position.cpp - Shaw et al.'s key and value terms (bucketed, and the paper's
+// materialised form), the tables, and RelativeSelfAttention.
+#include "relative_position.h"
+
+#include <cmath>
+
+#include "../autograd/arith.h"
+#include "../autograd/linalg.h"
+#include "../autograd/reduce.h"
+#include "../autograd/relative_position_op.h"
+#include "../autograd/shape_ops.h"
+#include "../core/error.h"
+#include "init.h"
+#include "repr.h"
+
+namespace heed::nn {
+
+// k from a (2k+1, d) table; heed::Error naming op when the table has another shape.
+static int64_t table_k(const char* op, const Tensor& table, int64_t d) {
+  HEED_CHECK(table.dim() == 2 && table.size(0) % 2 == 1 && table.size(1) == d, op, "table ",
+             table.shape(), " must be (2k+1, d) with d = ", d);
+  return (table.size(0) - 1) / 2;
+}
+
+IndexTensor relative_distance_index(int64_t Tq, int64_t Tk, int64_t k) {
+  const RelativeBuckets b = relative_buckets(Tq, Tk, k);
+  std::vector<int64_t> ids(Tq * Tk);
+  for (int64_t i = 0; i < Tq; ++i)
+    for (int64_t j = 0; j < Tk; ++j) ids[i * Tk + j] = b.distance(i, j) + k;
+  return IndexTensor(ids, {Tq, Tk});
+}
+
+// ---------------------------------------------------------------- bucketed (what layers use)
+
+// scale * q_i . w^K_{r(i,j)}:  P = q rows^T (.., Tq, R), then y[i, j] = P[i, bucket(i, j)].
+// rows = the R table rows whose distances occur (a narrow: its gradient lands in place).
+Tensor relative_key_bias(const Tensor& q, const Tensor& key_table, int64_t Tk, double scale) {
+  HEED_CHECK(q.dim() >= 2, "relative_key_bias", "q must be (..., Tq, d); got ", q.shape());
+  const int64_t k = table_k("relative_key_bias", key_table, q.size(-1));
+  const RelativeBuckets b = relative_buckets(q.size(-2), Tk, k);
+  const Tensor rows = narrow(key_table, 0, b.lo + k, b.count());  // (R, d)
+  Tensor p = matmul(q, transpose(rows, 0, 1));                     // (.., Tq, R)
+  if (scale != 1) p = p * real(scale);
+  return gather_buckets(p, b);  // (.., Tq, Tk)
+}
+
+// sum_j alpha_ij w^V_{r(i,j)} = sum_r A[i, r] w^V_r,  A = scatter_buckets(alpha) (.., Tq, R).
+Tensor relative_value_context(const Tensor& alpha, const Tensor& value_table) {
+  HEED_CHECK(alpha.dim() >= 2, "relative_value_context", "alpha must be (..., Tq, Tk); got ",
+             alpha.shape());
+  const int64_t k = table_k("relative_value_context", value_table, value_table.size(-1));
+  const RelativeBuckets b = relative_buckets(alpha.size(-2), alpha.size(-1), k);
+  const Tensor rows = narrow(value_table, 0, b.lo + k, b.count());  // (R, d)
+  return matmul(scatter_buckets(alpha, b), rows);                    // (.., Tq, d)
+}
+
+// ---------------------------------------------------------------- the paper's form
+
+// a_ij = table[clip(j - i, k) + k], all of them: (Tq, Tk, d).
+static Tensor materialise(const Tensor& table, int64_t Tq, int64_t Tk, int64_t k) {
+  const IndexTensor ids = relative_distance_index(Tq, Tk, k).reshape({Tq * Tk});
+  return reshape(index_select(table, 0, ids), {Tq, Tk, table.size(1)});
+}
+
+// e_ij = scale * q_i . a^K_ij, as one batched matmul over i: (.., Tq, 1, d) @ (Tq, d, Tk).
+Tensor relative_key_bias_reference(const Tensor& q, const Tensor& key_table, int64_t Tk,
+                                   double scale) {
+  HEED_CHECK(q.dim() >= 2, "relative_key_bias_reference", "q must be (..., Tq, d); got ", q.shape());
+  const int64_t k = table_k("relative_key_bias_reference", key_table, q.size(-1));
+  const Tensor aK = materialise(key_table, q.size(-2), Tk, k);           // (Tq, Tk, d)
+  const Tensor e = matmul(unsqueeze(q, -2), transpose(aK, 1, 2));       // (.., Tq, 1, Tk)
+  return squeeze(e, -2) * real(scale);
+}
+
+// c_i = sum_j alpha_ij a^V_ij, as one batched matmul over i: (.., Tq, 1, Tk) @ (Tq, Tk, d).
+Tensor relative_value_context_reference(const Tensor& alpha, const Tensor& value_table) {
+  HEED_CHECK(alpha.dim() >= 2, "relative_value_context_reference", "alpha must be (..., Tq, Tk); "
+             "got ", alpha.shape());
+  const int64_t k = table_k("relative_value_context_reference", value_table, value_table.size(-1));
+  const Tensor aV = materialise(value_table, alpha.size(-2), alpha.size(-1), k);  // (Tq, Tk, d)
+  return squeeze(matmul(unsqueeze(alpha, -2), aV), -2);                         // (.., Tq, d)
+}
+
+// ---------------------------------------------------------------- the tables
+
+RelativePositionEmbedding::RelativePositionEmbedding(int64_t k, int64_t d)
+    : max_relative_position(k), head_dim(d) {
+  HEED_CHECK(k >= 0 && d >= 1, "RelativePositionEmbedding", "need max_relative_position >= 0 "
+             "and head_dim >= 1; got ", k, " and ", d);
+  key_table = register_parameter("key_table", empty({2 * k + 1, d}));
+  value_table = register_parameter("value_table", empty({2 * k + 1, d}));
+  reset_parameters();
+}
+
+void RelativePositionEmbedding::reset_parameters() {
+  init::xavier_uniform_(key_table);
+  init::xavier_uniform_(value_table);
+}
+
+std::string RelativePositionEmbedding::repr() const {
+  return "RelativePositionEmbedding(max_relative_position=" +
+         std::to_string(max_relative_position) + ", head_dim=" + std::to_string(head_dim) + ")";
+}
+
+// ---------------------------------------------------------------- the attention layer
+
+RelativeSelfAttention::RelativeSelfAttention(const RelativeSelfAttentionOptions& opts)
+    : options(opts) {
+  const int64_t E = options.embed_dim(), H = options.num_heads();
+  HEED_CHECK(E >= 1 && H >= 1 && E % H == 0, "RelativeSelfAttention", "embed_dim ", E,
+             " must be a positive multiple of num_heads ", H);
+  HEED_CHECK(options.dropout() >= 0 && options.dropout() < 1, "RelativeSelfAttention",
+             "dropout must be in [0, 1); got ", options.dropout());
+  const LinearOptions proj = LinearOptions(E, E).bias(options.bias());
+  q_proj = register_module("q_proj", std::make_shared<Linear>(proj));
+  k_proj = register_module("k_proj", std::make_shared<Linear>(proj));
+  v_proj = register_module("v_proj", std::make_shared<Linear>(proj));
+  out_proj = register_module("out_proj", std::make_shared<Linear>(proj));
+  relative = register_module("relative", std::make_shared<RelativePositionEmbedding>(
+                                             options.max_relative_position(), options.head_dim()));
+}
+
+AttentionOutput RelativeSelfAttention::forward(const Tensor& x, const AttentionMask& mask,
+                                               bool average_attn_weights) {
+  const char* op = "RelativeSelfAttention";
+  const int64_t E = options.embed_dim(), H = options.num_heads(), d = options.head_dim();
+  HEED_CHECK(x.dim() == 3 && x.size(2) == E, op, "x must be (B, T, ", E, "); got ", x.shape());
+  const int64_t B = x.size(0), T = x.size(1);
+  auto split_heads = [&](const Tensor& t) {  // (B, T, E) -> (B, H, T, d)
+    return transpose(reshape(t, {B, T, H, d}), 1, 2);
+  };
+  // 1. projections, one per role, split into heads
+  const Tensor q = split_heads(q_proj->forward(x));  // (B, H, T, d)
+  const Tensor k = split_heads(k_proj->forward(x));  // (B, H, T, d)
+  const Tensor v = split_heads(v_proj->forward(x));  // (B, H, T, d)
+  // 2. e_ij = (q_i . k_j + q_i . a^K_ij) / sqrt(d)
+  const double scale = 1 / std::sqrt(double(d));
+  const Tensor e = matmul(q, transpose(k, 2, 3)) * real(scale) + relative->key_bias(q, T, scale);
+  // 3. alpha = dropout(softmax(mask(e))), c = alpha v: the shared core
+  const Attended a = attend(op, e, v, mask, options.dropout(), is_training());
+  // 4. c_i += sum_j alpha_ij a^V_ij
+  const Tensor c = a.context + relative->value_context(a.weights);  // (B, H, T, d)
+  // 5. concatenate the heads and project
+  const Tensor y = out_proj->forward(reshape(transpose(c, 1, 2), {B, T, E}));  // (B, T, E)
+  return {y, average_attn_weights ? mean(a.weights, 1) : a.weights};
+}
+
+std::string RelativeSelfAttention::repr() const {
+  return "RelativeSelfAttention(embed_dim=" + std::to_string(options.embed_dim()) +
+         ", num_heads=" + std::to_string(options.num_heads()) + ", max_relative_position=" +
+         std::to_string(options.max_relative_position()) + ", dropout=" +
+         detail::py_float(options.dropout()) + ", bias=" + detail::py_bool(options.bias()) + ")";
+}
+
+}  // namespace heed::nn

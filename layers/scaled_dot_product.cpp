@@ -1,0 +1,63 @@
+// scaled_dot_product.cpp - the score e = q k^T * scale; attend() does the rest.
+#include "scaled_dot_product.h"
+
+#include <cmath>
+
+#include "../autograd/arith.h"
+#include "../autograd/linalg.h"
+#include "../core/error.h"
+#include "repr.h"
+
+namespace heed::nn {
+
+namespace {
+
+constexpr const char* kOp = "scaled_dot_product_attention";
+
+void check_shapes(const Tensor& q, const Tensor& k, const Tensor& v) {
+  const int r = q.dim();
+  HEED_CHECK((r == 3 || r == 4) && k.dim() == r && v.dim() == r, kOp,
+             "q, k, v must all be (B, Tq|Tk, D) or (B, H, Tq|Tk, D); got q ", q.shape(), ", k ",
+             k.shape(), ", v ", v.shape());
+  for (int d = 0; d < r - 2; ++d)
+    HEED_CHECK(k.size(d) == q.size(d) && v.size(d) == q.size(d), kOp, "batch/head dims differ: q ",
+               q.shape(), ", k ", k.shape(), ", v ", v.shape());
+  HEED_CHECK(k.size(-1) == q.size(-1), kOp, "q ", q.shape(), " and k ", k.shape(),
+             " must share the key width Dk (last dim)");
+  HEED_CHECK(v.size(-2) == k.size(-2), kOp, "k ", k.shape(), " and v ", v.shape(),
+             " must share the key length Tk (dim -2)");
+}
+
+}  // namespace
+
+// 1. e = (q * scale) k^T      (B, [H,] Tq, Tk); scaling q costs Tq*Dk, scaling e Tq*Tk
+// 2. c, alpha = attend(e, v)  mask -> softmax -> dropout -> alpha v
+Attended scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v,
+                                      const AttentionMask& mask, double dropout_p, bool training,
+                                      std::optional<double> scale) {
+  check_shapes(q, k, v);
+  const double s = scale ? *scale : 1 / std::sqrt(double(q.size(-1)));
+  const Tensor e = matmul(q * real(s), k.transpose(-2, -1));  // (B, [H,] Tq, Tk)
+  return attend(kOp, e, v, mask, dropout_p, training);
+}
+
+ScaledDotProductAttention::ScaledDotProductAttention(const ScaledDotProductAttentionOptions& opts)
+    : options(opts) {
+  HEED_CHECK(options.dropout() >= 0 && options.dropout() < 1, "ScaledDotProductAttention",
+             "dropout must be in [0, 1), got ", options.dropout());
+}
+
+Attended ScaledDotProductAttention::forward(const Tensor& q, const Tensor& k, const Tensor& v,
+                                            const AttentionMask& mask) {
+  AttentionMask m = mask;
+  if (options.causal()) m.causal(true);
+  return scaled_dot_product_attention(q, k, v, m, options.dropout(), is_training(), options.scale());
+}
+
+std::string ScaledDotProductAttention::repr() const {
+  std::string s = "ScaledDotProductAttention(dropout=" + detail::py_float(options.dropout());
+  if (options.scale()) s += ", scale=" + detail::py_float(*options.scale());
+  return s + ", causal=" + detail::py_bool(options.causal()) + ")";
+}
+
+}  // namespace heed::nn

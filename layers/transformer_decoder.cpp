@@ -1,0 +1,97 @@
+// transformer_decoder.cpp - one decoder layer (self-attention, cross-attention, FFN; pre- or
+// post-norm), and the stack of them. The equations are in transformer_decoder.h.
+#include "transformer_decoder.h"
+
+#include "../autograd/arith.h"
+#include "../core/error.h"
+#include "feed_forward.h"
+
+namespace heed::nn {
+
+TransformerDecoderLayer::TransformerDecoderLayer(const TransformerDecoderLayerOptions& opts)
+    : options(opts) {
+  options.check("TransformerDecoderLayer");
+  const int64_t E = options.d_model(), F = options.dim_feedforward();
+  const double p = options.dropout();
+  const MultiheadAttentionOptions mha = MultiheadAttentionOptions(E, options.nhead()).dropout(p);
+  const LayerNormOptions ln = LayerNormOptions({E}).eps(options.layer_norm_eps());
+  self_attn = register_module("self_attn", std::make_shared<MultiheadAttention>(mha));
+  multihead_attn = register_module("multihead_attn", std::make_shared<MultiheadAttention>(mha));
+  linear1 = register_module("linear1", std::make_shared<Linear>(E, F));
+  dropout = register_module("dropout", std::make_shared<Dropout>(p));
+  linear2 = register_module("linear2", std::make_shared<Linear>(F, E));
+  norm1 = register_module("norm1", std::make_shared<LayerNorm>(ln));
+  norm2 = register_module("norm2", std::make_shared<LayerNorm>(ln));
+  norm3 = register_module("norm3", std::make_shared<LayerNorm>(ln));
+  dropout1 = register_module("dropout1", std::make_shared<Dropout>(p));
+  dropout2 = register_module("dropout2", std::make_shared<Dropout>(p));
+  dropout3 = register_module("dropout3", std::make_shared<Dropout>(p));
+}
+
+// dropout1(MultiHead(x, x, x))
+Tensor TransformerDecoderLayer::sa_block(const Tensor& x, const AttentionMask& mask) {
+  return dropout1->forward(self_attn->forward(x, x, x, mask, /*need_weights=*/false).output);
+}
+
+// dropout2(MultiHead(x, memory, memory)): queries from the decoder, keys and values from memory
+Tensor TransformerDecoderLayer::mha_block(const Tensor& x, const Tensor& memory,
+                                          const AttentionMask& mask) {
+  return dropout2->forward(
+      multihead_attn->forward(x, memory, memory, mask, /*need_weights=*/false).output);
+}
+
+// dropout3(linear2(dropout(act(linear1(x)))))
+Tensor TransformerDecoderLayer::ff_block(const Tensor& x) {
+  return dropout3->forward(
+      feed_forward("TransformerDecoderLayer", x, *linear1, options.activation(), *dropout, *linear2));
+}
+
+Tensor TransformerDecoderLayer::forward(const Tensor& tgt, const Tensor& memory,
+                                        const AttentionMask& tgt_mask, const AttentionMask& memory_mask) {
+  const char* op = "TransformerDecoderLayer";
+  check_sequence(op, "tgt", tgt, options.d_model());
+  check_sequence(op, "memory", memory, options.d_model());
+  HEED_CHECK(tgt.size(0) == memory.size(0), op, "tgt ", tgt.shape(), " and memory ", memory.shape(),
+             " have different batch sizes");
+  Tensor x = tgt;  // (B, Tt, E)
+  if (options.norm_first()) {
+    x = x + sa_block(norm1->forward(x), tgt_mask);               // x + dropout1(SelfAttn(norm1(x)))
+    x = x + mha_block(norm2->forward(x), memory, memory_mask);   // x + dropout2(CrossAttn(norm2(x), m))
+    x = x + ff_block(norm3->forward(x));                         // x + dropout3(FFN(norm3(x)))
+  } else {
+    x = norm1->forward(x + sa_block(x, tgt_mask));               // norm1(x + dropout1(SelfAttn(x)))
+    x = norm2->forward(x + mha_block(x, memory, memory_mask));   // norm2(x + dropout2(CrossAttn(x, m)))
+    x = norm3->forward(x + ff_block(x));                         // norm3(x + dropout3(FFN(x)))
+  }
+  return x;
+}
+
+std::string TransformerDecoderLayer::repr() const {
+  return "TransformerDecoderLayer(" + options.repr_args() + ")";
+}
+
+TransformerDecoder::TransformerDecoder(const TransformerDecoderOptions& opts) : options(opts) {
+  HEED_CHECK(options.num_layers() >= 1, "TransformerDecoder", "num_layers must be >= 1; got ",
+             options.num_layers());
+  options.layer().check("TransformerDecoder");
+  layers = register_module("layers", std::make_shared<LayerStack<TransformerDecoderLayer>>());
+  for (int64_t i = 0; i < options.num_layers(); ++i)  // each layer drawn afresh (see header)
+    layers->push_back(std::make_shared<TransformerDecoderLayer>(options.layer()));
+  if (options.norm())
+    norm = register_module("norm", std::make_shared<LayerNorm>(LayerNormOptions({options.layer().d_model()})
+                                                                   .eps(options.layer().layer_norm_eps())));
+}
+
+Tensor TransformerDecoder::forward(const Tensor& tgt, const Tensor& memory,
+                                   const AttentionMask& tgt_mask, const AttentionMask& memory_mask) {
+  Tensor x = tgt;  // (B, Tt, E); each layer checks the shapes
+  for (size_t i = 0; i < layers->size(); ++i) x = (*layers)[i].forward(x, memory, tgt_mask, memory_mask);
+  return norm ? norm->forward(x) : x;
+}
+
+std::string TransformerDecoder::repr() const {
+  return "TransformerDecoder(num_layers=" + std::to_string(options.num_layers()) +
+         ", norm=" + (options.norm() ? "True" : "False") + ")";
+}
+
+}  // namespace heed::nn

@@ -1,0 +1,119 @@
+// transformer_decoder.h - nn::TransformerDecoderLayer and the stack nn::TransformerDecoder,
+// as torch.nn's with batch_first=True (Vaswani et al. 2017; pre-norm: Xiong et al. 2020).
+// Read transformer_encoder.h first: the decoder layer is the encoder layer with a
+// cross-attention sub-layer between self-attention and the FFN.
+//
+//   post-norm (norm_first = false, the paper's):
+//     x = norm1(x + dropout1(SelfAttn(x)))              SelfAttn(x)     = MultiHead(x, x, x)
+//     x = norm2(x + dropout2(CrossAttn(x, memory)))     CrossAttn(x, m) = MultiHead(x, m, m)
+//     x = norm3(x + dropout3(FFN(x)))
+//   pre-norm (norm_first = true):
+//     x = x + dropout1(SelfAttn(norm1(x)))
+//     x = x + dropout2(CrossAttn(norm2(x), memory))
+//     x = x + dropout3(FFN(norm3(x)))
+// In cross-attention the queries come from the decoder (s_t in the seeds' notation) and the
+// keys and values from the encoder's output `memory` (the h_j). The stack feeds the same
+// memory to every layer: x = layers.{N-1}( ... layers.0(tgt, memory) ..., memory), then norm.
+//
+// Shapes: B batch, Tt target length, Ts source length, E = d_model, H = nhead, F = dim_feedforward.
+//   tgt (B, Tt, E), memory (B, Ts, E) -> (B, Tt, E)
+//   tgt_mask     on self-attention:  usually .causal() (query i sees keys j <= i), plus
+//                key_padding (B, Tt) for padded targets
+//   memory_mask  on cross-attention: usually key_padding (B, Ts) for padded sources;
+//                a mask (Tt, Ts) or (B, H, Tt, Ts) too
+// (heed's masks: 1 = may attend. PyTorch's tgt_mask + tgt_key_padding_mask, and memory_mask
+// + memory_key_padding_mask, are each one AttentionMask here.)
+//
+// Parameters, named as torch's state_dict (in this order):
+//   self_attn.{in_proj_weight (3E, E), in_proj_bias (3E), out_proj.weight (E, E), out_proj.bias (E)}
+//   multihead_attn.{the same four}
+//   linear1.weight (F, E)  linear1.bias (F)  linear2.weight (E, F)  linear2.bias (E)
+//   norm1.{weight, bias} (E)  norm2.{weight, bias} (E)  norm3.{weight, bias} (E)
+// The stack: "layers.<i>." prefixes, then "norm.weight", "norm.bias". As for the encoder,
+// each layer of the stack is initialised afresh (PyTorch deep-copies one layer N times).
+//
+// Cost of one layer, nt = B*Tt and ns = B*Ts tokens (flops = 2 x multiply-adds; backward ~2x):
+//   forward flops   self-attention  8 nt E^2 + 4 B Tt^2 E
+//                   cross-attention 4 nt E^2 (Q, output) + 4 ns E^2 (K, V) + 4 B Tt Ts E
+//                   FFN             4 nt E F            (+ norms, softmaxes, residuals)
+//   parameters      8 E^2 + 2 E F + 15 E + F     (4,204,032 for E = 512, H = 8, F = 2048)
+//   saved for backward  O(nt (E + F) + ns E) + the (B, H, Tt, Tt) and (B, H, Tt, Ts) weights
+//
+// Example:
+//   auto dec = std::make_shared<nn::TransformerDecoderLayer>(nn::TransformerDecoderLayerOptions(512, 8));
+//   Tensor y = dec->forward(tgt, memory, nn::AttentionMask().causal(),      // (B, Tt, 512)
+//                           nn::AttentionMask().key_padding(src_real));
+#pragma once
+#include <memory>
+#include <string>
+
+#include "attention_core.h"
+#include "dropout.h"
+#include "layer_norm.h"
+#include "linear.h"
+#include "module.h"
+#include "multihead_attention.h"
+#include "transformer.h"
+
+namespace heed::nn {
+
+class TransformerDecoderLayer : public Module {
+ public:
+  explicit TransformerDecoderLayer(const TransformerDecoderLayerOptions& options);
+
+  // tgt (B, Tt, E), memory (B, Ts, E) -> (B, Tt, E)
+  Tensor forward(const Tensor& tgt, const Tensor& memory, const AttentionMask& tgt_mask = {},
+                 const AttentionMask& memory_mask = {});
+  // TransformerDecoderLayer(d_model=4, nhead=2, ..., norm_first=False); children in summary()
+  std::string repr() const override;
+
+  TransformerDecoderLayerOptions options;
+  // registered in PyTorch's order, so named_parameters() lists its state_dict keys in order
+  std::shared_ptr<MultiheadAttention> self_attn;       // over the target
+  std::shared_ptr<MultiheadAttention> multihead_attn;  // target queries, memory keys/values
+  std::shared_ptr<Linear> linear1;                     // E -> F
+  std::shared_ptr<Dropout> dropout;                    // inside the FFN
+  std::shared_ptr<Linear> linear2;                     // F -> E
+  std::shared_ptr<LayerNorm> norm1, norm2, norm3;      // around each sub-layer
+  std::shared_ptr<Dropout> dropout1, dropout2, dropout3;
+
+ private:
+  Tensor sa_block(const Tensor& x, const AttentionMask& mask);  // dropout1(SelfAttn(x))
+  Tensor mha_block(const Tensor& x, const Tensor& memory,       // dropout2(CrossAttn(x, memory))
+                   const AttentionMask& mask);
+  Tensor ff_block(const Tensor& x);                             // dropout3(FFN(x))
+};
+
+class TransformerDecoderOptions {
+ public:
+  TransformerDecoderOptions(const TransformerDecoderLayerOptions& layer, int64_t num_layers)
+      : layer_(layer), num_layers_(num_layers) {}
+  TransformerDecoderOptions& layer(const TransformerDecoderLayerOptions& v) { layer_ = v; return *this; }
+  TransformerDecoderOptions& num_layers(int64_t v) { num_layers_ = v; return *this; }
+  // A final LayerNorm(d_model, eps = layer_norm_eps), registered as "norm" (torch's `norm=`).
+  TransformerDecoderOptions& norm(bool on) { norm_ = on; return *this; }
+  const TransformerDecoderLayerOptions& layer() const { return layer_; }
+  int64_t num_layers() const { return num_layers_; }
+  bool norm() const { return norm_; }
+
+ private:
+  TransformerDecoderLayerOptions layer_;
+  int64_t num_layers_;
+  bool norm_ = false;
+};
+
+class TransformerDecoder : public Module {
+ public:
+  explicit TransformerDecoder(const TransformerDecoderOptions& options);
+
+  // tgt (B, Tt, E), memory (B, Ts, E) -> (B, Tt, E); the same masks for every layer.
+  Tensor forward(const Tensor& tgt, const Tensor& memory, const AttentionMask& tgt_mask = {},
+                 const AttentionMask& memory_mask = {});
+  std::string repr() const override;  // TransformerDecoder(num_layers=6, norm=True)
+
+  TransformerDecoderOptions options;
+  std::shared_ptr<LayerStack<TransformerDecoderLayer>> layers;  // "layers.0", "layers.1", ...
+  std::shared_ptr<LayerNorm> norm;                              // undefined without options.norm()
+};
+
+}  // namespace heed::nn

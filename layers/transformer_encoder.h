@@ -1,0 +1,109 @@
+// transformer_encoder.h - nn::TransformerEncoderLayer and the stack nn::TransformerEncoder,
+// as torch.nn's with batch_first=True (Vaswani et al. 2017; pre-norm: Xiong et al. 2020).
+// Shared options, conventions and the pre/post-norm story: transformer.h.
+//
+// One layer = self-attention, then the feed-forward network, each with a residual and a norm:
+//
+//   post-norm (norm_first = false, the paper's):
+//     x = norm1(x + dropout1(SelfAttn(x)))          SelfAttn(x) = MultiHead(x, x, x)
+//     x = norm2(x + dropout2(FFN(x)))               FFN(x) = linear2(dropout(act(linear1(x))))
+//   pre-norm (norm_first = true):
+//     x = x + dropout1(SelfAttn(norm1(x)))
+//     x = x + dropout2(FFN(norm2(x)))
+//
+// The stack: x = layers.{N-1}( ... layers.0(src)), then x = norm(x) when a final norm is asked
+// for (usual with pre-norm, whose layers leave their output un-normalised).
+//
+// Shapes: B batch, T sequence length, E = d_model, H = nhead, F = dim_feedforward.
+//   src (B, T, E) -> (B, T, E);  src_mask: key_padding (B, T), mask (T, T) or (B, H, T, T), causal
+//
+// Parameters, named as torch's state_dict so its weights load one to one (in this order):
+//   self_attn.in_proj_weight (3E, E)  self_attn.in_proj_bias (3E)
+//   self_attn.out_proj.weight (E, E)  self_attn.out_proj.bias (E)
+//   linear1.weight (F, E)  linear1.bias (F)  linear2.weight (E, F)  linear2.bias (E)
+//   norm1.weight (E)  norm1.bias (E)  norm2.weight (E)  norm2.bias (E)
+// The stack adds the prefix "layers.<i>." and has "norm.weight", "norm.bias" last.
+// Initialisation is PyTorch's per module (xavier_uniform_ in_proj, zero in_proj and out_proj
+// biases, Linear's default elsewhere, norms 1 and 0). PyTorch's TransformerEncoder deep-copies
+// ONE layer N times, so its layers start identical; heed builds each layer afresh, so they
+// start with independent draws. Names and shapes are the same either way.
+//
+// Cost of one layer, n = B*T tokens (flops = 2 x multiply-adds; backward is about 2x forward):
+//   forward flops   8 n E^2 (Q, K, V, output projections) + 4 B T^2 E (Q K^T and alpha V)
+//                   + 4 n E F (the FFN) + O(n E + n F + B H T^2) (norms, softmax, residuals)
+//   parameters      4 E^2 + 2 E F + 9 E + F     (3,152,384 for E = 512, H = 8, F = 2048)
+//   saved for backward  O(n (E + F)) activations + the (B, H, T, T) attention weights
+//
+// Example:
+//   auto enc = std::make_shared<nn::TransformerEncoder>(nn::TransformerEncoderOptions(
+//       nn::TransformerEncoderLayerOptions(512, 8).norm_first(true), 6).norm(true));
+//   Tensor h = enc->forward(x, nn::AttentionMask().key_padding(real_token));  // (B, T, 512)
+#pragma once
+#include <memory>
+#include <string>
+
+#include "attention_core.h"
+#include "dropout.h"
+#include "layer_norm.h"
+#include "linear.h"
+#include "module.h"
+#include "multihead_attention.h"
+#include "transformer.h"
+
+namespace heed::nn {
+
+class TransformerEncoderLayer : public Module {
+ public:
+  explicit TransformerEncoderLayer(const TransformerEncoderLayerOptions& options);
+
+  // src (B, T, E) -> (B, T, E). src_mask: heed's mask (1 = may attend) on the self-attention.
+  Tensor forward(const Tensor& src, const AttentionMask& src_mask = {});
+  // TransformerEncoderLayer(d_model=4, nhead=2, ..., norm_first=False); children in summary()
+  std::string repr() const override;
+
+  TransformerEncoderLayerOptions options;
+  // registered in PyTorch's order, so named_parameters() lists its state_dict keys in order
+  std::shared_ptr<MultiheadAttention> self_attn;
+  std::shared_ptr<Linear> linear1;                // E -> F
+  std::shared_ptr<Dropout> dropout;               // inside the FFN
+  std::shared_ptr<Linear> linear2;                // F -> E
+  std::shared_ptr<LayerNorm> norm1, norm2;        // around self-attention, around the FFN
+  std::shared_ptr<Dropout> dropout1, dropout2;    // on each sub-layer's output
+
+ private:
+  Tensor sa_block(const Tensor& x, const AttentionMask& mask);  // dropout1(SelfAttn(x))
+  Tensor ff_block(const Tensor& x);                             // dropout2(FFN(x))
+};
+
+class TransformerEncoderOptions {
+ public:
+  TransformerEncoderOptions(const TransformerEncoderLayerOptions& layer, int64_t num_layers)
+      : layer_(layer), num_layers_(num_layers) {}
+  TransformerEncoderOptions& layer(const TransformerEncoderLayerOptions& v) { layer_ = v; return *this; }
+  TransformerEncoderOptions& num_layers(int64_t v) { num_layers_ = v; return *this; }
+  // A final LayerNorm(d_model, eps = layer_norm_eps), registered as "norm" (torch's `norm=`).
+  TransformerEncoderOptions& norm(bool on) { norm_ = on; return *this; }
+  const TransformerEncoderLayerOptions& layer() const { return layer_; }
+  int64_t num_layers() const { return num_layers_; }
+  bool norm() const { return norm_; }
+
+ private:
+  TransformerEncoderLayerOptions layer_;
+  int64_t num_layers_;
+  bool norm_ = false;
+};
+
+class TransformerEncoder : public Module {
+ public:
+  explicit TransformerEncoder(const TransformerEncoderOptions& options);
+
+  // src (B, T, E) -> (B, T, E); the same mask for every layer.
+  Tensor forward(const Tensor& src, const AttentionMask& mask = {});
+  std::string repr() const override;  // TransformerEncoder(num_layers=6, norm=True)
+
+  TransformerEncoderOptions options;
+  std::shared_ptr<LayerStack<TransformerEncoderLayer>> layers;  // "layers.0", "layers.1", ...
+  std::shared_ptr<LayerNorm> norm;                              // undefined without options.norm()
+};
+
+}  // namespace heed::nn

@@ -1,0 +1,124 @@
+// gradcheck_mha.cpp - finite-difference checks (double build) of nn::SelfAttention and
+// nn::MultiheadAttention on tiny shapes: w.r.t. the inputs and every parameter, through
+// the output and the attention weights together. Self- and cross-attention, key padding
+// (with a batch element that sees nothing), causal (Tq == Tk and Tq > Tk), per-head
+// weights, separate d_k / d_v and kdim / vdim, no bias, and dropout with a fixed seed.
+#include "../layers/multihead_attention.h"
+#include "../layers/self_attention.h"
+#include "helpers.h"
+
+using namespace heed;
+using heed::test::check_grad;
+using heed::test::param;
+using V = std::vector<Tensor>;
+
+namespace {
+
+Tensor both(const Tensor& out, const Tensor& weights) { return cat({flatten(out), flatten(weights)}); }
+
+// The inputs followed by every parameter of m (gradcheck perturbs them in place).
+V with_params(V inputs, const nn::Module& m) {
+  for (const Tensor& p : m.parameters()) inputs.push_back(p);
+  return inputs;
+}
+
+// Random biases (torch initialises them to 0, which would leave their forward role untested).
+void randomise_biases(nn::MultiheadAttention& mha) {
+  NoGradGuard g;
+  if (mha.in_proj_bias.defined()) mha.in_proj_bias.copy_(randn(mha.in_proj_bias.shape()));
+  if (mha.out_proj->bias.defined()) mha.out_proj->bias.copy_(randn(mha.out_proj->bias.shape()));
+}
+
+// mha(q, k, v, m) -> output and weights, as one flat tensor, checked w.r.t. all of them.
+void check_mha(const std::shared_ptr<nn::MultiheadAttention>& mha, const Tensor& q, const Tensor& k,
+               const Tensor& v, const nn::AttentionMask& m, bool average = true) {
+  check_grad([mha, m, average](const V& x) {
+    const nn::AttentionOutput o = mha->forward(x[0], x[1], x[2], m, true, average);
+    return both(o.output, o.weights);
+  }, with_params({q, k, v}, *mha));
+}
+
+}  // namespace
+
+TEST_CASE("gradcheck SelfAttention: plain, causal with key padding, d_k != d_v, no bias") {
+  manual_seed(701);
+  Tensor x = param({2, 3, 4});
+  Tensor pad = ones({2, 3});
+  pad.data()[5] = 0;
+  for (auto opts : {nn::SelfAttentionOptions(4), nn::SelfAttentionOptions(4).d_k(3).d_v(2),
+                    nn::SelfAttentionOptions(4).d_k(2).bias(false)}) {
+    auto attn = std::make_shared<nn::SelfAttention>(opts);
+    for (const nn::AttentionMask& m : {nn::AttentionMask(), nn::AttentionMask().causal().key_padding(pad)}) {
+      check_grad([attn, m](const V& v) {
+        const nn::Attended a = attn->forward(v[0], m);
+        return both(a.context, a.weights);
+      }, with_params({x}, *attn));
+    }
+  }
+}
+
+TEST_CASE("gradcheck MultiheadAttention: self-attention, packed in_proj, with and without masks") {
+  manual_seed(702);
+  auto mha = std::make_shared<nn::MultiheadAttention>(nn::MultiheadAttentionOptions(4, 2));
+  randomise_biases(*mha);
+  Tensor x = param({2, 3, 4});
+  Tensor pad = ones({2, 3});
+  pad.data()[2] = 0;
+  check_mha(mha, x, x, x, {});
+  check_mha(mha, x, x, x, nn::AttentionMask().key_padding(pad));
+  check_mha(mha, x, x, x, nn::AttentionMask().causal());
+  check_mha(mha, x, x, x, nn::AttentionMask().causal().key_padding(pad), /*average=*/false);
+}
+
+TEST_CASE("gradcheck MultiheadAttention: a batch element whose keys are all padding") {
+  manual_seed(703);
+  auto mha = std::make_shared<nn::MultiheadAttention>(nn::MultiheadAttentionOptions(4, 2));
+  randomise_biases(*mha);
+  Tensor x = param({2, 3, 4});
+  Tensor pad = ones({2, 3});
+  for (int j = 0; j < 3; ++j) pad.data()[3 + j] = 0;
+  check_mha(mha, x, x, x, nn::AttentionMask().key_padding(pad), false);
+}
+
+TEST_CASE("gradcheck MultiheadAttention: cross-attention, Tq != Tk, causal with Tq > Tk") {
+  manual_seed(704);
+  auto mha = std::make_shared<nn::MultiheadAttention>(nn::MultiheadAttentionOptions(4, 2));
+  randomise_biases(*mha);
+  Tensor q = param({2, 4, 4}), mem = param({2, 2, 4});
+  Tensor pad = ones({2, 2});
+  pad.data()[3] = 0;
+  check_mha(mha, q, mem, mem, nn::AttentionMask().key_padding(pad));
+  check_mha(mha, q, mem, mem, nn::AttentionMask().causal());  // queries 0, 1 see nothing
+  Tensor q2 = param({2, 2, 4}), mem2 = param({2, 5, 4});
+  check_mha(mha, q2, mem2, mem2, nn::AttentionMask().causal(), false);
+}
+
+TEST_CASE("gradcheck MultiheadAttention: kdim/vdim, separate d_k/d_v, no bias") {
+  manual_seed(705);
+  auto kv = std::make_shared<nn::MultiheadAttention>(nn::MultiheadAttentionOptions(4, 2).kdim(3).vdim(5));
+  randomise_biases(*kv);
+  Tensor q = param({2, 2, 4}), k = param({2, 3, 3}), v = param({2, 3, 5});
+  check_mha(kv, q, k, v, nn::AttentionMask().causal());
+
+  auto heads = std::make_shared<nn::MultiheadAttention>(
+      nn::MultiheadAttentionOptions(5, 2).head_dim_k(3).head_dim_v(2));
+  randomise_biases(*heads);
+  Tensor x = param({2, 3, 5});
+  check_mha(heads, x, x, x, nn::AttentionMask().causal(), false);
+
+  auto nb = std::make_shared<nn::MultiheadAttention>(nn::MultiheadAttentionOptions(4, 2).bias(false));
+  Tensor mem = param({2, 3, 4});
+  check_mha(nb, q, mem, mem, {});
+}
+
+TEST_CASE("gradcheck MultiheadAttention: dropout on the weights, the seed set inside the function") {
+  manual_seed(706);
+  auto mha = std::make_shared<nn::MultiheadAttention>(nn::MultiheadAttentionOptions(4, 2).dropout(0.3));
+  randomise_biases(*mha);
+  Tensor x = param({2, 3, 4});
+  check_grad([mha](const V& v) {
+    manual_seed(81);  // every evaluation drops the same weights
+    const nn::AttentionOutput o = mha->forward(v[0], v[0], v[0], nn::AttentionMask().causal(), true, false);
+    return both(o.output, o.weights);
+  }, with_params({x}, *mha));
+}

@@ -1,0 +1,95 @@
+// gradcheck_transformer.cpp - finite-difference checks (double build) of the Transformer
+// layers: encoder and decoder layers, pre- and post-norm, relu and gelu, with key padding
+// masks and a causal target mask (Tt != Ts in cross-attention); the stacks; the FFN.
+// Each is checked with respect to its inputs and a few parameters from every sub-layer.
+// Sizes: B=2, T=3 (Ts=4), E=4, H=2, F=6, dropout 0.
+#include <string>
+
+#include "../layers/feed_forward.h"
+#include "../layers/transformer_decoder.h"
+#include "../layers/transformer_encoder.h"
+#include "helpers.h"
+
+using namespace heed;
+using heed::test::check_grad;
+using heed::test::param;
+using V = std::vector<Tensor>;
+
+namespace {
+
+nn::TransformerLayerOptions tiny() { return nn::TransformerLayerOptions(4, 2).dim_feedforward(6).dropout(0); }
+
+// batch 0 sees every key; batch 1's last key is padding
+Tensor padding(int64_t T) {
+  Tensor m = ones({2, T});
+  m.data()[2 * T - 1] = 0;
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("gradcheck TransformerEncoderLayer: post/pre-norm, relu/gelu, key padding") {
+  manual_seed(21);
+  for (bool pre : {false, true}) {
+    for (const std::string act : {"relu", "gelu"}) {
+      CAPTURE(pre);
+      CAPTURE(act);
+      auto layer = std::make_shared<nn::TransformerEncoderLayer>(tiny().norm_first(pre).activation(act));
+      Tensor x = param({2, 3, 4});
+      const nn::AttentionMask mask = nn::AttentionMask().key_padding(padding(3));
+      // gradcheck perturbs the tensors it is given in place; f reads them by capture
+      auto f = [&](const V&) { return layer->forward(x, mask); };
+      check_grad(f, {x});
+      check_grad(f, {layer->self_attn->in_proj_weight, layer->self_attn->out_proj->bias,
+                     layer->linear1->weight, layer->norm1->weight, layer->norm2->bias});
+      check_grad(f, {layer->self_attn->in_proj_bias, layer->linear2->weight, layer->linear1->bias});
+    }
+  }
+}
+
+TEST_CASE("gradcheck TransformerDecoderLayer: post/pre-norm, causal tgt + padding, memory padding") {
+  manual_seed(22);
+  for (bool pre : {false, true}) {
+    CAPTURE(pre);
+    auto layer = std::make_shared<nn::TransformerDecoderLayer>(tiny().norm_first(pre).activation(pre ? "gelu" : "relu"));
+    Tensor tgt = param({2, 3, 4}), memory = param({2, 4, 4});
+    const nn::AttentionMask tgt_mask = nn::AttentionMask().causal().key_padding(padding(3));
+    const nn::AttentionMask memory_mask = nn::AttentionMask().key_padding(padding(4));
+    auto f = [&](const V&) { return layer->forward(tgt, memory, tgt_mask, memory_mask); };
+    check_grad(f, {tgt, memory});
+    check_grad(f, {layer->self_attn->in_proj_weight, layer->multihead_attn->in_proj_weight,
+                   layer->multihead_attn->out_proj->weight, layer->norm3->weight});
+    check_grad(f, {layer->multihead_attn->in_proj_bias, layer->linear2->bias, layer->norm2->weight,
+                   layer->norm1->bias});
+  }
+}
+
+TEST_CASE("gradcheck TransformerEncoder and TransformerDecoder: 2 layers + final norm") {
+  manual_seed(23);
+  auto enc = std::make_shared<nn::TransformerEncoder>(
+      nn::TransformerEncoderOptions(tiny().norm_first(true), 2).norm(true));
+  Tensor x = param({2, 3, 4});
+  const nn::AttentionMask pad = nn::AttentionMask().key_padding(padding(3));
+  auto fe = [&](const V&) { return enc->forward(x, pad); };
+  check_grad(fe, {x, (*enc->layers)[0].linear1->weight, (*enc->layers)[1].self_attn->in_proj_weight,
+                  enc->norm->weight});
+
+  auto dec = std::make_shared<nn::TransformerDecoder>(nn::TransformerDecoderOptions(tiny(), 2).norm(true));
+  Tensor tgt = param({2, 3, 4}), memory = param({2, 4, 4});
+  auto fd = [&](const V&) {
+    return dec->forward(tgt, memory, nn::AttentionMask().causal(), nn::AttentionMask().key_padding(padding(4)));
+  };
+  check_grad(fd, {tgt, memory, (*dec->layers)[0].multihead_attn->in_proj_weight,
+                  (*dec->layers)[1].norm2->weight, dec->norm->bias});
+}
+
+TEST_CASE("gradcheck PositionwiseFeedForward: relu and gelu") {
+  manual_seed(24);
+  for (const std::string act : {"relu", "gelu"}) {
+    CAPTURE(act);
+    auto ff = std::make_shared<nn::PositionwiseFeedForward>(nn::FeedForwardOptions(4, 6).dropout(0).activation(act));
+    Tensor x = param({2, 3, 4});
+    check_grad([&](const V&) { return ff->forward(x); },
+               {x, ff->linear1->weight, ff->linear1->bias, ff->linear2->weight, ff->linear2->bias});
+  }
+}

@@ -1,0 +1,154 @@
+// test_golden_transformer.cpp - heed's Transformer layers against torch.nn's
+// (tests/golden/transformer.bin, made by tests/golden/gen_transformer.py: batch_first=True,
+// dropout=0, E=8, H=2, F=16, B=2, Ts=5, Tt=4).
+//
+// Each case stores every parameter under torch's state_dict key. The test first checks that
+// heed's named_parameters() lists exactly those keys, in the same order, with the same shapes;
+// then loads them by name, runs forward and backward(dy) in float32, and compares the output,
+// the input gradients and every parameter gradient (rule: tests/golden/golden.h, rtol 1e-5,
+// atol 1e-6 x scale). torch's masks (True = ignore) were converted to heed's (1 = visible)
+// by the generator; the causal tgt_mask is AttentionMask::causal().
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "../layers/transformer_decoder.h"
+#include "../layers/transformer_encoder.h"
+#include "golden/golden.h"
+#include "helpers.h"
+
+using namespace heed;
+
+namespace {
+
+const golden::File& goldens() {
+  static const golden::File f("tests/golden/transformer.bin");
+  return f;
+}
+
+using Inputs = std::map<std::string, Tensor>;  // input name -> leaf (requires grad)
+
+bool is_input(const Inputs& in, const std::string& name) { return in.count(name) > 0; }
+
+// torch's state_dict keys, in order: the differentiated arrays that are not inputs.
+std::vector<std::string> torch_keys(const std::string& c, const Inputs& in) {
+  std::vector<std::string> keys;
+  for (const std::string& a : goldens().arrays(c))
+    if (goldens().has(c, "grad_" + a) && !is_input(in, a)) keys.push_back(a);
+  return keys;
+}
+
+// The case's inputs as leaves that require grad.
+Inputs inputs(const std::string& c, const std::vector<std::string>& names) {
+  Inputs in;
+  for (const std::string& n : names) in[n] = goldens().tensor(c, n).requires_grad_();
+  return in;
+}
+
+// Names (and order, and shapes) must be torch's; then copy every parameter in by name.
+void load(const std::string& c, const nn::Module& m, const Inputs& in) {
+  const std::vector<std::string> keys = torch_keys(c, in);
+  const nn::NamedTensors params = m.named_parameters();
+  std::vector<std::string> names;
+  for (auto& [n, p] : params) names.push_back(n);
+  REQUIRE(names == keys);
+  NoGradGuard ng;
+  for (auto& [n, p] : params) {
+    REQUIRE(p.shape() == goldens().array(c, n).shape);
+    Tensor t = p;
+    t.copy_(goldens().tensor(c, n));
+  }
+}
+
+// out.backward(dy); then out, each input's and each parameter's gradient against torch's.
+// Fails if the case holds an array that was not looked at.
+void compare_all(const std::string& c, const nn::Module& m, const Inputs& in, const Tensor& out,
+                 const std::vector<std::string>& masks) {
+  const golden::File& f = goldens();
+  std::vector<std::string> seen = {"out", "dy"};
+  seen.insert(seen.end(), masks.begin(), masks.end());
+  const golden::Check co = golden::compare(out, f.array(c, "out"), c + " out");
+  CHECK_MESSAGE(co.ok, co.message);
+  if (out.shape() != f.array(c, "out").shape) return;
+  out.backward(f.tensor(c, "dy"));
+  auto check_grad = [&](const std::string& name, const Tensor& t) {
+    seen.push_back(name);
+    seen.push_back("grad_" + name);
+    const Tensor g = t.grad().defined() ? t.grad() : zeros_like(t);
+    const golden::Check cg = golden::compare(g, f.array(c, "grad_" + name), c + " grad_" + name);
+    CHECK_MESSAGE(cg.ok, cg.message);
+  };
+  for (auto& [n, t] : in) check_grad(n, t);
+  for (auto& [n, p] : m.named_parameters()) check_grad(n, p);
+  for (const std::string& a : f.arrays(c))
+    CHECK_MESSAGE(std::find(seen.begin(), seen.end(), a) != seen.end(), c, " array ", a, " unchecked");
+}
+
+const int64_t E = 8, H = 2, F = 16;
+
+nn::TransformerLayerOptions options() { return nn::TransformerLayerOptions(E, H).dim_feedforward(F).dropout(0); }
+
+nn::AttentionMask padding(const std::string& c, const std::string& name) {
+  return nn::AttentionMask().key_padding(goldens().tensor(c, name));
+}
+
+}  // namespace
+
+TEST_CASE("golden transformer: TransformerEncoderLayer, post-norm, relu, key padding") {
+  const std::string c = "encoder_layer_post";
+  nn::TransformerEncoderLayer layer(options());
+  const Inputs in = inputs(c, {"src"});
+  load(c, layer, in);
+  const Tensor y = layer.forward(in.at("src"), padding(c, "src_visible"));
+  compare_all(c, layer, in, y, {"src_visible"});
+}
+
+TEST_CASE("golden transformer: TransformerEncoderLayer, pre-norm, gelu, eps 1e-6, padding + (T,T) mask") {
+  const std::string c = "encoder_layer_pre_gelu";
+  nn::TransformerEncoderLayer layer(options().norm_first(true).activation("gelu").layer_norm_eps(1e-6));
+  const Inputs in = inputs(c, {"src"});
+  load(c, layer, in);
+  const Tensor y = layer.forward(in.at("src"),
+                                 padding(c, "src_visible").mask(goldens().tensor(c, "attn_visible")));
+  compare_all(c, layer, in, y, {"src_visible", "attn_visible"});
+}
+
+TEST_CASE("golden transformer: TransformerDecoderLayer, post-norm, causal tgt, memory padding") {
+  const std::string c = "decoder_layer_post";
+  nn::TransformerDecoderLayer layer(options());
+  const Inputs in = inputs(c, {"tgt", "memory"});
+  load(c, layer, in);
+  const Tensor y = layer.forward(in.at("tgt"), in.at("memory"), nn::AttentionMask().causal(),
+                                 padding(c, "memory_visible"));
+  compare_all(c, layer, in, y, {"memory_visible"});
+}
+
+TEST_CASE("golden transformer: TransformerDecoderLayer, pre-norm, gelu, causal + tgt padding, memory padding") {
+  const std::string c = "decoder_layer_pre_gelu";
+  nn::TransformerDecoderLayer layer(options().norm_first(true).activation("gelu"));
+  const Inputs in = inputs(c, {"tgt", "memory"});
+  load(c, layer, in);
+  const Tensor y = layer.forward(in.at("tgt"), in.at("memory"), padding(c, "tgt_visible").causal(),
+                                 padding(c, "memory_visible"));
+  compare_all(c, layer, in, y, {"memory_visible", "tgt_visible"});
+}
+
+TEST_CASE("golden transformer: TransformerEncoder, 2 post-norm layers + final norm, key padding") {
+  const std::string c = "encoder_stack";
+  nn::TransformerEncoder enc(nn::TransformerEncoderOptions(options(), 2).norm(true));
+  const Inputs in = inputs(c, {"src"});
+  load(c, enc, in);
+  const Tensor y = enc.forward(in.at("src"), padding(c, "src_visible"));
+  compare_all(c, enc, in, y, {"src_visible"});
+}
+
+TEST_CASE("golden transformer: TransformerDecoder, 2 pre-norm layers + final norm") {
+  const std::string c = "decoder_stack";
+  nn::TransformerDecoder dec(nn::TransformerDecoderOptions(options().norm_first(true), 2).norm(true));
+  const Inputs in = inputs(c, {"tgt", "memory"});
+  load(c, dec, in);
+  const Tensor y = dec.forward(in.at("tgt"), in.at("memory"), nn::AttentionMask().causal(),
+                               padding(c, "memory_visible"));
+  compare_all(c, dec, in, y, {"memory_visible"});
+}
