@@ -118,6 +118,8 @@ $(BUILD)/bench/%: tests/bench/%.cpp $(BUILD)/libheed.a | $(BUILD)/include/heed
 bench: $(BENCHES)
 	$(BUILD)/bench/bench_core $(BUILD)/bench/heed.txt
 	/usr/bin/python3 tests/bench/bench_torch.py $(BUILD)/bench/heed.txt
+	$(BUILD)/bench/bench_attention $(BUILD)/bench/heed_attention.txt
+	/usr/bin/python3 tests/bench/bench_attention_torch.py $(BUILD)/bench/heed_attention.txt
 
 # ---- PyTorch goldens (needs python3-torch; the committed .bin files keep `make test` free of it) ----
 goldens:

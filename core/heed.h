@@ -5,6 +5,7 @@
 #include "../autograd/compare.h"
 #include "../autograd/dropout_op.h"
 #include "../autograd/embedding_op.h"
+#include "../autograd/flash_attention.h"
 #include "../autograd/grad_mode.h"
 #include "../autograd/gradcheck.h"
 #include "../autograd/layer_norm_op.h"

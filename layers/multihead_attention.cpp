@@ -5,6 +5,7 @@
 // d_k / d_v per-head widths.
 #include "multihead_attention.h"
 
+#include "../autograd/flash_attention.h"
 #include "../autograd/linear_op.h"
 #include "../autograd/reduce.h"
 #include "../autograd/shape_ops.h"
@@ -112,16 +113,24 @@ AttentionOutput MultiheadAttention::forward(const Tensor& query, const Tensor& k
   const Tensor k = linear(key, Wk, rows(in_proj_bias, nq, nq));         // (B, Tk, H d_k)
   const Tensor v = linear(value, Wv, rows(in_proj_bias, 2 * nq, nv));   // (B, Tk, H d_v)
 
-  // 2. head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V), all heads in one batched call
-  const Attended heads = scaled_dot_product_attention(
-      split_heads(q, H), split_heads(k, H), split_heads(v, H),  // (B, H, T, d)
-      m, options.dropout(), is_training());  // context (B, H, Tq, d_v), weights (B, H, Tq, Tk)
+  // 2. head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V), all heads in one batched call.
+  //    When the weights are not wanted (and no dropout acts on them), the tiled flash
+  //    kernel computes the same context without ever forming the (Tq, Tk) weights.
+  AttentionOutput out;
+  Tensor context;  // (B, H, Tq, d_v)
+  if (!need_weights && !(options.dropout() > 0 && is_training())) {
+    context = flash_attention(split_heads(q, H), split_heads(k, H), split_heads(v, H), m);
+  } else {
+    const Attended heads = scaled_dot_product_attention(
+        split_heads(q, H), split_heads(k, H), split_heads(v, H),  // (B, H, T, d)
+        m, options.dropout(), is_training());  // weights (B, H, Tq, Tk)
+    context = heads.context;
+    if (need_weights)
+      out.weights = average_attn_weights ? mean(heads.weights, 1) : heads.weights;
+  }
 
   // 3. Concat(head_1, ..., head_h) W^O + b^O
-  AttentionOutput out;
-  out.output = out_proj->forward(merge_heads(heads.context));  // (B, Tq, E)
-  if (need_weights)
-    out.weights = average_attn_weights ? mean(heads.weights, 1) : heads.weights;
+  out.output = out_proj->forward(merge_heads(context));  // (B, Tq, E)
   return out;
 }
 

@@ -140,7 +140,7 @@ TEST_CASE("MultiheadAttention: weights averaged over heads or per head; need_wei
   CHECK(allclose(avg.output, per.output, 0, 0));
   const nn::AttentionOutput none = mha.forward(x, mem, mem, {}, false);
   CHECK_FALSE(none.weights.defined());
-  CHECK(allclose(none.output, avg.output, 0, 0));
+  CHECK(allclose(none.output, avg.output, 1e-5, 1e-6));  // flash kernel vs composed
 }
 
 TEST_CASE("MultiheadAttention: masks; a query that sees nothing outputs out_proj.bias, zero grads") {
@@ -263,4 +263,31 @@ TEST_CASE("SelfAttention: the seeds' single head, returning the context and the 
   CHECK(error_of([&] { plain.forward(randn({2, 3, 5})); }) ==
         "SelfAttention: input (2,3,5) is not (B, T, d_model = 4)");
   CHECK_THROWS_AS(nn::SelfAttention(nn::SelfAttentionOptions(4).dropout(-1)), Error);
+}
+
+TEST_CASE("MultiheadAttention: need_weights=false takes the flash kernel and gives the same output and gradients") {
+  manual_seed(11);
+  auto mha = std::make_shared<nn::MultiheadAttention>(nn::MultiheadAttentionOptions(16, 4));
+  const Tensor x = randn({2, 9, 16});
+  Tensor pad = ones({2, 9});
+  for (int j = 6; j < 9; ++j) pad.data()[9 + j] = 0;  // second sequence has 6 real tokens
+  const nn::AttentionMask mask = nn::AttentionMask().key_padding(pad).causal();
+  const Tensor w = randn({2, 9, 16});
+  auto run = [&](bool need_weights, std::vector<Tensor>& grads) {
+    Tensor xi = x.detach();
+    xi.requires_grad_();
+    mha->zero_grad();
+    auto out = mha->forward(xi, xi, xi, mask, need_weights);
+    CHECK(out.weights.defined() == need_weights);
+    sum(out.output * w).backward();
+    grads = {xi.grad()};
+    for (auto& [name, p] : mha->named_parameters()) grads.push_back(p.grad());
+    return out.output.detach();
+  };
+  std::vector<Tensor> g_composed, g_flash;
+  const Tensor y_composed = run(true, g_composed);
+  const Tensor y_flash = run(false, g_flash);
+  CHECK(allclose(y_flash, y_composed, 1e-5, 1e-6));
+  REQUIRE(g_flash.size() == g_composed.size());
+  for (size_t i = 0; i < g_flash.size(); ++i) CHECK(allclose(g_flash[i], g_composed[i], 1e-4, 1e-5));
 }

@@ -1,0 +1,90 @@
+// flash_attention.h - memory-efficient ("flash") scaled dot-product attention: the same
+// function as the composed version, computed tile by tile so that the (Tq, Tk) scores
+// are never stored (Dao et al. 2022, "FlashAttention"; Dao 2023, "FlashAttention-2").
+//
+//   S = scale * Q K^T          (Tq, Tk)   scale = 1/sqrt(D) unless given
+//   P = softmax_j(mask(S))     masked scores are -inf before the softmax
+//   O = P V                    (Tq, Dv)
+//
+//   q (B, H, Tq, D)   k (B, H, Tk, D)   v (B, H, Tk, Dv)   ->   O (B, H, Tq, Dv)
+//   or (B, T, D) without the head dim (read as H = 1).
+// B batch, H heads, Tq/Tk query/key lengths, D query/key width, Dv value width.
+//
+// How (autograd/flash_attention.cpp has the numbered steps): the queries are cut into
+// blocks of Br rows and the keys into blocks of Bc columns. For one query block the key
+// blocks are visited in turn, keeping per row the running max m, the running sum l of
+// exp(S - m) and the unnormalised output, rescaled whenever m grows (online softmax).
+// Only the per-row log-sum-exp L = m + log(l) is saved; backward recomputes each tile's
+// P = exp(S - L) from it. Causal tiles entirely above the diagonal are never computed.
+//
+// Masks: heed's one convention (layers/attention_core.h, 1 = may attend): key_padding
+// (B, Tk) and causal are evaluated inside each tile from O(Tk) data; a full mask
+// broadcastable to (B, H, Tq, Tk) is read tile by tile (it is O(Tq Tk) input by nature).
+// Causal with Tq != Tk aligns the last query with the last key. A query row with no
+// visible key gets O = 0, L = -inf and zero gradient, never NaN.
+//
+// Cost: time O(B H Tq Tk (D + Dv)) forward (about half of it when causal); backward does
+// 5 tile products to forward's 2 (7 when split in two passes, see FlashBackward) and
+// measures about 2x (3x) the forward's time. Memory: L (B, H, Tq) saved besides q, k, v
+// and O, plus per thread two Br x Bc tiles and a Br x Dv accumulator; never O(Tq Tk).
+// Tiles come from heed's allocator, so alloc::stats() sees them: causal T = 16384,
+// H = 4, D = 64 needs 0.4 MiB beyond the inputs, O and the gradients, forward or backward
+// (the composed version: 4 GiB for each (H, T, T) tensor).
+//
+// The composed twin, built from matmul, masked_fill and softmax through nn::attend,
+// is flash_attention_composed(); tests/test_flash_attention.cpp proves the two agree in
+// outputs and gradients, tests/gradcheck_flash_attention.cpp checks the gradients.
+//
+// Example:
+//   Tensor o = heed::flash_attention(q, k, v, nn::AttentionMask().causal());
+//   Tensor r = heed::flash_attention_composed(q, k, v, nn::AttentionMask().causal());  // == o
+#pragma once
+#include <cstdint>
+#include <optional>
+
+#include "../core/tensor.h"
+#include "../layers/attention_core.h"
+
+namespace heed {
+
+// How backward shares the work among threads. Both are exact and race-free:
+//   by_head    one task per (batch, head) walks all its tiles once: 5 tile products per
+//              tile, dQ, dK and dV accumulated in place (the task owns the head)
+//   by_blocks  pass A, one task per query block, accumulates dQ; pass B, one task per key
+//              block, dK and dV: 7 products per tile (S and dO V^T are computed in both
+//              passes), but as many tasks as blocks, so it balances when the heads do not
+//   automatic  by_head when B * H is a multiple of the thread count, else by_blocks
+enum class FlashBackward { automatic, by_head, by_blocks };
+
+// Tile sizes and the backward schedule. The default 128 x 64 tiles were the fastest of
+// 32..256 x 64..256 tried for D = 64 on the 2-core test machine (within ~15%: the tiles
+// stay in cache either way); tests force tiny odd tiles (2 x 3) to exercise every tile
+// boundary, and each backward schedule.
+class FlashOptions {
+ public:
+  FlashOptions() = default;
+  FlashOptions& rows(int64_t br) { rows_ = br; return *this; }  // Br: queries per tile
+  FlashOptions& cols(int64_t bc) { cols_ = bc; return *this; }  // Bc: keys per tile
+  FlashOptions& backward(FlashBackward b) { backward_ = b; return *this; }
+  int64_t rows() const { return rows_; }
+  int64_t cols() const { return cols_; }
+  FlashBackward backward() const { return backward_; }
+
+ private:
+  int64_t rows_ = 128, cols_ = 64;
+  FlashBackward backward_ = FlashBackward::automatic;
+};
+
+// O = softmax(mask(scale q k^T)) v, tiled. heed::Error naming flash_attention when the
+// shapes do not fit (above), a mask does not fit the scores, or a tile size is < 1.
+Tensor flash_attention(const Tensor& q, const Tensor& k, const Tensor& v,
+                       const nn::AttentionMask& mask = {}, std::optional<double> scale = {},
+                       const FlashOptions& options = FlashOptions());
+
+// The reference: nn::attend(matmul(q, k^T) * scale, v, mask).context, which forms the
+// full (B, H, Tq, Tk) scores and weights. Same arguments and result as flash_attention.
+Tensor flash_attention_composed(const Tensor& q, const Tensor& k, const Tensor& v,
+                                const nn::AttentionMask& mask = {},
+                                std::optional<double> scale = {});
+
+}  // namespace heed

@@ -1,0 +1,88 @@
+// gradcheck_flash_attention.cpp - finite-difference checks (double build) of the tiled
+// attention's hand-written backward, with tiles small and odd enough (2x3, 3x2, 1x1) that
+// every T crosses tile boundaries; and, in double, flash == composed to 1e-12.
+#include <utility>
+
+#include "../autograd/flash_attention.h"
+#include "helpers.h"
+
+using namespace heed;
+using heed::nn::AttentionMask;
+using heed::test::check_grad;
+using heed::test::param;
+using V = std::vector<Tensor>;
+
+namespace {
+
+// Key padding (B, Tk): batch 1 hides its first ceil(Tk/2) keys, so with causal its first
+// queries see nothing (fully masked rows: zero output, zero gradient).
+Tensor left_padding(int64_t B, int64_t Tk) {
+  Tensor p = ones({B, Tk});
+  for (int64_t j = 0; j < (Tk + 1) / 2; ++j) p.data()[Tk + j] = 0;
+  return p;
+}
+
+std::vector<AttentionMask> mask_kinds(int64_t B, int64_t Tk) {
+  const Tensor pad = left_padding(B, Tk);
+  Tensor full = gt(rand({B, 1, 1, Tk}), 0.3);  // (B, 1, 1, Tk), broadcast over heads and queries
+  full.data()[0] = 1;
+  return {AttentionMask(), AttentionMask().key_padding(pad), AttentionMask().causal(),
+          AttentionMask().key_padding(pad).causal(), AttentionMask().mask(full).causal()};
+}
+
+const std::vector<std::pair<int64_t, int64_t>> kLengths = {{1, 1}, {3, 3}, {7, 7}, {3, 7}, {7, 3}};
+// tile sizes, each with both backward schedules
+std::vector<FlashOptions> options() {
+  std::vector<FlashOptions> all;
+  for (auto [br, bc] : {std::pair<int64_t, int64_t>{2, 3}, {3, 2}, {1, 1}, {128, 64}})
+    for (FlashBackward b : {FlashBackward::by_head, FlashBackward::by_blocks})
+      all.push_back(FlashOptions().rows(br).cols(bc).backward(b));
+  return all;
+}
+
+}  // namespace
+
+TEST_CASE("gradcheck flash attention: T in {1, 3, 7}, Tq != Tk, masks, odd tiles") {
+  manual_seed(21);
+  for (auto [Tq, Tk] : kLengths)
+    for (const AttentionMask& m : mask_kinds(2, Tk))
+      for (const FlashOptions& opt : options()) {
+        CAPTURE(Tq); CAPTURE(Tk); CAPTURE(m.causal_); CAPTURE(m.key_padding_.defined());
+        CAPTURE(m.mask_.defined()); CAPTURE(opt.rows()); CAPTURE(opt.cols());
+        CAPTURE(int(opt.backward()));
+        Tensor q = param({2, 2, Tq, 3}), k = param({2, 2, Tk, 3}), v = param({2, 2, Tk, 4});
+        check_grad([&](const V& x) { return flash_attention(x[0], x[1], x[2], m, {}, opt); },
+                   {q, k, v});
+      }
+}
+
+TEST_CASE("gradcheck flash attention: 3-D inputs, scale override, fully masked rows") {
+  manual_seed(22);
+  Tensor q = param({2, 5, 3}), k = param({2, 4, 3}), v = param({2, 4, 2});
+  // causal with Tq > Tk: query 0 of every batch sees nothing; batch 1 sees no key at all
+  Tensor pad = ones({2, 4});
+  for (int64_t j = 0; j < 4; ++j) pad.data()[4 + j] = 0;
+  const AttentionMask m = AttentionMask().causal().key_padding(pad);
+  check_grad([&](const V& x) { return flash_attention(x[0], x[1], x[2], m, 0.7,
+                                                      FlashOptions().rows(2).cols(3)); },
+             {q, k, v});
+}
+
+TEST_CASE("flash attention equals composed attention in double, to 1e-12") {
+  manual_seed(23);
+  for (auto [Tq, Tk] : kLengths)
+    for (const AttentionMask& m : mask_kinds(2, Tk)) {
+      Tensor q = param({2, 2, Tq, 3}), k = param({2, 2, Tk, 3}), v = param({2, 2, Tk, 4});
+      Tensor w = randn({2, 2, Tq, 4});
+      Tensor f = flash_attention(q, k, v, m, {}, FlashOptions().rows(2).cols(3));
+      sum(f * w).backward();
+      const V fg = {q.grad(), k.grad(), v.grad()};
+      for (const Tensor& t : {q, k, v}) t.set_grad(Tensor());
+      Tensor r = flash_attention_composed(q, k, v, m);
+      sum(r * w).backward();
+      CHECK(test::allclose(f, r, 1e-12, 1e-12));
+      CHECK(test::allclose(fg[0], q.grad(), 1e-12, 1e-12));
+      CHECK(test::allclose(fg[1], k.grad(), 1e-12, 1e-12));
+      CHECK(test::allclose(fg[2], v.grad(), 1e-12, 1e-12));
+    }
+}
