@@ -21,6 +21,7 @@
 #include <cmath>
 #include <vector>
 
+#include "../core/elementwise.h"
 #include "../core/error.h"
 #include "../core/parallel.h"
 #include "node.h"
@@ -48,17 +49,20 @@ Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& 
   parallel_for(N, kGrainElementwise / (D + 1) + 1, [&](int64_t s, int64_t e) {
     for (int64_t n = s; n < e; ++n) {
       const real* row = px + n * D;
-      double sum = 0, sq = 0;
-      for (int64_t j = 0; j < D; ++j) sum += row[j];  // 1.
-      const double m = sum / double(D);
-      for (int64_t j = 0; j < D; ++j) sq += (row[j] - m) * (row[j] - m);
-      const double rs = 1 / std::sqrt(sq / double(D) + eps);  // 2.
-      pmu[n] = real(m);
-      prs[n] = real(rs);
-      for (int64_t j = 0; j < D; ++j) {
-        const real xhat = real((row[j] - m) * rs);  // 3.
-        py[n * D + j] = xhat * (pw ? pw[j] : 1) + (pb ? pb[j] : 0);  // 4.
-      }
+      real* out = py + n * D;
+      const real m = real(row_sum(row, D) / double(D));  // 1.
+      const double sq = row_accumulate(D, [&](int64_t j) {
+        const real d = row[j] - m;
+        return d * d;
+      });
+      const real rs = real(1 / std::sqrt(sq / double(D) + eps));  // 2.
+      pmu[n] = m;
+      prs[n] = rs;
+      for (int64_t j = 0; j < D; ++j) out[j] = (row[j] - m) * rs;  // 3.
+      if (pw)  // 4.
+        for (int64_t j = 0; j < D; ++j) out[j] *= pw[j];
+      if (pb)
+        for (int64_t j = 0; j < D; ++j) out[j] += pb[j];
     }
   });
 
@@ -66,45 +70,51 @@ Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& 
                                                  ns = normalized_shape](const Tensor& dy, Grads& g) {
     const real *px = x.data(), *pdy = dy.data(), *pmu = mu.data(), *prs = rstd.data();
     const real* pw = weight.defined() ? weight.data() : nullptr;
-    auto xhat = [&](int64_t n, int64_t j) { return (px[n * D + j] - pmu[n]) * prs[n]; };
-    if (g.needs(0)) {  // steps 3+2+1 per row
-      g[0] = empty(x.shape());
-      real* pdx = g[0].data();
-      parallel_for(N, kGrainElementwise / (D + 1) + 1, [&](int64_t s, int64_t e) {
-        for (int64_t n = s; n < e; ++n) {
-          double a = 0, c = 0;
-          for (int64_t j = 0; j < D; ++j) {
-            const double dxhat = pdy[n * D + j] * (pw ? pw[j] : 1);
-            a += dxhat;
-            c += dxhat * xhat(n, j);
+    const bool need_dx = g.needs(0), need_wb = g.needs(1) || g.needs(2);
+    // One pass over the rows, in pieces of kPieceRows rows: a piece writes its rows of dx and
+    // adds its rows into its own column partials of dw and db (in `real`, one (2, D) slice of
+    // `part` per piece). The partials are then added in double, piece by piece, so the
+    // result does not depend on how pieces were shared among threads.
+    constexpr int64_t kPieceRows = 64;
+    const int64_t pieces = (N + kPieceRows - 1) / kPieceRows;
+    Tensor part = need_wb ? zeros({pieces, 2, D}) : Tensor();
+    if (need_dx) g[0] = empty(x.shape());
+    real* pdx = need_dx ? g[0].data() : nullptr;
+    real* ppart = need_wb ? part.data() : nullptr;
+    parallel_for(pieces, kGrainElementwise / (kPieceRows * D + 1) + 1, [&](int64_t s, int64_t e) {
+      for (int64_t p = s; p < e; ++p)
+        for (int64_t n = p * kPieceRows; n < std::min(N, (p + 1) * kPieceRows); ++n) {
+          const real *xr = px + n * D, *dyr = pdy + n * D, m = pmu[n], rs = prs[n];
+          if (need_wb) {  // 4. dw[j] += dy * xhat,  db[j] += dy
+            real *sw = ppart + p * 2 * D, *sb = sw + D;
+            for (int64_t j = 0; j < D; ++j) sw[j] += dyr[j] * ((xr[j] - m) * rs);
+            for (int64_t j = 0; j < D; ++j) sb[j] += dyr[j];
           }
-          a /= double(D);
-          c /= double(D);
-          for (int64_t j = 0; j < D; ++j) {
-            const double dxhat = pdy[n * D + j] * (pw ? pw[j] : 1);
-            pdx[n * D + j] = real(prs[n] * (dxhat - a - xhat(n, j) * c));
+          if (need_dx) {  // 3+2+1.
+            real* dx = pdx + n * D;  // holds dxhat until the last loop
+            for (int64_t j = 0; j < D; ++j) dx[j] = pw ? dyr[j] * pw[j] : dyr[j];
+            const real a = real(row_sum(dx, D) / double(D));
+            const real c = real(row_accumulate(D, [&](int64_t j) {
+                                  return dx[j] * ((xr[j] - m) * rs);
+                                }) / double(D));
+            for (int64_t j = 0; j < D; ++j) dx[j] = rs * (dx[j] - a - ((xr[j] - m) * rs) * c);
           }
         }
-      });
-    }
-    if (g.needs(1) || g.needs(2)) {  // step 4: column sums over rows; threads own columns
+    });
+    if (need_wb) {  // dw = sum of the pieces' partials, column by column, in double
       Tensor dw = empty(ns), db = empty(ns);
       real *pdw = dw.data(), *pdb = db.data();
-      constexpr int64_t chunk = 64;
-      const int64_t chunks = (D + chunk - 1) / chunk;
-      parallel_for(chunks, kGrainElementwise / (N * chunk + 1) + 1, [&](int64_t s, int64_t e) {
+      constexpr int64_t chunk = 256;
+      parallel_for((D + chunk - 1) / chunk, kGrainElementwise / (pieces * chunk + 1) + 1,
+                   [&](int64_t s, int64_t e) {
         for (int64_t c = s; c < e; ++c) {
-          const int64_t j0 = c * chunk, j1 = std::min(D, j0 + chunk);
+          const int64_t j0 = c * chunk, len = std::min(D, j0 + chunk) - j0;
           double sw[chunk] = {}, sb[chunk] = {};
-          for (int64_t n = 0; n < N; ++n)
-            for (int64_t j = j0; j < j1; ++j) {
-              sw[j - j0] += pdy[n * D + j] * xhat(n, j);
-              sb[j - j0] += pdy[n * D + j];
-            }
-          for (int64_t j = j0; j < j1; ++j) {
-            pdw[j] = real(sw[j - j0]);
-            pdb[j] = real(sb[j - j0]);
+          for (int64_t p = 0; p < pieces; ++p) {
+            const real* w = ppart + p * 2 * D + j0;
+            for (int64_t j = 0; j < len; ++j) sw[j] += w[j], sb[j] += w[D + j];
           }
+          for (int64_t j = 0; j < len; ++j) pdw[j0 + j] = real(sw[j]), pdb[j0 + j] = real(sb[j]);
         }
       });
       if (g.needs(1)) g[1] = dw;

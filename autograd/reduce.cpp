@@ -4,6 +4,7 @@
 // n = x.size(d), inner = prod(dims after d), and writes out[o, i] = sum_k x[o, k, i].
 #include "reduce.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "../core/elementwise.h"
@@ -26,14 +27,9 @@ Tensor sum_dim_raw(const Tensor& x, int d, bool keepdim) {
   Tensor out = empty(reduced_shape(x.shape(), d, keepdim));
   const real* px = x.data();
   real* po = out.data();
-  if (sp.inner == 1) {  // contiguous rows: one accumulator per row
+  if (sp.inner == 1) {  // contiguous rows: a vectorised row_sum each (core/elementwise.h)
     parallel_for(sp.outer, kGrainElementwise / (sp.n + 1) + 1, [&](int64_t b, int64_t e) {
-      for (int64_t o = b; o < e; ++o) {
-        double acc = 0;
-        const real* row = px + o * sp.n;
-        for (int64_t k = 0; k < sp.n; ++k) acc += row[k];
-        po[o] = real(acc);
-      }
+      for (int64_t o = b; o < e; ++o) po[o] = real(row_sum(px + o * sp.n, sp.n));
     });
   } else {  // add whole rows of length inner: vectorises over i; parallel over (o, i-chunk)
     const int64_t chunk = 256, chunks = (sp.inner + chunk - 1) / chunk;
@@ -54,11 +50,12 @@ Tensor sum_dim_raw(const Tensor& x, int d, bool keepdim) {
   return out;
 }
 
-// Broadcast copy of x up to `shape` (no graph).
+// Broadcast copy of x up to `shape` (no graph). A one-element x (sum's backward) is a fill.
 Tensor expand_raw(const Tensor& x, const Shape& shape) {
   HEED_CHECK(broadcast_shapes("expand", x.shape(), shape) == shape, "expand", "cannot expand ",
              x.shape(), " to ", shape);
   if (x.shape() == shape) return x;
+  if (x.numel() == 1) return full(shape, x.data()[0]);
   return zip("expand", x, empty(shape), [](real u, real) { return u; });
 }
 
@@ -73,12 +70,23 @@ Tensor sum_to_raw(Tensor x, const Shape& shape) {
 }  // namespace
 
 // y = sum_i x_i                  dx_i = dy
+// Up to kPieces pieces of at least kGrainElementwise elements are summed in parallel
+// (row_sum each), then the pieces in order: the result does not depend on the thread count.
 Tensor sum(const Tensor& x) {
+  constexpr int64_t kPieces = 64;
   const real* px = x.data();
   const int64_t n = x.numel();
+  const int64_t pieces = std::min(kPieces, (n + kGrainElementwise - 1) / kGrainElementwise);
+  const int64_t len = pieces > 0 ? (n + pieces - 1) / pieces : 0;
+  double part[kPieces];
+  parallel_for(pieces, 2, [&](int64_t b, int64_t e) {
+    for (int64_t p = b; p < e; ++p) {
+      const int64_t lo = std::min(n, p * len), hi = std::min(n, lo + len);
+      part[p] = row_sum(px + lo, hi - lo);
+    }
+  });
   double total = 0;
-#pragma omp parallel for reduction(+ : total) if (n >= kGrainElementwise)
-  for (int64_t i = 0; i < n; ++i) total += px[i];
+  for (int64_t p = 0; p < pieces; ++p) total += part[p];
   Tensor y = scalar_tensor(real(total));
   return record("sum", y, {x}, [s = x.shape()](const Tensor& dy, Grads& g) {
     g[0] = expand_raw(dy, s);

@@ -2,19 +2,29 @@
 // and the two ops that record them.
 //
 // x is seen as (outer, n, inner) (reduce_util.h): each (o, i) is one row x[o, :, i] of n
-// elements, inner apart, normalised on its own. inner == 1 (the last dim: attention
-// scores, logits) is the fast path: the rows are contiguous and each is one task of the
-// parallel loop. Otherwise neighbouring rows are processed side by side (for_each_block).
+// elements, inner apart, normalised on its own. Two layouts, two kernels of each:
+//   inner == 1  the last dim (attention scores, logits): rows are contiguous, and a row
+//               kernel makes a few passes over one row, each a loop that vectorises (the
+//               max, the exps, their sum, the scaling; core/elementwise.h's row_*). The
+//               rows are the tasks of the parallel loop.
+//   inner > 1   a block kernel takes up to kChunk neighbouring rows side by side
+//               (for_each_block), so its innermost loop runs across rows over contiguous
+//               memory, however large the stride.
+// Inner loops have no branches: exp is fastmath::exp, and the special rows below are
+// handled per row, outside them.
 //
 // Fully masked rows (every x = -inf, the max m = -inf, so x - m would be NaN): softmax
 // writes 0 and log_softmax -inf, and both backward kernels give them zero gradient.
 // Positions that are -inf in a row with some finite entry get probability 0 as usual.
+// A NaN anywhere in a row makes the whole row NaN, as in PyTorch.
 #include "softmax.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
-#include <type_traits>
 
+#include "../core/elementwise.h"
+#include "../core/fastmath.h"
 #include "../core/parallel.h"
 #include "../core/shape.h"
 #include "node.h"
@@ -29,110 +39,152 @@ using detail::split_at;
 
 constexpr real kNegInf = -std::numeric_limits<real>::infinity();
 
-constexpr int64_t kChunk = 256;  // rows per block on the strided path
-using One = std::integral_constant<int64_t, 1>;
-
-// Calls block(base, stride, len) for every block of rows, in parallel. A block is `len`
-// neighbouring rows (o, i0), ..., (o, i0 + len - 1); element k of row i0 + j is at
-// base + k * stride + j.
-//   inner == 1  the fast path: one contiguous row per block, parallel over rows; stride
-//               and len are the compile-time constant 1, so the kernels below compile
-//               to plain loops over the row
-//   inner > 1   up to kChunk rows side by side, stride = inner, so the innermost loop
-//               (over j) reads contiguous memory however large the stride is
-template <class BlockFn>
-void for_each_block(const Split& sp, const BlockFn& block) {
-  if (sp.outer * sp.inner == 0) return;  // no rows
-  if (sp.inner == 1) {
-    parallel_for(sp.outer, kGrainElementwise / (sp.n + 1) + 1, [&](int64_t b, int64_t e) {
-      for (int64_t o = b; o < e; ++o) block(o * sp.n, One(), One());
-    });
-  } else {
-    const int64_t width = sp.inner < kChunk ? sp.inner : kChunk;
-    const int64_t chunks = (sp.inner + width - 1) / width;
-    parallel_for(sp.outer * chunks, kGrainElementwise / (sp.n * width + 1) + 1,
-                 [&](int64_t b, int64_t e) {
-      for (int64_t w = b; w < e; ++w) {
-        const int64_t o = w / chunks, i0 = (w % chunks) * width;
-        const int64_t len = i0 + width < sp.inner ? width : sp.inner - i0;
-        block((o * sp.n) * sp.inner + i0, sp.inner, len);
-      }
-    });
-  }
-}
+// ---------------------------------------------------------------- contiguous rows
 
 // softmax:      y_k = exp(x_k - m) / s        m = max_j x_j,  s = sum_j exp(x_j - m)
 // log_softmax:  y_k = (x_k - m) - log(s)
-// Writes y; y, x: (outer, n, inner). A fully masked row (m = -inf) gets y = 0 (softmax)
-// or y = -inf (log_softmax).
-void softmax_forward(real* y, const real* x, const Split& sp, bool log) {
-  const int64_t n = sp.n;
-  for_each_block(sp, [&](int64_t base, auto stride, auto len) {
-    const real* xb = x + base;
-    real* yb = y + base;
-    real m[kChunk];    // per row of the block: its max
-    double s[kChunk];  // per row: sum_k exp(x_k - m)
-    // 1. m = the row max; NaN if any element is NaN (so a NaN spreads to its whole row,
-    //    as in PyTorch, instead of passing for "masked"), -inf if all are -inf
-    for (int64_t j = 0; j < len; ++j) m[j] = kNegInf;
-    for (int64_t k = 0; k < n; ++k)
-      for (int64_t j = 0; j < len; ++j) {
-        const real v = xb[k * stride + j];
-        if (v > m[j] || std::isnan(v)) m[j] = v;  // once m is NaN it stays NaN
-      }
-    // 2. s = sum_k exp(x_k - m); softmax keeps each exp in y on the way
-    for (int64_t j = 0; j < len; ++j) s[j] = 0;
-    for (int64_t k = 0; k < n; ++k)
-      for (int64_t j = 0; j < len; ++j) {
-        const real e = std::exp(xb[k * stride + j] - m[j]);
-        if (!log) yb[k * stride + j] = e;
-        s[j] += e;
-      }
-    // 3. softmax: y_k = e_k / s;  log_softmax: y_k = (x_k - m) - log(s); masked rows: 0 / -inf
-    bool masked[kChunk];
-    real f[kChunk];  // 1 / s or log(s)
-    for (int64_t j = 0; j < len; ++j) {
-      masked[j] = m[j] == kNegInf;
-      f[j] = log ? real(std::log(s[j])) : real(1 / s[j]);
-    }
-    for (int64_t k = 0; k < n; ++k)
-      for (int64_t j = 0; j < len; ++j) {
-        real& yk = yb[k * stride + j];
-        if (masked[j]) yk = log ? kNegInf : real(0);
-        else yk = log ? (xb[k * stride + j] - m[j]) - f[j] : yk * f[j];
-      }
-  });
+// Writes y[0, n) from x[0, n).
+void forward_row(real* y, const real* x, int64_t n, bool log) {
+  // 1. m = the row max (NaN if any x_k is NaN)
+  const real m = row_max(x, n);
+  if (m == kNegInf) {  // fully masked
+    std::fill(y, y + n, log ? kNegInf : real(0));
+    return;
+  }
+  if (log) {
+    // 2. s = sum_k exp(x_k - m)          3. y_k = (x_k - m) - log(s)
+    const real ls = real(std::log(row_sum_exp(x, n, m)));
+    for (int64_t k = 0; k < n; ++k) y[k] = (x[k] - m) - ls;
+  } else {
+    // 2. y_k = exp(x_k - m), s = sum_k y_k    3. y_k = y_k / s
+    for (int64_t k = 0; k < n; ++k) y[k] = fastmath::exp(x[k] - m);
+    const real r = real(1 / row_sum(y, n));
+    for (int64_t k = 0; k < n; ++k) y[k] *= r;
+  }
 }
 
 // softmax:      dx_k += y_k * (dy_k - sum_j dy_j y_j)
 // log_softmax:  dx_k += dy_k - exp(y_k) * sum_j dy_j
-// Accumulates into dx; dx, dy, y: (outer, n, inner), y the forward's output. A fully
-// masked row gets nothing: softmax's y = 0 there zeroes it by itself; log_softmax's
-// output is -inf whatever x is, so its gradient is 0, not dy (found as: every y_k = -inf).
-void softmax_backward(real* dx, const real* dy, const real* y, const Split& sp, bool log) {
-  const int64_t n = sp.n;
-  for_each_block(sp, [&](int64_t base, auto stride, auto len) {
-    const real *dyb = dy + base, *yb = y + base;
-    real* dxb = dx + base;
-    double s[kChunk];  // per row: sum_j dy_j y_j (softmax) or sum_j dy_j (log_softmax)
-    bool live[kChunk];  // per row: some y_k > -inf (always true for softmax)
+// Accumulates into dx[0, n); y is the forward's output. A fully masked row gets nothing:
+// softmax's y = 0 there zeroes it by itself; log_softmax's output is -inf whatever x is, so
+// its gradient is 0, not dy (found as: every y_k = -inf).
+void backward_row(real* dx, const real* dy, const real* y, int64_t n, bool log) {
+  if (log) {
+    if (row_max(y, n) == kNegInf) return;
+    const real s = real(row_sum(dy, n));
+    for (int64_t k = 0; k < n; ++k) dx[k] += dy[k] - fastmath::exp(y[k]) * s;
+  } else {
+    const real s = real(row_dot(dy, y, n));
+    for (int64_t k = 0; k < n; ++k) dx[k] += y[k] * (dy[k] - s);
+  }
+}
+
+// ---------------------------------------------------------------- strided rows
+
+constexpr int64_t kChunk = 256;     // rows per block
+constexpr int64_t kSumStretch = 16;  // k-steps summed in `real` before adding into double
+
+// The same two kernels on `len` rows side by side: element k of row j is at k * stride + j.
+// A fully masked row runs through the same loops with m = 0 and factor 0, which give
+// exp(-inf) = 0 and y = 0 (softmax) or (-inf - 0) - 0 = -inf (log_softmax): no branch.
+void forward_block(real* y, const real* x, int64_t n, int64_t stride, int64_t len, bool log) {
+  real m[kChunk], nan[kChunk], acc[kChunk], f[kChunk];
+  double s[kChunk];
+  // 1. m = the row max; NaN if any element is NaN; masked rows: m = 0
+  for (int64_t j = 0; j < len; ++j) m[j] = kNegInf, nan[j] = 0;
+  for (int64_t k = 0; k < n; ++k)
     for (int64_t j = 0; j < len; ++j) {
-      s[j] = 0;
-      live[j] = !log;
+      const real v = x[k * stride + j];
+      m[j] = v > m[j] ? v : m[j];
+      nan[j] = v != v ? v : nan[j];
     }
-    for (int64_t k = 0; k < n; ++k)
+  for (int64_t j = 0; j < len; ++j) m[j] = nan[j] != nan[j] ? nan[j] : (m[j] == kNegInf ? 0 : m[j]);
+  // 2. y_k = exp(x_k - m), s = sum_k y_k (in `real` over kSumStretch steps, then in double)
+  for (int64_t j = 0; j < len; ++j) s[j] = 0;
+  for (int64_t k0 = 0; k0 < n; k0 += kSumStretch) {
+    for (int64_t j = 0; j < len; ++j) acc[j] = 0;
+    for (int64_t k = k0; k < std::min(n, k0 + kSumStretch); ++k)
       for (int64_t j = 0; j < len; ++j) {
-        const real yk = yb[k * stride + j], dyk = dyb[k * stride + j];
-        s[j] += log ? dyk : dyk * yk;
-        live[j] = live[j] || yk != kNegInf;
+        const real e = fastmath::exp(x[k * stride + j] - m[j]);
+        y[k * stride + j] = e;
+        acc[j] += e;
       }
-    for (int64_t k = 0; k < n; ++k)
+    for (int64_t j = 0; j < len; ++j) s[j] += acc[j];
+  }
+  // 3. softmax: y_k = y_k / s;  log_softmax: y_k = (x_k - m) - log(s); masked rows: factor 0
+  for (int64_t j = 0; j < len; ++j)
+    f[j] = s[j] == 0 ? real(0) : log ? real(std::log(s[j])) : real(1 / s[j]);
+  for (int64_t k = 0; k < n; ++k)
+    for (int64_t j = 0; j < len; ++j) {
+      real& yk = y[k * stride + j];
+      yk = log ? (x[k * stride + j] - m[j]) - f[j] : yk * f[j];
+    }
+}
+
+// A masked log_softmax row (every y_k = -inf) gets weight 0 on both terms.
+void backward_block(real* dx, const real* dy, const real* y, int64_t n, int64_t stride,
+                    int64_t len, bool log) {
+  real acc[kChunk], ymax[kChunk], live[kChunk];
+  double s[kChunk];
+  for (int64_t j = 0; j < len; ++j) s[j] = 0, ymax[j] = kNegInf;
+  for (int64_t k0 = 0; k0 < n; k0 += kSumStretch) {
+    for (int64_t j = 0; j < len; ++j) acc[j] = 0;
+    for (int64_t k = k0; k < std::min(n, k0 + kSumStretch); ++k)
       for (int64_t j = 0; j < len; ++j) {
-        if (!live[j]) continue;
-        const real yk = yb[k * stride + j], dyk = dyb[k * stride + j], sj = real(s[j]);
-        dxb[k * stride + j] += log ? dyk - std::exp(yk) * sj : yk * (dyk - sj);
+        const real yk = y[k * stride + j], dyk = dy[k * stride + j];
+        acc[j] += log ? dyk : dyk * yk;
+        ymax[j] = yk > ymax[j] ? yk : ymax[j];
       }
+    for (int64_t j = 0; j < len; ++j) s[j] += acc[j];
+  }
+  for (int64_t j = 0; j < len; ++j) {
+    live[j] = !log || ymax[j] != kNegInf ? real(1) : real(0);
+    acc[j] = real(s[j]) * live[j];
+  }
+  for (int64_t k = 0; k < n; ++k)
+    for (int64_t j = 0; j < len; ++j) {
+      const real yk = y[k * stride + j], dyk = dy[k * stride + j];
+      dx[k * stride + j] += log ? live[j] * dyk - fastmath::exp(yk) * acc[j] : yk * (dyk - acc[j]);
+    }
+}
+
+// ---------------------------------------------------------------- the parallel loops
+
+// Calls row(base) for every contiguous row (inner == 1) or block(base, len) for every block
+// of up to kChunk neighbouring rows (o, i0), ..., (o, i0 + len - 1), in parallel (an exp
+// per element: kGrainTranscendental).
+template <class RowFn, class BlockFn>
+void for_each_row(const Split& sp, const RowFn& row, const BlockFn& block) {
+  if (sp.outer * sp.inner == 0) return;  // no rows
+  if (sp.inner == 1) {
+    parallel_for(sp.outer, kGrainTranscendental / (sp.n + 1) + 1, [&](int64_t b, int64_t e) {
+      for (int64_t o = b; o < e; ++o) row(o * sp.n);
+    });
+    return;
+  }
+  const int64_t width = std::min(sp.inner, kChunk);
+  const int64_t chunks = (sp.inner + width - 1) / width;
+  parallel_for(sp.outer * chunks, kGrainTranscendental / (sp.n * width + 1) + 1,
+               [&](int64_t b, int64_t e) {
+    for (int64_t w = b; w < e; ++w) {
+      const int64_t o = w / chunks, i0 = (w % chunks) * width;
+      block((o * sp.n) * sp.inner + i0, std::min(width, sp.inner - i0));
+    }
   });
+}
+
+void softmax_forward(real* y, const real* x, const Split& sp, bool log) {
+  for_each_row(
+      sp, [&](int64_t base) { forward_row(y + base, x + base, sp.n, log); },
+      [&](int64_t base, int64_t len) { forward_block(y + base, x + base, sp.n, sp.inner, len, log); });
+}
+
+void softmax_backward(real* dx, const real* dy, const real* y, const Split& sp, bool log) {
+  for_each_row(
+      sp, [&](int64_t base) { backward_row(dx + base, dy + base, y + base, sp.n, log); },
+      [&](int64_t base, int64_t len) {
+        backward_block(dx + base, dy + base, y + base, sp.n, sp.inner, len, log);
+      });
 }
 
 // The op for both: forward kernel, then record the backward kernel on the saved output.

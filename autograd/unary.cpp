@@ -1,6 +1,8 @@
 // unary.cpp - elementwise functions of one tensor. Above each op: its forward and the
 // derivative its backward applies. Forward and backward are single map/zip loops
 // (core/elementwise.h); a backward that reads the output saves it as y.detach().
+// Transcendentals are fastmath:: (core/fastmath.h): vectorised float kernels in the float
+// build, std:: itself in the double build.
 #include "unary.h"
 
 #include <cmath>
@@ -8,13 +10,14 @@
 
 #include "../core/elementwise.h"
 #include "../core/error.h"
+#include "../core/fastmath.h"
 #include "node.h"
 
 namespace heed {
 
 // y = e^x            dx = dy * y
 Tensor exp(const Tensor& x) {
-  Tensor y = map(x, [](real v) { return std::exp(v); });
+  Tensor y = map(x, [](real v) { return fastmath::exp(v); }, kGrainTranscendental);
   return record("exp", y, {x}, [y = y.detach()](const Tensor& dy, Grads& g) {
     g[0] = zip("exp", dy, y, [](real d, real yv) { return d * yv; });
   });
@@ -22,7 +25,7 @@ Tensor exp(const Tensor& x) {
 
 // y = log(x)         dx = dy / x
 Tensor log(const Tensor& x) {
-  Tensor y = map(x, [](real v) { return std::log(v); });
+  Tensor y = map(x, [](real v) { return fastmath::log(v); }, kGrainTranscendental);
   return record("log", y, {x}, [x](const Tensor& dy, Grads& g) {
     g[0] = zip("log", dy, x, [](real d, real xv) { return d / xv; });
   });
@@ -38,22 +41,18 @@ Tensor sqrt(const Tensor& x) {
 
 // y = tanh(x)        dx = dy * (1 - y^2)
 Tensor tanh(const Tensor& x) {
-  Tensor y = map(x, [](real v) { return std::tanh(v); });
+  Tensor y = map(x, [](real v) { return fastmath::tanh(v); }, kGrainTranscendental);
   return record("tanh", y, {x}, [y = y.detach()](const Tensor& dy, Grads& g) {
     g[0] = zip("tanh", dy, y, [](real d, real yv) { return d * (1 - yv * yv); });
   });
 }
 
 // y = 1 / (1 + e^-x)   dx = dy * y * (1 - y)
-// Stable for large |x|: exp is only taken of -|x|, so it never overflows. Each one-line
-// form breaks on one side: e^x / (1 + e^x) is inf / inf = NaN at x = 100, and
-// 1 / (1 + e^-x) overflows e^100 at x = -100 (rescued only because 1 / inf = 0).
+// Stable for large |x| (fastmath::sigmoid): exp is only taken of -|x|, so it never
+// overflows. Each one-line form breaks on one side: e^x / (1 + e^x) is inf / inf = NaN at
+// x = 100, and 1 / (1 + e^-x) overflows e^100 at x = -100 (rescued only because 1 / inf = 0).
 Tensor sigmoid(const Tensor& x) {
-  Tensor y = map(x, [](real v) {
-    if (v >= 0) return 1 / (1 + std::exp(-v));
-    const real e = std::exp(v);
-    return e / (1 + e);
-  });
+  Tensor y = map(x, [](real v) { return fastmath::sigmoid(v); }, kGrainTranscendental);
   return record("sigmoid", y, {x}, [y = y.detach()](const Tensor& dy, Grads& g) {
     g[0] = zip("sigmoid", dy, y, [](real d, real yv) { return d * yv * (1 - yv); });
   });
@@ -70,38 +69,43 @@ Tensor relu(const Tensor& x) {
 
 namespace {
 
-const real kInvSqrt2 = real(0.70710678118654752440);    // 1 / sqrt(2)
-const real kInvSqrt2Pi = real(0.39894228040143267794);  // 1 / sqrt(2 pi)
 const real kSqrt2OverPi = real(0.79788456080286535588); // sqrt(2 / pi)
 const real kGeluCubic = real(0.044715);
 
 // y = x * Phi(x)     dx = dy * (Phi(x) + x * phi(x))
-// Phi(x) = (1 + erf(x / sqrt 2)) / 2 = erfc(-x / sqrt 2) / 2 (erfc keeps the tiny values
-// of Phi at very negative x that 1 + erf rounds to 0), phi(x) = e^(-x^2/2) / sqrt(2 pi).
+// Phi(x) = (1 + erf(x / sqrt 2)) / 2 = erfc(-x / sqrt 2) / 2, phi(x) = e^(-x^2/2) / sqrt(2 pi).
+// fastmath::normal_cdf keeps the tiny values of Phi at very negative x that 1 + erf rounds
+// to 0, and gives phi from the same exp.
 Tensor gelu_erf(const Tensor& x) {
-  Tensor y = map(x, [](real v) { return v * real(0.5) * std::erfc(-v * kInvSqrt2); });
+  Tensor y = map(x, [](real v) { return v * fastmath::normal_cdf(v); }, kGrainTranscendental);
   return record("gelu", y, {x}, [x](const Tensor& dy, Grads& g) {
     g[0] = zip("gelu", dy, x, [](real d, real v) {
-      const real cdf = real(0.5) * std::erfc(-v * kInvSqrt2);
-      const real pdf = kInvSqrt2Pi * std::exp(real(-0.5) * v * v);
+      real pdf;
+      const real cdf = fastmath::normal_cdf(v, &pdf);
       return d * (cdf + v * pdf);
-    });
+    }, kGrainTranscendental);
   });
 }
 
 // y = x (1 + t) / 2,  t = tanh(u),  u = sqrt(2/pi) (x + 0.044715 x^3)
 //                    dx = dy * ((1 + t) / 2 + x (1 - t^2) / 2 * sqrt(2/pi) (1 + 3 * 0.044715 x^2))
+// Computed as (1 + tanh u) / 2 = sigmoid(2u) = s and (1 - t^2) / 4 = s (1 - s), which is the
+// same function without the cancellation of 1 + t at negative x (at x = -3, 1 + t keeps only
+// 4 of float's 7 digits). With e = e^(-2|u|) and r = 1 / (1 + e): s = r for u >= 0, e r for
+// u < 0, and s (1 - s) = e r^2 either way.
 Tensor gelu_tanh(const Tensor& x) {
   Tensor y = map(x, [](real v) {
-    const real t = std::tanh(kSqrt2OverPi * (v + kGeluCubic * v * v * v));
-    return real(0.5) * v * (1 + t);
-  });
+    const real u = kSqrt2OverPi * (v + kGeluCubic * v * v * v);
+    return v * fastmath::sigmoid(2 * u);
+  }, kGrainTranscendental);
   return record("gelu", y, {x}, [x](const Tensor& dy, Grads& g) {
     g[0] = zip("gelu", dy, x, [](real d, real v) {
-      const real t = std::tanh(kSqrt2OverPi * (v + kGeluCubic * v * v * v));
+      const real u = kSqrt2OverPi * (v + kGeluCubic * v * v * v);
       const real du = kSqrt2OverPi * (1 + 3 * kGeluCubic * v * v);
-      return d * real(0.5) * ((1 + t) + v * (1 - t * t) * du);
-    });
+      const real e = fastmath::exp(-2 * std::abs(u)), r = 1 / (1 + e), er = e * r;
+      const real s = u >= 0 ? r : er;
+      return d * (s + 2 * v * (er * r) * du);
+    }, kGrainTranscendental);
   });
 }
 
@@ -114,10 +118,18 @@ Tensor gelu(const Tensor& x, const std::string& approximate) {
 }
 
 // y = x > 0 ? x : alpha (e^x - 1)     dx = dy * (x > 0 ? 1 : alpha e^x)
+// (Both sides are computed, then one is picked: a loop with arithmetic inside one arm of
+// `?:` does not vectorise, see core/fastmath.h.)
 Tensor elu(const Tensor& x, real alpha) {
-  Tensor y = map(x, [alpha](real v) { return v > 0 ? v : alpha * std::expm1(v); });
+  Tensor y = map(x, [alpha](real v) {
+    const real neg = alpha * fastmath::expm1(v);
+    return v > 0 ? v : neg;
+  }, kGrainTranscendental);
   return record("elu", y, {x}, [x, alpha](const Tensor& dy, Grads& g) {
-    g[0] = zip("elu", dy, x, [alpha](real d, real v) { return v > 0 ? d : d * alpha * std::exp(v); });
+    g[0] = zip("elu", dy, x, [alpha](real d, real v) {
+      const real neg = d * alpha * fastmath::exp(v);
+      return v > 0 ? d : neg;
+    }, kGrainTranscendental);
   });
 }
 

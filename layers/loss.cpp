@@ -13,7 +13,9 @@
 
 #include "../autograd/node.h"
 #include "../autograd/reduce.h"
+#include "../core/elementwise.h"
 #include "../core/error.h"
+#include "../core/fastmath.h"
 #include "../core/parallel.h"
 #include "repr.h"
 
@@ -122,8 +124,8 @@ ClassProblem class_problem(const char* op, const Tensor& input, const IndexTenso
   return pb;
 }
 
-// A grain in positions: about kGrainElementwise scores per parallel chunk.
-int64_t position_grain(const ClassProblem& pb) { return kGrainElementwise / pb.C + 1; }
+// A grain in positions: about kGrainTranscendental scores (an exp each) per parallel chunk.
+int64_t position_grain(const ClassProblem& pb) { return kGrainTranscendental / pb.C + 1; }
 
 // Forward kernel of cross_entropy. Per position p, with y = target[p] and x_c its C logits:
 //   1. m      = max_c x_c
@@ -131,6 +133,8 @@ int64_t position_grain(const ClassProblem& pb) { return kGrainElementwise / pb.C
 //   3. loss[p] = (1 - eps) * w_y * (lse - x_y) + eps/C * sum_c w_c * (lse - x_c)
 //   4. wpos[p] = w_y, the position's share of Mean's denominator
 // An ignored position gets loss 0 and wpos 0, and its lse is not computed.
+// Steps 1-2 over contiguous logits (S = 1, the (N, C) case) are vectorised passes
+// (core/elementwise.h's row_max, row_sum_exp); over strided ones, plain loops in double.
 void cross_entropy_forward(std::vector<double>& loss, std::vector<double>& wpos,
                            std::vector<double>& lse, const real* x, const ClassProblem& pb,
                            double eps) {
@@ -144,11 +148,16 @@ void cross_entropy_forward(std::vector<double>& loss, std::vector<double>& wpos,
         continue;
       }
       const real* xp = x + pb.first(p);
-      double m = -std::numeric_limits<double>::infinity();
-      for (int64_t c = 0; c < C; ++c) m = std::max(m, double(xp[c * S]));
-      double se = 0;
-      for (int64_t c = 0; c < C; ++c) se += std::exp(xp[c * S] - m);
-      lse[p] = m + std::log(se);
+      if (S == 1) {
+        const real m = row_max(xp, C);
+        lse[p] = m + std::log(row_sum_exp(xp, C, m));
+      } else {
+        double m = -std::numeric_limits<double>::infinity();
+        for (int64_t c = 0; c < C; ++c) m = std::max(m, double(xp[c * S]));
+        double se = 0;
+        for (int64_t c = 0; c < C; ++c) se += std::exp(xp[c * S] - m);
+        lse[p] = m + std::log(se);
+      }
       double smooth = 0;
       if (eps != 0)
         for (int64_t c = 0; c < C; ++c) smooth += pb.w[c] * (lse[p] - xp[c * S]);
@@ -164,6 +173,8 @@ void cross_entropy_forward(std::vector<double>& loss, std::vector<double>& wpos,
 //                     = softmax_c * a - (1 - eps) * w_y * [c == y] - eps/C * w_c,
 //      a = (1 - eps) * w_y + eps/C * sum_k w_k
 //   dx_c = s_p * that, s_p the upstream factor of position p.
+// Contiguous logits (S = 1) take a vectorised loop in `real`: x_c - lse as (x_c - hi) - lo,
+// with lse = hi + lo split into two reals, so softmax_c is as exact as in double.
 void cross_entropy_backward(real* dx, const Upstream& up, const real* x,
                             const std::vector<double>& lse, const ClassProblem& pb, double eps) {
   const int64_t C = pb.C, S = pb.S;
@@ -179,8 +190,15 @@ void cross_entropy_backward(real* dx, const Upstream& up, const real* x,
       const real* xp = x + pb.first(p);
       const double s = up[p];
       const double a = (1 - eps) * pb.w[y] + eps / C * pb.wsum;
-      for (int64_t c = 0; c < C; ++c)
-        dxp[c * S] = real(s * (std::exp(xp[c * S] - lse[p]) * a - eps / C * pb.w[c]));
+      if (S == 1) {
+        const real hi = real(lse[p]), lo = real(lse[p] - hi), sa = real(s * a);
+        for (int64_t c = 0; c < C; ++c) dxp[c] = fastmath::exp((xp[c] - hi) - lo) * sa;
+        if (eps != 0)
+          for (int64_t c = 0; c < C; ++c) dxp[c] -= real(s * eps / C * pb.w[c]);
+      } else {
+        for (int64_t c = 0; c < C; ++c)
+          dxp[c * S] = real(s * (std::exp(xp[c * S] - lse[p]) * a - eps / C * pb.w[c]));
+      }
       dxp[y * S] -= real(s * (1 - eps) * pb.w[y]);
     }
   });

@@ -68,6 +68,33 @@ int main(int argc, char** argv) {
              loss.backward();
            }, 20));
   }
+  {  // tanh forward + backward
+    Tensor x = randn({1 << 20}).requires_grad_();
+    report("tanh_1M_fwd_bwd", median_ms([&] { sum(tanh(x)).backward(); }, 20));
+  }
+  {  // exp forward
+    Tensor x = randn({1 << 20});
+    report("exp_1M_fwd", median_ms([&] { exp(x); }, 30));
+  }
+  {  // cross_entropy = log_softmax + nll, forward + backward
+    Tensor x = randn({4096, 1000}).requires_grad_();
+    std::vector<int64_t> ids(4096);
+    for (int64_t i = 0; i < 4096; ++i) ids[i] = (i * 7919) % 1000;
+    IndexTensor t(ids);
+    report("cross_entropy_4096x1000_fwd_bwd",
+           median_ms([&] { nn::functional::cross_entropy(x, t).backward(); }, 20));
+  }
+  {  // layer norm over the last dim, with weight and bias, forward + backward
+    Tensor x = randn({4096, 1024}).requires_grad_(), w = randn({4096, 1024});
+    Tensor g = ones({1024}).requires_grad_(), b = zeros({1024}).requires_grad_();
+    report("layer_norm_4096x1024_fwd_bwd",
+           median_ms([&] { sum(layer_norm(x, {1024}, g, b) * w).backward(); }, 20));
+  }
+  {  // one-layer LSTM over a (B, T, In) batch, forward + backward
+    nn::LSTM lstm(nn::LSTMOptions(256, 256));
+    Tensor x = randn({32, 50, 256}).requires_grad_();
+    report("lstm_32x50x256_fwd_bwd", median_ms([&] { sum(lstm.forward(x).output).backward(); }, 10));
+  }
   std::fclose(out);
   return 0;
 }

@@ -55,6 +55,19 @@ def workloads():
     rx = torch.randn(4096, 1024)
     yield "sum_dim0_4096x1024", (lambda: rx.sum(0)), 30
     yield "mlp_step_256x512x1024", mlp_step(), 20
+    tx = grad_leaf(1 << 20)
+    yield "tanh_1M_fwd_bwd", (lambda: torch.tanh(tx).sum().backward()), 20
+    ex = torch.randn(1 << 20)
+    yield "exp_1M_fwd", (lambda: torch.exp(ex)), 30
+    cx, ct = grad_leaf(4096, 1000), torch.arange(4096) * 7919 % 1000
+    yield ("cross_entropy_4096x1000_fwd_bwd",
+           (lambda: torch.nn.functional.cross_entropy(cx, ct).backward()), 20)
+    lx, lw = grad_leaf(4096, 1024), torch.randn(4096, 1024)
+    lg, lb = torch.ones(1024, requires_grad=True), torch.zeros(1024, requires_grad=True)
+    yield ("layer_norm_4096x1024_fwd_bwd",
+           (lambda: (torch.nn.functional.layer_norm(lx, (1024,), lg, lb) * lw).sum().backward()), 20)
+    lstm, sx = torch.nn.LSTM(256, 256, batch_first=True), grad_leaf(32, 50, 256)
+    yield "lstm_32x50x256_fwd_bwd", (lambda: lstm(sx)[0].sum().backward()), 10
 
 
 def main():
