@@ -1,5 +1,5 @@
 // demo.cpp - `make demo`: fit y = exp(-4x^2) with a small MLP. Shapes: N samples.
-#include <heed/core/heed.h>
+#include <heed/heed.h>
 
 #include <cstdio>
 

@@ -2,8 +2,8 @@
 // attention core, attend() (mask -> softmax -> dropout -> alpha V), and of scaled
 // dot-product attention on top of it. Each check differentiates the context and the
 // weights together (both flattened into one output), w.r.t. scores/q/k and values.
-#include "../layers/attention_core.h"
-#include "../layers/scaled_dot_product.h"
+#include <heed/layers/attention_core.h>
+#include <heed/layers/scaled_dot_product.h>
 #include "helpers.h"
 
 using namespace heed;

@@ -3,7 +3,7 @@
 // every T crosses tile boundaries; and, in double, flash == composed to 1e-12.
 #include <utility>
 
-#include "../autograd/flash_attention.h"
+#include <heed/autograd/flash_attention.h>
 #include "helpers.h"
 
 using namespace heed;

@@ -1,12 +1,12 @@
 // gradcheck_layers.cpp - finite-difference checks (double build) of the layer ops:
 // linear, embedding, layer_norm (and its composed twin), dropout; and of whole modules.
-#include "../autograd/dropout_op.h"
-#include "../autograd/embedding_op.h"
-#include "../autograd/layer_norm_op.h"
-#include "../autograd/linear_op.h"
-#include "../layers/activation.h"
-#include "../layers/linear.h"
-#include "../layers/sequential.h"
+#include <heed/autograd/dropout_op.h>
+#include <heed/autograd/embedding_op.h>
+#include <heed/autograd/layer_norm_op.h>
+#include <heed/autograd/linear_op.h>
+#include <heed/layers/activation.h>
+#include <heed/layers/linear.h>
+#include <heed/layers/sequential.h>
 #include "helpers.h"
 
 using namespace heed;

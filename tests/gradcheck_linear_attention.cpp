@@ -1,8 +1,8 @@
 // gradcheck_linear_attention.cpp - finite-difference checks (double build) of the linear
 // attention op's hand-written backward (causal and not, padding, Tq != Tk, 3-D and 4-D),
 // of its quadratic reference, and of nn::LinearAttention.
-#include "../autograd/linear_attention.h"
-#include "../layers/linear_attention.h"
+#include <heed/autograd/linear_attention.h>
+#include <heed/layers/linear_attention.h>
 #include "helpers.h"
 
 using namespace heed;

@@ -1,9 +1,9 @@
 // gradcheck_long_attention.cpp - finite-difference checks (double build) of chunked,
 // sliding-window and sparse attention w.r.t. q, k and v, with key padding, causal masks
 // and queries whose every key is masked (zero context, zero gradient).
-#include "../layers/chunked_attention.h"
-#include "../layers/sliding_window_attention.h"
-#include "../layers/sparse_attention.h"
+#include <heed/layers/chunked_attention.h>
+#include <heed/layers/sliding_window_attention.h>
+#include <heed/layers/sparse_attention.h>
 #include "helpers.h"
 
 using namespace heed;

@@ -1,7 +1,7 @@
 // gradcheck_loss.cpp - finite-difference checks (double build) of every loss in
 // layers/loss.h, for each reduction: cross_entropy with ignored positions, label smoothing,
 // class weights and the (N, C, d...) layout; nll_loss; mse_loss; bce with logits.
-#include "../layers/loss.h"
+#include <heed/layers/loss.h>
 #include "helpers.h"
 
 using namespace heed;

@@ -1,8 +1,8 @@
 // gradcheck_lstm.cpp - finite-difference checks (double build) of the fused LSTM cell op,
 // its composed reference, nn::LSTM (2 layers, bidirectional, padded batch) and nn::GRU.
-#include "../autograd/lstm_cell_op.h"
-#include "../layers/gru.h"
-#include "../layers/lstm.h"
+#include <heed/autograd/lstm_cell_op.h>
+#include <heed/layers/gru.h>
+#include <heed/layers/lstm.h>
 #include "helpers.h"
 
 using namespace heed;

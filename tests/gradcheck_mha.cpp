@@ -3,8 +3,8 @@
 // the output and the attention weights together. Self- and cross-attention, key padding
 // (with a batch element that sees nothing), causal (Tq == Tk and Tq > Tk), per-head
 // weights, separate d_k / d_v and kdim / vdim, no bias, and dropout with a fixed seed.
-#include "../layers/multihead_attention.h"
-#include "../layers/self_attention.h"
+#include <heed/layers/multihead_attention.h>
+#include <heed/layers/self_attention.h>
 #include "helpers.h"
 
 using namespace heed;

@@ -2,9 +2,9 @@
 // piece of the position encodings: the rotary op and its twin, the relative-position bucket
 // ops, Shaw's key and value terms, RelativeSelfAttention (inputs and tables, with padding,
 // causal and fully masked rows), and the learned and sinusoidal modules.
-#include "../autograd/relative_position_op.h"
-#include "../autograd/rope_op.h"
-#include "../layers/positional.h"
+#include <heed/autograd/relative_position_op.h>
+#include <heed/autograd/rope_op.h>
+#include <heed/layers/positional.h>
 #include "helpers.h"
 
 using namespace heed;

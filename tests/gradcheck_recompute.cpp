@@ -1,7 +1,7 @@
 // gradcheck_recompute.cpp - finite-difference checks (double build) through checkpoint():
 // inputs, a captured parameter, a non-leaf input, nesting, and linear attention inside.
-#include "../autograd/linear_attention.h"
-#include "../autograd/recompute.h"
+#include <heed/autograd/linear_attention.h>
+#include <heed/autograd/recompute.h>
 #include "helpers.h"
 
 using namespace heed;

@@ -3,9 +3,9 @@
 // LocalAttention (local-m, local-p). Each check covers the query, keys, values and every
 // parameter, with a 2-D (decoder step) and a 3-D query, Tq != Tk, and a key padding mask
 // whose last sequence is all padding (a fully masked row: zero context, zero gradient).
-#include "../layers/additive_attention.h"
-#include "../layers/local_attention.h"
-#include "../layers/luong_attention.h"
+#include <heed/layers/additive_attention.h>
+#include <heed/layers/local_attention.h>
+#include <heed/layers/luong_attention.h>
 #include "helpers.h"
 
 using namespace heed;

@@ -5,9 +5,9 @@
 // Sizes: B=2, T=3 (Ts=4), E=4, H=2, F=6, dropout 0.
 #include <string>
 
-#include "../layers/feed_forward.h"
-#include "../layers/transformer_decoder.h"
-#include "../layers/transformer_encoder.h"
+#include <heed/layers/feed_forward.h>
+#include <heed/layers/transformer_decoder.h>
+#include <heed/layers/transformer_encoder.h>
 #include "helpers.h"
 
 using namespace heed;

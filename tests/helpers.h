@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "../core/heed.h"
+#include <heed/heed.h>
 
 namespace heed::test {
 

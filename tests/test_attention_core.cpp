@@ -6,8 +6,8 @@
 #include <cmath>
 #include <string>
 
-#include "../layers/attention_core.h"
-#include "../layers/scaled_dot_product.h"
+#include <heed/layers/attention_core.h>
+#include <heed/layers/scaled_dot_product.h>
 #include "helpers.h"
 
 using namespace heed;

@@ -10,15 +10,15 @@
 #include <fstream>
 #include <iterator>
 
-#include "../layers/activation.h"
-#include "../layers/linear.h"
-#include "../layers/loss.h"
-#include "../layers/sequential.h"
-#include "../optim/adam.h"
-#include "../optim/checkpoint.h"
-#include "../optim/clip.h"
-#include "../optim/schedule.h"
-#include "../optim/sgd.h"
+#include <heed/layers/activation.h>
+#include <heed/layers/linear.h>
+#include <heed/layers/loss.h>
+#include <heed/layers/sequential.h>
+#include <heed/optim/adam.h>
+#include <heed/optim/checkpoint.h>
+#include <heed/optim/clip.h>
+#include <heed/optim/schedule.h>
+#include <heed/optim/sgd.h>
 #include "helpers.h"
 
 using namespace heed;

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "../core/fastmath.h"
+#include <heed/core/fastmath.h>
 #include "helpers.h"
 
 using namespace heed;

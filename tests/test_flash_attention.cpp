@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <string>
 
-#include "../autograd/flash_attention.h"
+#include <heed/autograd/flash_attention.h>
 #include "helpers.h"
 
 using namespace heed;

@@ -12,8 +12,8 @@
 #include <functional>
 #include <utility>
 
-#include "../layers/multihead_attention.h"
-#include "../layers/scaled_dot_product.h"
+#include <heed/layers/multihead_attention.h>
+#include <heed/layers/scaled_dot_product.h>
 #include "golden/golden.h"
 #include "helpers.h"
 

@@ -7,11 +7,11 @@
 // tests/golden/golden.h, rtol 1e-5, atol 1e-6 x scale).
 #include <utility>
 
-#include "../layers/activation.h"
-#include "../layers/embedding.h"
-#include "../layers/layer_norm.h"
-#include "../layers/linear.h"
-#include "../layers/sequential.h"
+#include <heed/layers/activation.h>
+#include <heed/layers/embedding.h>
+#include <heed/layers/layer_norm.h>
+#include <heed/layers/linear.h>
+#include <heed/layers/sequential.h>
 #include "golden/golden.h"
 #include "helpers.h"
 

@@ -10,8 +10,8 @@
 #include <algorithm>
 #include <functional>
 
-#include "../layers/gru.h"
-#include "../layers/lstm.h"
+#include <heed/layers/gru.h>
+#include <heed/layers/lstm.h>
 #include "golden/golden.h"
 #include "helpers.h"
 

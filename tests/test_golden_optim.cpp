@@ -9,10 +9,10 @@
 #include <functional>
 #include <memory>
 
-#include "../optim/adam.h"
-#include "../optim/clip.h"
-#include "../optim/schedule.h"
-#include "../optim/sgd.h"
+#include <heed/optim/adam.h>
+#include <heed/optim/clip.h>
+#include <heed/optim/schedule.h>
+#include <heed/optim/sgd.h>
 #include "golden/golden.h"
 #include "helpers.h"
 

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <utility>
 
-#include "../layers/positional.h"
+#include <heed/layers/positional.h>
 #include "golden/golden.h"
 #include "helpers.h"
 

@@ -10,9 +10,9 @@
 #include <algorithm>
 #include <map>
 
-#include "../layers/additive_attention.h"
-#include "../layers/local_attention.h"
-#include "../layers/luong_attention.h"
+#include <heed/layers/additive_attention.h>
+#include <heed/layers/local_attention.h>
+#include <heed/layers/luong_attention.h>
 #include "golden/golden.h"
 #include "helpers.h"
 

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "../layers/transformer_decoder.h"
-#include "../layers/transformer_encoder.h"
+#include <heed/layers/transformer_decoder.h>
+#include <heed/layers/transformer_encoder.h>
 #include "golden/golden.h"
 #include "helpers.h"
 

@@ -3,7 +3,7 @@
 #include <random>
 #include <string>
 
-#include "../autograd/node.h"
+#include <heed/autograd/node.h>
 #include "helpers.h"
 
 using namespace heed;

@@ -3,18 +3,18 @@
 #include <cmath>
 #include <string>
 
-#include "../autograd/dropout_op.h"
-#include "../autograd/embedding_op.h"
-#include "../autograd/layer_norm_op.h"
-#include "../autograd/linear_op.h"
-#include "../layers/activation.h"
-#include "../layers/dropout.h"
-#include "../layers/embedding.h"
-#include "../layers/init.h"
-#include "../layers/layer_norm.h"
-#include "../layers/linear.h"
-#include "../layers/repr.h"
-#include "../layers/sequential.h"
+#include <heed/autograd/dropout_op.h>
+#include <heed/autograd/embedding_op.h>
+#include <heed/autograd/layer_norm_op.h>
+#include <heed/autograd/linear_op.h>
+#include <heed/layers/activation.h>
+#include <heed/layers/dropout.h>
+#include <heed/layers/embedding.h>
+#include <heed/layers/init.h>
+#include <heed/layers/layer_norm.h>
+#include <heed/layers/linear.h>
+#include <heed/layers/repr.h>
+#include <heed/layers/sequential.h>
 #include "helpers.h"
 
 using namespace heed;

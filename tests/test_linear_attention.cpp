@@ -3,8 +3,8 @@
 // the reference's O(T^2), and the nn::LinearAttention layer.
 #include <limits>
 
-#include "../autograd/linear_attention.h"
-#include "../layers/linear_attention.h"
+#include <heed/autograd/linear_attention.h>
+#include <heed/layers/linear_attention.h>
 #include "helpers.h"
 
 using namespace heed;

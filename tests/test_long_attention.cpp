@@ -7,10 +7,10 @@
 #include <functional>
 #include <vector>
 
-#include "../layers/attention_core.h"
-#include "../layers/chunked_attention.h"
-#include "../layers/sliding_window_attention.h"
-#include "../layers/sparse_attention.h"
+#include <heed/layers/attention_core.h>
+#include <heed/layers/chunked_attention.h>
+#include <heed/layers/sliding_window_attention.h>
+#include <heed/layers/sparse_attention.h>
 #include "helpers.h"
 
 using namespace heed;

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <string>
 
-#include "../layers/loss.h"
+#include <heed/layers/loss.h>
 #include "helpers.h"
 
 using namespace heed;

@@ -1,8 +1,8 @@
 // test_lstm.cpp - the fused LSTM cell against its composed twin, nn::LSTM's parameter
 // names, padding semantics (as pack_padded_sequence), options and errors; nn::GRU's too.
-#include "../autograd/lstm_cell_op.h"
-#include "../layers/gru.h"
-#include "../layers/lstm.h"
+#include <heed/autograd/lstm_cell_op.h>
+#include <heed/layers/gru.h>
+#include <heed/layers/lstm.h>
 #include "helpers.h"
 
 using namespace heed;

@@ -5,9 +5,9 @@
 #include <cmath>
 #include <string>
 
-#include "../layers/multihead_attention.h"
-#include "../layers/scaled_dot_product.h"
-#include "../layers/self_attention.h"
+#include <heed/layers/multihead_attention.h>
+#include <heed/layers/scaled_dot_product.h>
+#include <heed/layers/self_attention.h>
 #include "helpers.h"
 
 using namespace heed;

@@ -4,10 +4,10 @@
 #include <cmath>
 #include <limits>
 
-#include "../optim/adam.h"
-#include "../optim/clip.h"
-#include "../optim/schedule.h"
-#include "../optim/sgd.h"
+#include <heed/optim/adam.h>
+#include <heed/optim/clip.h>
+#include <heed/optim/schedule.h>
+#include <heed/optim/sgd.h>
 #include "helpers.h"
 
 using namespace heed;

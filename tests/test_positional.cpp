@@ -5,7 +5,7 @@
 // Relative (Shaw) and ALiBi: tests/test_positional_relative.cpp.
 #include <cmath>
 
-#include "../layers/positional.h"
+#include <heed/layers/positional.h>
 #include "helpers.h"
 
 using namespace heed;

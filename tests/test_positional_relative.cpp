@@ -7,8 +7,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "../autograd/relative_position_op.h"
-#include "../layers/positional.h"
+#include <heed/autograd/relative_position_op.h>
+#include <heed/layers/positional.h>
 #include "helpers.h"
 
 using namespace heed;

@@ -3,7 +3,7 @@
 // captured by fn, non-leaf inputs, nesting, no-grad mode. And alloc::PeakScope itself.
 #include <cstring>
 
-#include "../autograd/recompute.h"
+#include <heed/autograd/recompute.h>
 #include "helpers.h"
 
 using namespace heed;

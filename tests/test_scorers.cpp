@@ -5,9 +5,9 @@
 #include <functional>
 #include <memory>
 
-#include "../layers/additive_attention.h"
-#include "../layers/local_attention.h"
-#include "../layers/luong_attention.h"
+#include <heed/layers/additive_attention.h>
+#include <heed/layers/local_attention.h>
+#include <heed/layers/luong_attention.h>
 #include "helpers.h"
 
 using namespace heed;

@@ -2,7 +2,7 @@
 // computed ones and naive loops, gradients that must land in exact places, and errors.
 #include <string>
 
-#include "../autograd/node.h"
+#include <heed/autograd/node.h>
 #include "helpers.h"
 
 using namespace heed;

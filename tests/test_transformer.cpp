@@ -6,12 +6,12 @@
 #include <utility>
 #include <vector>
 
-#include "../autograd/arith.h"
-#include "../autograd/shape_ops.h"
-#include "../autograd/unary.h"
-#include "../layers/feed_forward.h"
-#include "../layers/transformer_decoder.h"
-#include "../layers/transformer_encoder.h"
+#include <heed/autograd/arith.h>
+#include <heed/autograd/shape_ops.h>
+#include <heed/autograd/unary.h>
+#include <heed/layers/feed_forward.h>
+#include <heed/layers/transformer_decoder.h>
+#include <heed/layers/transformer_encoder.h>
 #include "helpers.h"
 
 using namespace heed;

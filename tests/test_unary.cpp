@@ -3,7 +3,7 @@
 #include <cmath>
 #include <limits>
 
-#include "../autograd/node.h"
+#include <heed/autograd/node.h>
 #include "helpers.h"
 
 using namespace heed;

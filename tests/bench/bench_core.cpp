@@ -1,7 +1,7 @@
 // bench_core.cpp - `make bench`: heed's timings for the core ops; bench_torch.py runs the
 // same workloads in PyTorch (CPU, eager, same thread count) and prints both side by side.
 // Each line written to build/bench/heed.txt is "<name> <median ms>".
-#include <heed/core/heed.h>
+#include <heed/heed.h>
 
 #include <algorithm>
 #include <chrono>
