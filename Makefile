@@ -24,6 +24,10 @@ BLAS_INC  := /usr/include/$(MULTIARCH)/openblas-openmp
 BLAS_LIB  := /usr/lib/$(MULTIARCH)/openblas-openmp
 DEB_PKGS  := libopenblas-openmp-dev doctest-dev pkgconf
 
+# The generated include tree (see "public include tree" below); defined before any rule uses it.
+INC       := $(BUILD)/include
+UMBRELLA  := $(INC)/heed/heed.h
+
 BASEFLAGS := -std=c++17 -Wall -Wextra -Wno-unused-parameter -fopenmp -MMD -MP -I$(BLAS_INC) -I$(BUILD)/include
 LDLIBS    := -L$(BLAS_LIB) -Wl,-rpath,$(BLAS_LIB) -lopenblas -fopenmp
 
@@ -84,9 +88,6 @@ $(BUILD)/libheed_f64.a: $(OBJS_F64)
 # of core/, autograd/, layers/ and optim/, bottom layer first, so it can never miss a new one.
 # In the tree, build/include/heed/{core,autograd,layers,optim} link to the sources; `make install`
 # copies the same layout to $(PREFIX)/include/heed.
-INC       := $(BUILD)/include
-UMBRELLA  := $(INC)/heed/heed.h
-
 $(UMBRELLA): $(HEADERS) Makefile
 	@mkdir -p $(@D)
 	@for d in $(LIB_DIRS); do ln -sfnr $$d $(@D)/$$d; done
