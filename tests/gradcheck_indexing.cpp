@@ -5,6 +5,7 @@
 #include "helpers.h"
 
 using namespace heed;
+using heed::test::random_ids;
 using heed::test::check_grad;
 using heed::test::param;
 using V = std::vector<Tensor>;
@@ -22,15 +23,6 @@ TEST_CASE("gradcheck indexing: index_select along dims 0, 1 and -1 with repeated
   Tensor table = param({6, 4});
   const IndexTensor tokens({1, 5, 1, 1, 3});
   check_grad([&](const V& v) { return index_select(v[0], 0, tokens) * 2.0; }, {table});
-}
-
-// Random ids in [0, bound) of the given shape (a private generator: the seed is untouched).
-static IndexTensor random_ids(const Shape& s, int64_t bound, unsigned seed) {
-  std::mt19937 gen(seed);
-  std::uniform_int_distribution<int64_t> u(0, bound - 1);
-  std::vector<int64_t> ids(s.numel());
-  for (auto& i : ids) i = u(gen);
-  return IndexTensor(ids, s);
 }
 
 TEST_CASE("gradcheck indexing: gather along each dim") {

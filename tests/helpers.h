@@ -4,12 +4,25 @@
 
 #include <cmath>
 #include <functional>
+#include <random>
 #include <string>
 #include <vector>
 
 #include <heed/heed.h>
 
 namespace heed::test {
+
+// The message of the heed::Error that f throws, or "(no heed::Error thrown)": a sentinel no
+// real message contains, so `CHECK(contains(error_of(f), "matmul"))` fails when f succeeds.
+template <class F>
+std::string error_of(const F& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no heed::Error thrown)";
+}
 
 // A leaf tensor of normal values that requires grad.
 inline Tensor param(const Shape& s, double scale = 1.0) {
@@ -28,6 +41,15 @@ inline bool allclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, doubl
     if (std::fabs(x - y) > atol + rtol * std::fabs(y)) return false;
   }
   return true;
+}
+
+// Random ids in [0, bound) of the given shape (a private generator: the seed is untouched).
+inline IndexTensor random_ids(const Shape& s, int64_t bound, unsigned seed) {
+  std::mt19937 gen(seed);
+  std::uniform_int_distribution<int64_t> u(0, bound - 1);
+  std::vector<int64_t> ids(s.numel());
+  for (auto& i : ids) i = u(gen);
+  return IndexTensor(ids, s);
 }
 
 // Runs gradcheck and reports the first disagreement through doctest.

@@ -11,6 +11,7 @@
 #include "helpers.h"
 
 using namespace heed;
+using heed::test::error_of;
 using heed::test::allclose;
 
 namespace {
@@ -29,17 +30,6 @@ Tensor padding(const std::vector<int64_t>& lengths, int64_t Tk) {
   for (size_t b = 0; b < lengths.size(); ++b)
     for (int64_t j = 0; j < lengths[b]; ++j) m.data()[b * Tk + j] = 1;
   return m;
-}
-
-// The message of the heed::Error that f throws ("" if none).
-template <class F>
-std::string error_of(F f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 }  // namespace

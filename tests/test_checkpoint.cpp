@@ -22,6 +22,7 @@
 #include "helpers.h"
 
 using namespace heed;
+using heed::test::error_of;
 using doctest::Contains;
 namespace fs = std::filesystem;
 namespace F = nn::functional;
@@ -99,15 +100,6 @@ void train_step(nn::Sequential& model, optim::Optimizer& opt, const optim::LRSch
 }
 
 doctest::Contains contains(const std::string& s) { return doctest::Contains(s.c_str()); }
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 // Train 5 steps, save, train 6 more; a second model with another init loads the checkpoint
 // and trains the same 6 steps: parameters and optimizer state must agree bit for bit.

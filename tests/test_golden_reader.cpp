@@ -16,6 +16,7 @@
 #include "helpers.h"
 
 using namespace heed;
+using heed::test::error_of;
 
 namespace {
 
@@ -65,16 +66,6 @@ std::string read_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   REQUIRE(in);
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
-// The heed::Error message that f throws, or "" if it throws none.
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }

@@ -7,30 +7,12 @@
 #include "helpers.h"
 
 using namespace heed;
+using heed::test::random_ids;
+using heed::test::error_of;
 using Vec = std::vector<real>;
-
-// The message of the heed::Error that f throws, or "no throw".
-template <class F>
-static std::string error_of(const F& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no throw";
-}
 
 static bool starts_with(const std::string& s, const std::string& prefix) {
   return s.rfind(prefix, 0) == 0;
-}
-
-// Random ids in [0, bound) of the given shape (a private generator: the seed is untouched).
-static IndexTensor random_ids(const Shape& s, int64_t bound, unsigned seed) {
-  std::mt19937 gen(seed);
-  std::uniform_int_distribution<int64_t> u(0, bound - 1);
-  std::vector<int64_t> ids(s.numel());
-  for (auto& i : ids) i = u(gen);
-  return IndexTensor(ids, s);
 }
 
 TEST_CASE("indexing: index_select values along dims 0, 1 and -1") {

@@ -8,21 +8,11 @@
 #include "helpers.h"
 
 using namespace heed;
+using heed::test::error_of;
 using heed::test::allclose;
 using Vec = std::vector<real>;
 namespace F = heed::nn::functional;
 using nn::Reduction;
-
-// The message of the heed::Error that f throws, or "no throw".
-template <class Fn>
-static std::string error_of(const Fn& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no throw";
-}
 
 static bool contains(const std::string& s, const std::string& part) {
   return s.find(part) != std::string::npos;

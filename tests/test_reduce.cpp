@@ -6,6 +6,7 @@
 #include "helpers.h"
 
 using namespace heed;
+using heed::test::error_of;
 using heed::test::allclose;
 
 namespace {
@@ -13,17 +14,6 @@ namespace {
 const real kNaN = std::numeric_limits<real>::quiet_NaN();
 
 std::vector<int64_t> ids(const IndexTensor& t) { return t.vec(); }
-
-// The error message heed throws for f(), or "" if it does not throw.
-template <class F>
-std::string error_of(F f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 }  // namespace
 

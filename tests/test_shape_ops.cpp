@@ -6,18 +6,8 @@
 #include "helpers.h"
 
 using namespace heed;
+using heed::test::error_of;
 using Vec = std::vector<real>;
-
-// The message of the heed::Error that f throws, or "no throw".
-template <class F>
-static std::string error_of(const F& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no throw";
-}
 
 static bool starts_with(const std::string& s, const std::string& prefix) {
   return s.rfind(prefix, 0) == 0;
