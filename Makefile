@@ -22,7 +22,6 @@ DESTDIR  ?=
 MULTIARCH := $(shell $(CXX) -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
 BLAS_INC  := /usr/include/$(MULTIARCH)/openblas-openmp
 BLAS_LIB  := /usr/lib/$(MULTIARCH)/openblas-openmp
-DEB_PKGS  := libopenblas-openmp-dev doctest-dev pkgconf
 
 # The generated include tree (see "public include tree" below); defined before any rule uses it.
 INC       := $(BUILD)/include
@@ -50,12 +49,16 @@ BENCHES       := $(patsubst tests/bench/%.cpp,$(BUILD)/bench/%,$(wildcard tests/
 all: $(BUILD)/libheed.a
 
 # ---- dependencies: Debian packages, installed when missing (as root) ----
+# One line per package: name:file-that-proves-it-is-installed. Add a package with its own
+# `DEPS += name:/path` line.
+DEPS := libopenblas-openmp-dev:$(BLAS_LIB)/libopenblas.so
+DEPS += libopenblas-openmp-dev:$(BLAS_INC)/cblas.h
+DEPS += doctest-dev:/usr/include/doctest/doctest.h
+DEPS += pkgconf:/usr/bin/pkg-config
+
 deps:
 	@missing=""; \
-	echo '#include <cblas.h>' | $(CXX) -I$(BLAS_INC) -E -x c++ - >/dev/null 2>&1 \
-	  && [ -e $(BLAS_LIB)/libopenblas.so ] || missing="$$missing libopenblas-openmp-dev"; \
-	echo '#include <doctest/doctest.h>' | $(CXX) -E -x c++ - >/dev/null 2>&1 || missing="$$missing doctest-dev"; \
-	command -v pkg-config >/dev/null 2>&1 || missing="$$missing pkgconf"; \
+	for d in $(DEPS); do [ -e "$${d#*:}" ] || case " $$missing " in *" $${d%%:*} "*) ;; *) missing="$$missing $${d%%:*}";; esac; done; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ]; then \
 	    echo "heed: installing$$missing"; \
