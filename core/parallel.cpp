@@ -1,4 +1,14 @@
+// parallel.cpp - the thread count, and dynamic threads (see parallel.h).
 #include "parallel.h"
+
+#include <dirent.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
 
 #include "error.h"
 
@@ -6,20 +16,135 @@ extern "C" void openblas_set_num_threads(int);
 
 namespace heed {
 
+namespace {
+
+struct Threads {
+  std::atomic<int> requested{0};   // set_num_threads, or OpenMP's default; 0 before first use
+  std::atomic<int> effective{0};   // what threads_now() returns outside parallel regions
+  std::atomic<bool> dynamic{true};
+  std::atomic<int64_t> next_sample_ns{0};
+  std::mutex sampling;             // one thread samples at a time
+};
+
+Threads& state() {
+  static Threads* s = [] {
+    auto* t = new Threads;  // never destroyed: parallel loops may run during static destruction
+#ifdef _OPENMP
+    t->requested = omp_get_max_threads();
+#else
+    t->requested = 1;
+#endif
+    t->effective = t->requested.load();
+    const char* env = std::getenv("HEED_DYNAMIC_THREADS");
+    t->dynamic = !(env && std::strcmp(env, "0") == 0);
+    return t;
+  }();
+  return *s;
+}
+
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// The kernel's count of runnable threads on the whole machine (the 4th field of
+// /proc/loadavg, "running/total"), or -1 when it cannot be read.
+int machine_running() {
+  FILE* f = std::fopen("/proc/loadavg", "r");
+  if (!f) return -1;
+  double a, b, c;
+  int running = -1, total;
+  if (std::fscanf(f, "%lf %lf %lf %d/%d", &a, &b, &c, &running, &total) != 5) running = -1;
+  std::fclose(f);
+  return running;
+}
+
+// This process's threads that are running or runnable (state R in /proc/self/task/*/stat),
+// the caller included; idle OpenMP workers that spin count too.
+int own_running() {
+  DIR* dir = opendir("/proc/self/task");
+  if (!dir) return 1;
+  int n = 0;
+  while (const dirent* e = readdir(dir)) {
+    if (e->d_name[0] == '.') continue;
+    char path[300], buf[256];
+    std::snprintf(path, sizeof path, "/proc/self/task/%s/stat", e->d_name);
+    FILE* f = std::fopen(path, "r");
+    if (!f) continue;
+    const size_t len = std::fread(buf, 1, sizeof buf - 1, f);
+    std::fclose(f);
+    buf[len] = 0;
+    const char* paren = std::strrchr(buf, ')');  // "tid (name) S ..."; the name may hold spaces
+    if (paren && paren[1] == ' ' && paren[2] == 'R') ++n;
+  }
+  closedir(dir);
+  return n > 0 ? n : 1;
+}
+
+// cores - (other processes' runnable threads), clamped to [1, requested].
+int sample(int requested) {
+  const int running = machine_running();
+  if (running < 0) return requested;
+#ifdef _OPENMP
+  const int cores = omp_get_num_procs();
+#else
+  const int cores = 1;
+#endif
+  const int others = running - own_running();
+  const int free_cores = cores - (others > 0 ? others : 0);
+  return free_cores < 1 ? 1 : free_cores > requested ? requested : free_cores;
+}
+
+// A sample costs about 60 us (three small /proc reads), 0.1% of the 50 ms between samples.
+constexpr int64_t kSampleEveryNs = 50'000'000;  // 50 ms
+
+}  // namespace
+
 void set_num_threads(int n) {
   HEED_CHECK(n >= 1, "set_num_threads", "need at least 1 thread, got ", n);
+  Threads& s = state();
+  s.requested = n;
+  s.effective = n;
+  s.next_sample_ns = 0;  // re-sample at the next region
 #ifdef _OPENMP
   omp_set_num_threads(n);
 #endif
   openblas_set_num_threads(n);
 }
 
-int get_num_threads() {
-#ifdef _OPENMP
-  return omp_get_max_threads();
-#else
-  return 1;
-#endif
+int get_num_threads() { return state().requested; }
+
+void set_dynamic_threads(bool on) {
+  Threads& s = state();
+  s.dynamic = on;
+  s.next_sample_ns = 0;
+  if (!on) set_num_threads(s.requested);
 }
+
+bool get_dynamic_threads() { return state().dynamic; }
+
+namespace detail {
+
+int threads_now() {
+#ifdef _OPENMP
+  if (omp_in_parallel()) return 1;
+#endif
+  Threads& s = state();
+  if (!s.dynamic || s.requested == 1) return s.requested;
+  const int64_t t = now_ns();
+  if (t >= s.next_sample_ns && s.sampling.try_lock()) {
+    s.next_sample_ns = t + kSampleEveryNs;
+    const int n = sample(s.requested);
+    s.sampling.unlock();
+    s.effective = n;
+  }
+  const int n = s.effective;
+#ifdef _OPENMP
+  if (omp_get_max_threads() != n) omp_set_num_threads(n);  // OpenBLAS and raw regions follow
+#endif
+  return n;
+}
+
+}  // namespace detail
 
 }  // namespace heed

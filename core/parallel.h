@@ -4,9 +4,34 @@
 // `grain` total work it runs f(0, n) on the calling thread, so tiny tensors do not pay
 // OpenMP start-up. Chunks are contiguous so the body's inner loop vectorises.
 //
-// OpenBLAS is the OpenMP build (libopenblas-openmp-dev): it shares OpenMP's pool and
-// runs single-threaded when called inside a parallel region, so BLAS and heed's own
-// loops never oversubscribe the cores. set_num_threads(n) sets both.
+// OpenBLAS is the OpenMP build (libopenblas-openmp-dev): it shares OpenMP's pool, follows
+// the calling thread's omp_get_max_threads(), and runs single-threaded inside a parallel
+// region, so BLAS and heed's own loops never oversubscribe the cores.
+//
+// Threads on a shared machine. A parallel region is only as fast as its slowest thread: when
+// another process holds a core, the second thread waits for a time slice and every region,
+// and every GEMM, waits for it. Worse, libgomp's idle threads spin for about 3 ms after each
+// region (GOMP_SPINCOUNT 300000 unless OMP_WAIT_POLICY is set), taking the core from the
+// thread doing the work. Measured on 2 cores with one taken by a busy loop, the seq2seq
+// benchmark ran 7.6x slower at 2 threads than at 1 (tests/bench/bench_models.cpp --busy).
+// So heed sizes its teams the way OMP_DYNAMIC intends, but from the run queue as it is now
+// rather than libgomp's 15-minute load average:
+//
+//   threads = clamp(cores - (runnable threads of other processes), 1, set_num_threads)
+//
+// sampled at most every 50 ms from /proc/loadavg (the kernel's nr_running) minus this
+// process's own running threads (/proc/self/task/*/stat). The count is applied with
+// omp_set_num_threads on the calling thread, so OpenBLAS and heed's own regions follow it.
+// libgomp reads OMP_WAIT_POLICY once, in its own constructor, before any code of a program
+// linked with libheed.a runs (even .preinit_array: libc's start-up resets the environment
+// after it), so heed cannot change the spinning from inside; with dynamic threads the
+// spinning stops mattering because a loaded machine gets one thread and no idle workers.
+//
+// Overrides (see README, "Threads"):
+//   heed::set_num_threads(n) / OMP_NUM_THREADS=n   the most threads heed and BLAS use
+//   heed::set_dynamic_threads(false) / HEED_DYNAMIC_THREADS=0
+//                                 always use that many (bitwise-repeatable sums, dedicated box)
+//   OMP_WAIT_POLICY=passive       libgomp's idle threads sleep at once instead of spinning
 #pragma once
 #include <cstdint>
 
@@ -16,8 +41,19 @@
 
 namespace heed {
 
+// The most threads heed and BLAS may use (at least 1). Default: OMP_NUM_THREADS, or the cores.
 void set_num_threads(int n);
 int get_num_threads();
+// Dynamic threads (on unless HEED_DYNAMIC_THREADS=0): use fewer threads while other
+// processes keep cores busy. Off: always get_num_threads().
+void set_dynamic_threads(bool on);
+bool get_dynamic_threads();
+
+namespace detail {
+// The threads a parallel region started now should use: 1 inside a parallel region, else
+// get_num_threads() reduced by the load (re-sampled at most every 50 ms when dynamic).
+int threads_now();
+}  // namespace detail
 
 // Elements before a loop goes parallel. A parallel region costs about 1 us on the 2-core
 // machine heed is tuned on (fork, join, the second core's cache), so a loop should hold a
@@ -33,8 +69,9 @@ template <class F>
 void parallel_for(int64_t n, int64_t grain, const F& f) {
   if (n <= 0) return;
 #ifdef _OPENMP
-  if (n >= grain && omp_get_max_threads() > 1 && !omp_in_parallel()) {
-#pragma omp parallel
+  const int threads = n >= grain ? detail::threads_now() : 1;
+  if (threads > 1) {
+#pragma omp parallel num_threads(threads)
     {
       const int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
       const int64_t chunk = (n + nt - 1) / nt;
