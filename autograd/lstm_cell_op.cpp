@@ -18,10 +18,10 @@
 
 #include "../core/blas.h"
 #include "../core/error.h"
-#include "../core/fastmath.h"
 #include "../core/parallel.h"
 #include "arith.h"
 #include "linalg.h"
+#include "lstm_gates.h"
 #include "node.h"
 #include "reduce.h"
 #include "shape_ops.h"
@@ -72,26 +72,12 @@ Tensor lstm_cell_packed(const Tensor& x, const Tensor& h, const Tensor& c, const
     const real* pbh = b_hh.defined() ? b_hh.data() : nullptr;
     const real* pc = c.data();
     real *pa = acts.data(), *ph1 = y.data(), *pc1 = y.data() + B * H;
-    // One loop per step and gate block, so each vectorises (fastmath:: sigmoid and tanh).
     parallel_for(B, kGrainTranscendental / G + 1, [&](int64_t b0, int64_t b1) {
       for (int64_t b = b0; b < b1; ++b) {
         real* a = pa + b * G;
-        const real* c0 = pc + b * H;
-        real *c1 = pc1 + b * H, *h1 = ph1 + b * H;
-        // gates += b_ih + b_hh
-        if (pbi)
-          for (int64_t k = 0; k < G; ++k) a[k] += pbi[k];
-        if (pbh)
-          for (int64_t k = 0; k < G; ++k) a[k] += pbh[k];
-        // 2. i = sigmoid(gates_i), f = sigmoid(gates_f), g = tanh(gates_g), o = sigmoid(gates_o)
-        for (int64_t k = 0; k < 2 * H; ++k) a[k] = fastmath::sigmoid(a[k]);  // i, f
-        for (int64_t k = 2 * H; k < 3 * H; ++k) a[k] = fastmath::tanh(a[k]);  // g
-        for (int64_t k = 3 * H; k < G; ++k) a[k] = fastmath::sigmoid(a[k]);  // o
-        const real *i = a, *f = a + H, *g = a + 2 * H, *o = a + 3 * H;
-        // 3. c' = f * c + i * g
-        for (int64_t j = 0; j < H; ++j) c1[j] = f[j] * c0[j] + i[j] * g[j];
-        // 4. h' = o * tanh(c')
-        for (int64_t j = 0; j < H; ++j) h1[j] = o[j] * fastmath::tanh(c1[j]);
+        detail::lstm_gates_add_bias(a, pbi, pbh, H);  // gates += b_ih + b_hh
+        // 2.-4. the gates, c' = f * c + i * g, h' = o * tanh(c')  (lstm_gates.h)
+        detail::lstm_gates_forward(a, pc + b * H, pc1 + b * H, ph1 + b * H, H);
       }
     });
   }
@@ -106,31 +92,10 @@ Tensor lstm_cell_packed(const Tensor& x, const Tensor& h, const Tensor& c, const
     Tensor dgates = empty({B, G});
     Tensor dc = g.needs(2) ? empty({B, H}) : Tensor();
     real *pdg = dgates.data(), *pdc = dc.defined() ? dc.data() : nullptr;
-    // Per batch row, one short loop per result, so that each vectorises (GCC gives up on a
-    // loop that reads and writes one array at several offsets).
     parallel_for(B, kGrainTranscendental / G + 1, [&](int64_t b0, int64_t b1) {
-      for (int64_t b = b0; b < b1; ++b) {
-        const real* a = pa + b * G;
-        const real *i = a, *f = a + H, *gg = a + 2 * H, *o = a + 3 * H;
-        const real *dh = pdh + b * H, *dc1 = pdc1 + b * H, *c0 = pc + b * H, *c1 = pc1 + b * H;
-        real* di = pdg + b * G;  // d(gates) = [di | df | dg | do], each (H), pre-activation
-        real *df = di + H, *dg = di + 2 * H, *d_o = di + 3 * H;
-        // 4. h' = o * tanh(c')       do = dh' * tanh(c')    dc' += dh' * o * (1 - tanh(c')^2)
-        //    o = sigmoid(.):         d(.) = do * o * (1 - o)
-        //    (dc' is parked in dg until step 3 has used it)
-        for (int64_t j = 0; j < H; ++j) {
-          const real tc = fastmath::tanh(c1[j]);
-          d_o[j] = dh[j] * tc * o[j] * (1 - o[j]);
-          dg[j] = dc1[j] + dh[j] * o[j] * (1 - tc * tc);
-        }
-        // 3. c' = f * c + i * g      dc = dc' * f   df = dc' * c   di = dc' * g   dg = dc' * i
-        // 2. i, f = sigmoid(.): d(.) = di * i * (1 - i);  g = tanh(.): d(.) = dg * (1 - g^2)
-        if (pdc)
-          for (int64_t j = 0; j < H; ++j) pdc[b * H + j] = dg[j] * f[j];
-        for (int64_t j = 0; j < H; ++j) di[j] = dg[j] * gg[j] * i[j] * (1 - i[j]);
-        for (int64_t j = 0; j < H; ++j) df[j] = dg[j] * c0[j] * f[j] * (1 - f[j]);
-        for (int64_t j = 0; j < H; ++j) dg[j] = dg[j] * i[j] * (1 - gg[j] * gg[j]);
-      }
+      for (int64_t b = b0; b < b1; ++b)  // 4.-2. (lstm_gates.h)
+        detail::lstm_gates_backward(pa + b * G, pc + b * H, pc1 + b * H, pdh + b * H, pdc1 + b * H,
+                                    pdg + b * G, pdc ? pdc + b * H : nullptr, H);
     });
     // 1. gates = x W_ih^T + b_ih + h W_hh^T + b_hh
     //    dx = dgates W_ih   dW_ih = dgates^T x   db_ih = sum_b dgates   (and the same for h)

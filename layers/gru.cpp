@@ -1,5 +1,7 @@
 // gru.cpp - nn::GRUCell and nn::GRU. The step is composed from heed ops; the time loop,
-// lengths and layers are lstm_scan.cpp's (shared with nn::LSTM).
+// lengths and layers are lstm_scan.cpp's (shared with nn::LSTM). nn::GRU projects the input of
+// every step at once (gi = x W_ih^T + b_ih: one GEMM forward, and one each for dx and dW_ih
+// backward) and runs only the recurrent half inside the loop.
 #include "gru.h"
 
 #include "../autograd/arith.h"
@@ -13,11 +15,10 @@ namespace heed::nn {
 
 namespace {
 
-// One GRU step: x (B, In), h (B, H) -> h' (B, H); gates laid out [r | z | n].
-Tensor gru_step(const Tensor& x, const Tensor& h, const Tensor& w_ih, const Tensor& w_hh,
-                const Tensor& b_ih, const Tensor& b_hh) {
+// One GRU step from the projected input: gi = x W_ih^T + b_ih (B, 3H), h (B, H) -> h' (B, H);
+// gates laid out [r | z | n].
+Tensor gru_step(const Tensor& gi, const Tensor& h, const Tensor& w_hh, const Tensor& b_hh) {
   const int64_t H = h.size(1);
-  const Tensor gi = linear(x, w_ih, b_ih);  // (B, 3H) = x W_ih^T + b_ih
   const Tensor gh = linear(h, w_hh, b_hh);  // (B, 3H) = h W_hh^T + b_hh
   // r = sigmoid(gi_r + gh_r)    z = sigmoid(gi_z + gh_z)
   const Tensor r = sigmoid(narrow(gi, 1, 0, H) + narrow(gh, 1, 0, H));
@@ -65,7 +66,7 @@ Tensor GRUCell::forward(const Tensor& x, const Tensor& h_in) {
   const Tensor h = h_in.defined() ? h_in : zeros({x.size(0), H});
   HEED_CHECK(h.shape() == Shape({x.size(0), H}), "GRUCell", "h must be (B, hidden_size) = ",
              Shape({x.size(0), H}), ", got ", h.shape());
-  return gru_step(x, h, weight_ih, weight_hh, bias_ih, bias_hh);
+  return gru_step(linear(x, weight_ih, bias_ih), h, weight_hh, bias_hh);
 }
 
 std::string GRUCell::repr() const {
@@ -97,12 +98,17 @@ void GRU::reset_parameters() { detail::init_uniform(parameters(), options.hidden
 
 GRUOutput GRU::forward(const Tensor& x, const Tensor& h0, const std::vector<int64_t>& lengths) {
   const int64_t dirs = options.bidirectional() ? 2 : 1;
-  const auto step = [this, dirs](int64_t l, int d, const Tensor& x_t, const detail::State& s) {
+  const auto direction = [this, dirs](int64_t l, int d, const Tensor& x_l, const detail::State& s0,
+                                      const std::vector<int64_t>& len, detail::State& last) {
     const int64_t k = l * dirs + d;
-    return detail::State{gru_step(x_t, s[0], weight_ih[k], weight_hh[k], bias_ih[k], bias_hh[k])};
+    const Tensor gi = linear(x_l, weight_ih[k], bias_ih[k]);  // (B, T, 3H), every step at once
+    const auto cell = [&](const Tensor& gi_t, const detail::State& s) {
+      return detail::State{gru_step(gi_t, s[0], weight_hh[k], bias_hh[k])};
+    };
+    return detail::scan(gi, s0, len, d == 1, cell, last);
   };
   const detail::LayersOutput r = detail::run_layers("GRU", x, {h0}, {"h0"}, lengths,
-                                                    config(options, is_training()), step);
+                                                    config(options, is_training()), direction);
   return {r.output, r.last[0]};
 }
 

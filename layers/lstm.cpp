@@ -1,9 +1,11 @@
 // lstm.cpp - nn::LSTMCell and nn::LSTM: parameters, PyTorch's initialisation, forward.
-// The step is the fused heed::lstm_cell; the time loop, lengths and layers are in
-// lstm_scan.cpp (shared with nn::GRU).
+// LSTMCell's step is the fused heed::lstm_cell; each direction of each LSTM layer is one fused
+// heed::lstm_layer (autograd/lstm_layer_op.h: the input projection of every step as one GEMM).
+// Layers, directions, lengths and initial states are lstm_scan.cpp's (shared with nn::GRU).
 #include "lstm.h"
 
 #include "../autograd/lstm_cell_op.h"
+#include "../autograd/lstm_layer_op.h"
 #include "../core/error.h"
 #include "lstm_scan.h"
 
@@ -88,13 +90,16 @@ LSTMOutput LSTM::forward(const Tensor& x, const std::optional<std::tuple<Tensor,
   Tensor h0, c0;
   if (hx) std::tie(h0, c0) = *hx;
   const int64_t dirs = options.bidirectional() ? 2 : 1;
-  const auto step = [this, dirs](int64_t l, int d, const Tensor& x_t, const detail::State& s) {
+  const auto direction = [this, dirs](int64_t l, int d, const Tensor& x_l, const detail::State& s0,
+                                      const std::vector<int64_t>& len, detail::State& last) {
     const int64_t k = l * dirs + d;
-    auto [h, c] = lstm_cell(x_t, s[0], s[1], weight_ih[k], weight_hh[k], bias_ih[k], bias_hh[k]);
-    return detail::State{h, c};
+    LSTMLayerOut r = lstm_layer(x_l, s0[0], s0[1], weight_ih[k], weight_hh[k], bias_ih[k],
+                                bias_hh[k], len, d == 1);
+    last = {r.h_n, r.c_n};
+    return r.out;
   };
   const detail::LayersOutput r = detail::run_layers(
-      "LSTM", x, {h0, c0}, {"h0", "c0"}, lengths, config(options, is_training()), step);
+      "LSTM", x, {h0, c0}, {"h0", "c0"}, lengths, config(options, is_training()), direction);
   return {r.output, r.last[0], r.last[1]};
 }
 

@@ -50,52 +50,14 @@ std::vector<Tensor> unbind_steps(const Tensor& x, int64_t n) {
   return steps;
 }
 
-// One direction of one layer.
-//   xs: the input's steps t < max_len, (B, In) each; s0 each (B, H); len one per row
-//   (every row T long when empty). Returns out (B, T, H) and, in `last`, the state after
-//   each row's last valid step.
-Tensor scan(const std::vector<Tensor>& xs, int64_t T, State s, const std::vector<int64_t>& len,
-            int64_t l, int d, const StepFn& step, State& last) {
-  const int64_t B = s[0].size(0), H = s[0].size(1), max_len = int64_t(xs.size());
-  std::vector<Tensor> out(T);  // (B, H) each
-  std::vector<real> valid(B), padded(B);
-  for (int64_t k = 0; k < T; ++k) {
-    const int64_t t = d == 0 ? k : T - 1 - k;  // the reverse direction walks back in time
-    if (t >= max_len) {  // every row is padding here: no step, no graph
-      out[t] = zeros({B, H});
-      continue;
-    }
-    int64_t n_valid = 0;
-    for (int64_t b = 0; b < B; ++b) {
-      valid[b] = len.empty() || t < len[b] ? 1 : 0;
-      padded[b] = 1 - valid[b];
-      n_valid += int64_t(valid[b]);
-    }
-    State s1 = step(l, d, xs[t], s);
-    if (n_valid == B) {  // no padding at this step
-      s = s1;
-      out[t] = s1[0];
-      continue;
-    }
-    // s = where(t < len_b, s', s);   out_t = where(t < len_b, h', 0)
-    const Tensor m = from_vector(valid, {B, 1}), pad = from_vector(padded, {B, 1});
-    out[t] = masked_fill(s1[0], pad, 0);
-    for (size_t i = 0; i < s.size(); ++i) s[i] = where(m, s1[i], s[i]);
-  }
-  last = s;
-  return stack(out, 1);  // (B, T, H)
-}
-
 // x (B, T, In), s0 as in run_layers, lengths checked.
 LayersOutput run_batch_first(const Tensor& x, const State& s0, const std::vector<int64_t>& lengths,
-                             const ScanConfig& cfg, const StepFn& step) {
-  const int64_t B = x.size(0), T = x.size(1), H = cfg.hidden_size;
-  const int64_t max_len = lengths.empty() ? T : *std::max_element(lengths.begin(), lengths.end());
+                             const ScanConfig& cfg, const DirectionFn& direction) {
+  const int64_t B = x.size(0), H = cfg.hidden_size;
   const int dirs = cfg.bidirectional ? 2 : 1;
   std::vector<State> finals(s0.size());  // finals[i][l * dirs + d]: component i, (B, H)
   Tensor input = x;                      // (B, T, In) for layer 0, (B, T, dirs * H) after
   for (int64_t l = 0; l < cfg.num_layers; ++l) {
-    const std::vector<Tensor> xs = unbind_steps(input, max_len);  // (B, In_l) per step
     std::vector<Tensor> outs;  // (B, T, H) per direction
     for (int d = 0; d < dirs; ++d) {
       const int64_t idx = l * dirs + d;
@@ -103,7 +65,7 @@ LayersOutput run_batch_first(const Tensor& x, const State& s0, const std::vector
       for (size_t i = 0; i < s0.size(); ++i)
         s[i] = s0[i].defined() ? narrow(s0[i], 0, idx, 1).reshape({B, H}) : zeros({B, H});
       State last;
-      outs.push_back(scan(xs, T, s, lengths, l, d, step, last));
+      outs.push_back(direction(l, d, input, s, lengths, last));
       for (size_t i = 0; i < s0.size(); ++i) finals[i].push_back(last[i]);
     }
     input = dirs == 1 ? outs[0] : cat(outs, 2);  // (B, T, dirs * H)
@@ -136,10 +98,46 @@ void check_lengths(const char* op, const std::vector<int64_t>& lengths, int64_t 
 
 }  // namespace
 
+Tensor scan(const Tensor& x, const State& s0, const std::vector<int64_t>& len, bool reverse,
+            const CellFn& cell, State& last) {
+  const int64_t T = x.size(1);
+  const int64_t max_len = len.empty() ? T : *std::max_element(len.begin(), len.end());
+  const std::vector<Tensor> xs = unbind_steps(x, max_len);  // (B, C) per step
+  State s = s0;
+  const int64_t B = s[0].size(0), H = s[0].size(1);
+  std::vector<Tensor> out(T);  // (B, H) each
+  std::vector<real> valid(B), padded(B);
+  for (int64_t k = 0; k < T; ++k) {
+    const int64_t t = reverse ? T - 1 - k : k;  // the reverse direction walks back in time
+    if (t >= max_len) {  // every row is padding here: no step, no graph
+      out[t] = zeros({B, H});
+      continue;
+    }
+    int64_t n_valid = 0;
+    for (int64_t b = 0; b < B; ++b) {
+      valid[b] = len.empty() || t < len[b] ? 1 : 0;
+      padded[b] = 1 - valid[b];
+      n_valid += int64_t(valid[b]);
+    }
+    State s1 = cell(xs[t], s);
+    if (n_valid == B) {  // no padding at this step
+      s = s1;
+      out[t] = s1[0];
+      continue;
+    }
+    // s = where(t < len_b, s', s);   out_t = where(t < len_b, h', 0)
+    const Tensor m = from_vector(valid, {B, 1}), pad = from_vector(padded, {B, 1});
+    out[t] = masked_fill(s1[0], pad, 0);
+    for (size_t i = 0; i < s.size(); ++i) s[i] = where(m, s1[i], s[i]);
+  }
+  last = s;
+  return stack(out, 1);  // (B, T, H)
+}
+
 LayersOutput run_layers(const char* op, const Tensor& x_in, const State& s0,
                         const std::vector<const char*>& s0_names,
                         const std::vector<int64_t>& lengths, const ScanConfig& cfg,
-                        const StepFn& step) {
+                        const DirectionFn& direction) {
   check_input(op, x_in, cfg);
   const Tensor x = cfg.batch_first ? x_in : transpose(x_in, 0, 1);  // (B, T, In)
   const int64_t B = x.size(0), T = x.size(1), H = cfg.hidden_size;
@@ -152,7 +150,7 @@ LayersOutput run_layers(const char* op, const Tensor& x_in, const State& s0,
     HEED_CHECK(!s0[i].defined() || s0[i].shape() == want, op, s0_names[i], " must be (num_layers"
                " * num_directions, B, hidden_size) = ", want, ", got ", s0[i].shape());
   }
-  LayersOutput r = run_batch_first(x, s0, lengths, cfg, step);
+  LayersOutput r = run_batch_first(x, s0, lengths, cfg, direction);
   if (!cfg.batch_first) r.output = transpose(r.output, 0, 1);
   return r;
 }

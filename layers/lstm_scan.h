@@ -2,8 +2,10 @@
 //
 // A recurrent layer is a cell applied along time; everything else is bookkeeping that
 // LSTM and GRU share, written once here:
-//   scan        one direction of one layer over a padded batch
-//   run_layers  num_layers of it, each bidirectional or not, with dropout in between
+//   scan        one direction of one layer over a padded batch, one recorded cell per step
+//               (nn::GRU's loop, and the composed reference for nn::LSTM's fused layer,
+//               autograd/lstm_layer_op.h, which does the whole direction in one op)
+//   run_layers  num_layers of a direction, each bidirectional or not, dropout in between
 //   checks      input rank and width, lengths, initial-state shapes, a padding mask
 //   init, repr  PyTorch's initialisation and printout of the options
 //
@@ -28,8 +30,20 @@ namespace heed::nn::detail {
 
 using State = std::vector<Tensor>;  // {h, c} for an LSTM, {h} for a GRU; each (B, H)
 
-// One step of one cell: layer l (0-based), direction d (0 forward, 1 reverse).
-using StepFn = std::function<State(int64_t l, int d, const Tensor& x_t, const State& s)>;
+// One step of one cell: x_t (B, C), state -> the next state.
+using CellFn = std::function<State(const Tensor& x_t, const State& s)>;
+
+// One direction of one layer: layer l (0-based), direction d (0 forward, 1 reverse),
+// x (B, T, In_l), s0 each (B, H), len as run_layers' (checked). Returns out (B, T, H), 0 at
+// padded steps, and in `last` the state after each row's last valid step.
+using DirectionFn = std::function<Tensor(int64_t l, int d, const Tensor& x, const State& s0,
+                                         const std::vector<int64_t>& len, State& last)>;
+
+// A DirectionFn's work done one recorded cell step at a time: x (B, T, C) is cut into steps
+// (one node each, sharing one gradient buffer), `cell` runs on each valid step in time order
+// (reversed when `reverse`), and padded steps are blended as described above.
+Tensor scan(const Tensor& x, const State& s0, const std::vector<int64_t>& len, bool reverse,
+            const CellFn& cell, State& last);
 
 struct ScanConfig {
   int64_t input_size = 0, hidden_size = 0, num_layers = 1;
@@ -52,7 +66,7 @@ struct LayersOutput {
 LayersOutput run_layers(const char* op, const Tensor& x, const State& s0,
                         const std::vector<const char*>& s0_names,
                         const std::vector<int64_t>& lengths, const ScanConfig& cfg,
-                        const StepFn& step);
+                        const DirectionFn& direction);
 
 // A (B, T) padding mask, nonzero at valid steps, as lengths. Each row must be valid
 // steps followed only by padding (right padding), with at least one valid step. x is

@@ -1,0 +1,63 @@
+// lstm_gates.h - internal: the elementwise half of one LSTM step for one batch row, forward
+// and backward, shared by the fused cell (lstm_cell_op.cpp) and the fused layer
+// (lstm_layer_op.cpp). The matrix half (gates = x W_ih^T + h W_hh^T + biases) is the caller's.
+//
+//   a = [i | f | g | o] pre-activations, each (H)       (activated in place by the forward)
+//   2. i = sigmoid(a_i)   f = sigmoid(a_f)   g = tanh(a_g)   o = sigmoid(a_o)
+//   3. c' = f * c + i * g
+//   4. h' = o * tanh(c')
+// One short loop per result, so that each vectorises (fastmath:: sigmoid and tanh; GCC gives
+// up on a loop that reads and writes one array at several offsets).
+#pragma once
+#include <cstdint>
+
+#include "../core/fastmath.h"
+#include "../core/real.h"
+
+namespace heed::detail {
+
+// a (4H) += b_ih + b_hh, either may be null (no bias).
+inline void lstm_gates_add_bias(real* a, const real* b_ih, const real* b_hh, int64_t H) {
+  if (b_ih)
+    for (int64_t k = 0; k < 4 * H; ++k) a[k] += b_ih[k];
+  if (b_hh)
+    for (int64_t k = 0; k < 4 * H; ++k) a[k] += b_hh[k];
+}
+
+// a (4H): pre-activations in, activations out.  c (H) in, c1 and h1 (H) out; c1 may be c.
+inline void lstm_gates_forward(real* a, const real* c, real* c1, real* h1, int64_t H) {
+  // 2. i = sigmoid(a_i), f = sigmoid(a_f), g = tanh(a_g), o = sigmoid(a_o)
+  for (int64_t k = 0; k < 2 * H; ++k) a[k] = fastmath::sigmoid(a[k]);  // i, f
+  for (int64_t k = 2 * H; k < 3 * H; ++k) a[k] = fastmath::tanh(a[k]);  // g
+  for (int64_t k = 3 * H; k < 4 * H; ++k) a[k] = fastmath::sigmoid(a[k]);  // o
+  const real *i = a, *f = a + H, *g = a + 2 * H, *o = a + 3 * H;
+  // 3. c' = f * c + i * g
+  for (int64_t j = 0; j < H; ++j) c1[j] = f[j] * c[j] + i[j] * g[j];
+  // 4. h' = o * tanh(c')
+  for (int64_t j = 0; j < H; ++j) h1[j] = o[j] * fastmath::tanh(c1[j]);
+}
+
+// a (4H) activations, c and c1 (H) as in the forward; dh1 and dc1 (H) the upstream gradients.
+// Writes da (4H), the gradient of the pre-activations, and dc (H) unless null; dc may be dc1.
+inline void lstm_gates_backward(const real* a, const real* c, const real* c1, const real* dh1,
+                                const real* dc1, real* da, real* dc, int64_t H) {
+  const real *i = a, *f = a + H, *g = a + 2 * H, *o = a + 3 * H;
+  real *di = da, *df = da + H, *dg = da + 2 * H, *d_o = da + 3 * H;  // [di | df | dg | do]
+  // 4. h' = o * tanh(c')       do = dh' * tanh(c')    dc' += dh' * o * (1 - tanh(c')^2)
+  //    o = sigmoid(.):         d(.) = do * o * (1 - o)
+  //    (the whole dc' is parked in dg until step 3 has used it)
+  for (int64_t j = 0; j < H; ++j) {
+    const real tc = fastmath::tanh(c1[j]);
+    d_o[j] = dh1[j] * tc * o[j] * (1 - o[j]);
+    dg[j] = dc1[j] + dh1[j] * o[j] * (1 - tc * tc);
+  }
+  // 3. c' = f * c + i * g      dc = dc' * f   df = dc' * c   di = dc' * g   dg = dc' * i
+  // 2. i, f = sigmoid(.): d(.) = di * i * (1 - i);  g = tanh(.): d(.) = dg * (1 - g^2)
+  if (dc)
+    for (int64_t j = 0; j < H; ++j) dc[j] = dg[j] * f[j];
+  for (int64_t j = 0; j < H; ++j) di[j] = dg[j] * g[j] * i[j] * (1 - i[j]);
+  for (int64_t j = 0; j < H; ++j) df[j] = dg[j] * c[j] * f[j] * (1 - f[j]);
+  for (int64_t j = 0; j < H; ++j) dg[j] = dg[j] * i[j] * (1 - g[j] * g[j]);
+}
+
+}  // namespace heed::detail

@@ -1,0 +1,75 @@
+// test_lstm_layer.cpp - the fused LSTM layer (autograd/lstm_layer_op.h, what nn::LSTM runs)
+// against its composed twin: the per-step loop of layers/lstm_scan.h running
+// lstm_cell_reference, on padded batches, both directions, outputs and every gradient.
+#include <heed/autograd/lstm_cell_op.h>
+#include <heed/autograd/lstm_layer_op.h>
+#include <heed/layers/lstm_scan.h>
+#include "helpers.h"
+
+using namespace heed;
+using heed::test::allclose;
+using heed::test::param;
+
+namespace {
+
+// The composed twin of lstm_layer: one lstm_cell_reference per step, padding blended.
+LSTMLayerOut composed(const Tensor& x, const Tensor& h0, const Tensor& c0, const Tensor& w_ih,
+                      const Tensor& w_hh, const Tensor& b_ih, const Tensor& b_hh,
+                      const std::vector<int64_t>& len, bool reverse) {
+  nn::detail::State last;
+  const auto cell = [&](const Tensor& x_t, const nn::detail::State& s) {
+    auto [h, c] = lstm_cell_reference(x_t, s[0], s[1], w_ih, w_hh, b_ih, b_hh);
+    return nn::detail::State{h, c};
+  };
+  const Tensor out = nn::detail::scan(x, {h0, c0}, len, reverse, cell, last);
+  return {out, last[0], last[1]};
+}
+
+}  // namespace
+
+TEST_CASE("lstm_layer (fused) == the composed per-step loop: outputs and every gradient") {
+  manual_seed(41);
+  const int64_t B = 4, T = 5, In = 3, H = 4;
+  Tensor x = param({B, T, In}), h0 = param({B, H}, 0.5), c0 = param({B, H}, 0.5);
+  Tensor w_ih = param({4 * H, In}, 0.4), w_hh = param({4 * H, H}, 0.4);
+  Tensor b_ih = param({4 * H}, 0.3), b_hh = param({4 * H}, 0.3);
+  const Tensor dout = randn({B, T, H}), dh = randn({B, H}), dc = randn({B, H});
+  const std::vector<Tensor> leaves = {x, h0, c0, w_ih, w_hh, b_ih, b_hh};
+  const char* names[] = {"out", "h_n", "c_n", "dx", "dh0", "dc0", "dw_ih", "dw_hh", "db_ih", "db_hh"};
+  for (const std::vector<int64_t>& len : {std::vector<int64_t>{}, {5, 2, 3, 1}, {3, 3, 2, 1}})
+    for (bool reverse : {false, true})
+      for (bool bias : {true, false}) {
+        CAPTURE(len.size());
+        CAPTURE(reverse);
+        CAPTURE(bias);
+        const Tensor bi = bias ? b_ih : Tensor(), bh = bias ? b_hh : Tensor();
+        auto run = [&](auto layer) {
+          for (const Tensor& t : leaves) t.set_grad(Tensor());
+          const LSTMLayerOut r = layer(x, h0, c0, w_ih, w_hh, bi, bh, len, reverse);
+          sum(r.out * dout + sum(r.h_n * dh) + sum(r.c_n * dc)).backward();
+          std::vector<Tensor> v = {r.out.detach(), r.h_n.detach(), r.c_n.detach()};
+          for (const Tensor& t : leaves) v.push_back(t.grad().defined() ? t.grad() : zeros_like(t));
+          return v;
+        };
+        const auto fused = run(lstm_layer), ref = run(composed);
+        for (size_t i = 0; i < fused.size(); ++i) {
+          const std::string name = names[i];
+          CAPTURE(name);
+          CAPTURE(max(abs(fused[i] - ref[i])).item());
+          // float: the fused op sums dW over B*T rows in one GEMM, the twin step by step
+          CHECK(allclose(fused[i], ref[i], 1e-4, 1e-4));
+        }
+      }
+}
+
+TEST_CASE("lstm_layer: bad shapes and lengths name the op") {
+  const Tensor x = zeros({2, 3, 4}), h = zeros({2, 5}), w_ih = zeros({20, 4}), w_hh = zeros({20, 5});
+  CHECK_NOTHROW(lstm_layer(x, h, h, w_ih, w_hh, Tensor(), Tensor(), {}, false));
+  CHECK_THROWS_WITH_AS(lstm_layer(zeros({2, 4}), h, h, w_ih, w_hh, Tensor(), Tensor(), {}, false),
+                       doctest::Contains("lstm_layer"), Error);
+  CHECK_THROWS_AS(lstm_layer(x, zeros({3, 5}), h, w_ih, w_hh, Tensor(), Tensor(), {}, false), Error);
+  CHECK_THROWS_AS(lstm_layer(x, h, h, zeros({20, 3}), w_hh, Tensor(), Tensor(), {}, false), Error);
+  CHECK_THROWS_AS(lstm_layer(x, h, h, w_ih, w_hh, zeros({19}), Tensor(), {}, false), Error);
+  CHECK_THROWS_AS(lstm_layer(x, h, h, w_ih, w_hh, Tensor(), Tensor(), {4, 1}, false), Error);
+  CHECK_THROWS_AS(lstm_layer(x, h, h, w_ih, w_hh, Tensor(), Tensor(), {1}, false), Error);
+}
