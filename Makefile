@@ -142,6 +142,8 @@ bench: $(BENCHES)
 	/usr/bin/python3 tests/bench/bench_torch.py $(BUILD)/bench/heed.txt
 	$(BUILD)/bench/bench_attention $(BUILD)/bench/heed_attention.txt
 	/usr/bin/python3 tests/bench/bench_attention_torch.py $(BUILD)/bench/heed_attention.txt
+	/usr/bin/python3 tests/bench/bench_models_torch.py
+	$(BUILD)/bench/bench_models --busy gpt_baby seq2seq lstm
 
 # ---- PyTorch goldens (needs python3-torch; the committed .bin files keep `make test` free of it) ----
 goldens:

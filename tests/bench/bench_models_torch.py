@@ -1,0 +1,266 @@
+#!/usr/bin/python3
+"""bench_models_torch.py - heed vs PyTorch on whole-model training steps (`make bench`).
+
+The PyTorch twins of the cases in bench_models.cpp, and the driver that runs both sides in
+alternating rounds and prints one table (also written to build/bench/models.md):
+
+  /usr/bin/python3 tests/bench/bench_models_torch.py [--rounds 3] [CASE ...]
+  /usr/bin/python3 tests/bench/bench_models_torch.py --torch CASE     one PyTorch case
+
+Each round runs `build/bench/bench_models CASE` and this script's `--torch CASE` as separate
+processes, in alternating order; the table shows the median of the rounds. PyTorch runs in its
+best configuration on this machine: 2 threads, OMP_WAIT_POLICY=passive, and the pthread build
+of OpenBLAS (Debian libopenblas0-pthread) through LD_LIBRARY_PATH, for torch's process alone.
+With the OpenMP build, which heed links, torch's LSTM-heavy steps are much slower.
+
+Memory: "heed MiB" is heed's allocator peak during one step beyond what was live before it
+(alloc::PeakScope); "RSS MiB" on both sides is the growth of the process's peak resident set
+(VmHWM) over the timed steps, measured from just before the first step (what the OS gave it).
+"""
+import math
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+
+PTHREAD_BLAS = "/usr/lib/x86_64-linux-gnu/openblas-pthread"
+HEED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "build", "bench",
+                    "bench_models")
+CASES = ["gpt_baby", "gpt_small", "seq2seq", "lstm", "attn_T512", "attn_T2048", "attn_T4096",
+         "attn_T16384", "tiny_ops"]
+HEED_ONLY = {"attn_T16384"}
+TINY_OPS = 10000
+
+
+def vm_hwm_mib():
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def vm_rss_mib():
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+# ---------------------------------------------------------------- the PyTorch cases
+
+def torch_case(name):
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+    torch.set_num_threads(2)
+    torch.manual_seed(0)
+
+    if name in ("gpt_baby", "gpt_small"):
+        V, T, B, L, H, E = (65, 64, 12, 4, 4, 128) if name == "gpt_baby" else (65, 256, 8, 6, 6, 384)
+
+        class GPT(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.tok, self.pos = nn.Embedding(V, E), nn.Embedding(T, E)
+                layer = nn.TransformerEncoderLayer(E, H, 4 * E, 0.0, activation="gelu",
+                                                   batch_first=True, norm_first=True)
+                self.blocks = nn.TransformerEncoder(layer, L, norm=nn.LayerNorm(E))
+                self.head = nn.Linear(E, V)
+                self.register_buffer("mask", torch.triu(torch.full((T, T), float("-inf")), 1))
+
+            def forward(self, idx):
+                x = self.tok(idx) + self.pos(torch.arange(T))
+                return self.head(self.blocks(x, mask=self.mask))
+
+        model = GPT()
+        opt = torch.optim.AdamW(model.parameters(), lr=3e-4)
+        x, y = torch.randint(0, V, (B, T)), torch.randint(0, V, (B * T,))
+
+        def step():
+            loss = F.cross_entropy(model(x).reshape(B * T, V), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        return step, 5 if name == "gpt_baby" else 3
+
+    if name == "seq2seq":
+        B, S, Tt, V, Em, He, Hd, A = 64, 30, 12, 1000, 128, 128, 256, 128
+
+        class Seq2Seq(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.src_emb, self.tgt_emb = nn.Embedding(V, Em), nn.Embedding(V, Em)
+                self.enc = nn.LSTM(Em, He, batch_first=True, bidirectional=True)
+                self.W_s = nn.Linear(Hd, A, bias=False)
+                self.W_h = nn.Linear(2 * He, A)
+                self.v = nn.Parameter(torch.empty(A).uniform_(-A ** -0.5, A ** -0.5))
+                self.dec = nn.LSTMCell(Em + 2 * He, Hd)
+                self.out = nn.Linear(Hd, V)
+
+            def forward(self, src, tgt_in):
+                h, _ = self.enc(self.src_emb(src))  # (B, S, 2He)
+                hp = self.W_h(h)                    # (B, S, A)
+                y = self.tgt_emb(tgt_in)            # (B, Tt, Em)
+                s, cell = torch.zeros(B, Hd), torch.zeros(B, Hd)
+                states = []
+                for t in range(Tt):  # Bahdanau's additive attention on the decoder state
+                    e = torch.tanh(self.W_s(s).unsqueeze(1) + hp) @ self.v  # (B, S)
+                    c = (torch.softmax(e, -1).unsqueeze(1) @ h).squeeze(1)  # (B, 2He)
+                    s, cell = self.dec(torch.cat([y[:, t], c], -1), (s, cell))
+                    states.append(s)
+                return self.out(torch.stack(states, 1).reshape(B * Tt, Hd))
+
+        model = Seq2Seq()
+        opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+        src, tin = torch.randint(0, V, (B, S)), torch.randint(0, V, (B, Tt))
+        tout = torch.randint(0, V, (B * Tt,))
+
+        def step():
+            loss = F.cross_entropy(model(src, tin), tout)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        return step, 5
+
+    if name == "lstm":
+        lstm = nn.LSTM(128, 256, batch_first=True)
+        x = torch.randn(32, 100, 128, requires_grad=True)
+        w = torch.randn(32, 100, 256)
+
+        def step():
+            lstm.zero_grad(set_to_none=True)
+            x.grad = None
+            (lstm(x)[0] * w).sum().backward()
+        return step, 5
+
+    if name.startswith("attn_T"):
+        T, H, D = int(name[6:]), 4, 64
+        q, k, v = (torch.randn(1, H, T, D, requires_grad=True) for _ in range(3))
+        dO = torch.randn(1, H, T, D)
+        mask = torch.ones(T, T, dtype=torch.bool).triu(1)
+
+        def step():  # composed causal attention (torch 1.13 has no fused CPU kernel)
+            for t in (q, k, v):
+                t.grad = None
+            s = (q @ k.transpose(-2, -1)) / math.sqrt(D)
+            o = torch.softmax(s.masked_fill(mask, float("-inf")), -1) @ v
+            o.backward(dO)
+        return step, 5 if T <= 512 else 3
+
+    if name == "tiny_ops":
+        x = torch.randn(4, requires_grad=True)
+
+        def step():
+            x.grad = None
+            y = x
+            for _ in range(TINY_OPS // 4):
+                y = ((y * 0.5) + 1) * 0.9 - 0.4
+            y.sum().backward()
+        return step, 5
+    raise SystemExit(f"unknown case {name}")
+
+
+def run_torch_case(name):
+    step, reps = torch_case(name)
+    step()
+    step()
+    rss0 = vm_rss_mib()
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        step()
+        times.append((time.perf_counter() - t0) * 1e3)
+    print(f"{name} {statistics.median(times):.3f} ms 0 gflop 0 peak_mib "
+          f"{max(0.0, vm_hwm_mib() - rss0):.1f} rss_mib")
+
+
+# ---------------------------------------------------------------- the driver
+
+def parse(line):  # "CASE <ms> ms <g> gflop <m> peak_mib <r> rss_mib"
+    f = line.split()
+    return {"ms": float(f[1]), "gflop": float(f[3]), "peak": float(f[5]), "rss": float(f[7])}
+
+
+def run(cmd, env=None):
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    if out.returncode != 0:
+        sys.stderr.write(out.stderr)
+        return None
+    return parse(out.stdout.strip().splitlines()[-1])
+
+
+def main():
+    args = sys.argv[1:]
+    if args[:1] == ["--torch"]:
+        return run_torch_case(args[1])
+    rounds = 3
+    if args[:1] == ["--rounds"]:
+        rounds, args = int(args[1]), args[2:]
+    cases = args or CASES
+    try:
+        import torch  # noqa: F401
+        have_torch = True
+    except ImportError:
+        have_torch = False
+    have_pthread = os.path.exists(os.path.join(PTHREAD_BLAS, "libopenblas.so.0"))
+    env = dict(os.environ, OMP_WAIT_POLICY="passive", OMP_NUM_THREADS="2")
+    if have_pthread:
+        env["LD_LIBRARY_PATH"] = PTHREAD_BLAS
+    with open("/proc/loadavg") as f:
+        load = " ".join(f.read().split()[:3])
+
+    peak = max(g["gflop"] / g["ms"] * 1e3 for g in (run([HEED, "sgemm_1024"]) for _ in range(3)))
+    rows = []
+    for name in cases:
+        heed, tch = [], []
+        for r in range(1 if name in HEED_ONLY else rounds):
+            order = ["heed", "torch"] if r % 2 == 0 else ["torch", "heed"]
+            for side in order:
+                if side == "heed":
+                    heed.append(run([HEED, name]))
+                elif have_torch and name not in HEED_ONLY:
+                    tch.append(run([sys.executable, os.path.abspath(__file__), "--torch", name], env))
+        heed = [h for h in heed if h]
+        tch = [t for t in tch if t]
+        h_ms = statistics.median(h["ms"] for h in heed)
+        t_ms = statistics.median(t["ms"] for t in tch) if tch else None
+        rows.append((name, h_ms, t_ms, heed[0]["gflop"], statistics.median(h["peak"] for h in heed),
+                     statistics.median(h["rss"] for h in heed),
+                     statistics.median(t["rss"] for t in tch) if tch else None))
+        print(f"  {name}: heed {h_ms:.2f} ms, torch {t_ms if t_ms else float('nan'):.2f} ms",
+              flush=True)
+
+    lines = [f"load average {load}; sgemm peak {peak:.0f} GFLOP/s (heed, 1024^3, same run); "
+             f"medians of {rounds} alternating rounds; PyTorch: 2 threads, OMP_WAIT_POLICY=passive, "
+             + ("pthread OpenBLAS" if have_pthread else
+                "libopenblas0-pthread MISSING: torch ran on the OpenMP OpenBLAS (slower)"),
+             "",
+             "| case | heed ms | PyTorch ms | PyTorch / heed | heed GFLOP/s | % of sgemm peak "
+             "| heed alloc peak MiB | heed RSS MiB | PyTorch RSS MiB |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for name, h_ms, t_ms, gflop, peak_mib, h_rss, t_rss in rows:
+        if name == "tiny_ops":  # per op
+            h_s, t_s = f"{h_ms * 1e3 / TINY_OPS:.3f} us/op", (
+                f"{t_ms * 1e3 / TINY_OPS:.3f} us/op" if t_ms else "-")
+        else:
+            h_s, t_s = f"{h_ms:.1f}", f"{t_ms:.1f}" if t_ms else "-"
+        ratio = f"{t_ms / h_ms:.2f}x" if t_ms else "-"
+        gf = gflop / h_ms * 1e3 if gflop else 0
+        gfs, pct = (f"{gf:.0f}", f"{100 * gf / peak:.0f}%") if gflop else ("-", "-")
+        lines.append(f"| {name} | {h_s} | {t_s} | {ratio} | {gfs} | {pct} | {peak_mib:.1f} "
+                     f"| {h_rss:.1f} | {t_rss:.1f} |" if t_rss is not None else
+                     f"| {name} | {h_s} | {t_s} | {ratio} | {gfs} | {pct} | {peak_mib:.1f} "
+                     f"| {h_rss:.1f} | - |")
+    table = "\n".join(lines)
+    print(table)
+    out = os.path.join(os.path.dirname(HEED), "models.md")
+    with open(out, "w") as f:
+        f.write(table + "\n")
+
+
+if __name__ == "__main__":
+    main()
