@@ -12,8 +12,9 @@
 // another process holds a core, the second thread waits for a time slice and every region,
 // and every GEMM, waits for it. Worse, libgomp's idle threads spin for about 3 ms after each
 // region (GOMP_SPINCOUNT 300000 unless OMP_WAIT_POLICY is set), taking the core from the
-// thread doing the work. Measured on 2 cores with one taken by a busy loop, the seq2seq
-// benchmark ran 7.6x slower at 2 threads than at 1 (tests/bench/bench_models.cpp --busy).
+// thread doing the work. Measured on 2 cores at a load average of ~6 from other processes,
+// the seq2seq benchmark (tests/bench/bench_models.cpp) took 1556 ms a step at 2 threads and
+// 205 ms at 1.
 // So heed sizes its teams the way OMP_DYNAMIC intends, but from the run queue as it is now
 // rather than libgomp's 15-minute load average:
 //
