@@ -12,11 +12,35 @@ namespace {
 
 constexpr std::size_t kAlign = 64;
 
+// Blocks of the small classes (<= 1 KiB: tensor headers, graph nodes, one-element
+// buffers) are cut from 64 KiB slabs instead of one aligned_alloc each, which would cost
+// the system allocator's own header and alignment padding per block (a graph of a million
+// one-element ops took twice its live bytes in resident memory). Slabs are never returned.
+constexpr std::size_t kSmallMax = 1024;
+constexpr std::size_t kSlabBytes = 64 * 1024;
+
 struct Cache {
   std::mutex mu;
   std::unordered_map<std::size_t, std::vector<void*>> free_lists;  // size class -> blocks
+  char* slab = nullptr;       // the slab small blocks are being cut from
+  std::size_t slab_left = 0;  // bytes left in it
   AllocatorStats st;
 };
+
+// A new small block of class `cls` from the current slab (a new slab when it is used up).
+// Called with the cache locked.
+void* cut_small(Cache& c, std::size_t cls) {
+  if (c.slab_left < cls) {
+    c.slab = static_cast<char*>(std::aligned_alloc(kAlign, kSlabBytes));
+    if (!c.slab) return nullptr;
+    c.slab_left = kSlabBytes;
+    c.st.system_allocs++;
+  }
+  void* p = c.slab;
+  c.slab += cls;
+  c.slab_left -= cls;
+  return p;
+}
 
 Cache& cache() {
   static Cache* c = new Cache;  // never destroyed: tensors may outlive static destructors
@@ -25,8 +49,13 @@ Cache& cache() {
 
 }  // namespace
 
+// The largest request served: anything above cannot exist in memory, and the size-class
+// loop below must never see a byte count whose next power of two overflows.
+constexpr std::size_t kMaxBytes = std::size_t(1) << 62;
+
 std::size_t size_class(std::size_t bytes) {
   if (bytes == 0) bytes = 1;
+  if (bytes > kMaxBytes) return bytes;  // refused by allocate(); never loops
   if (bytes <= 1024) return (bytes + kAlign - 1) / kAlign * kAlign;
   // four classes per power of two: step = 2^(floor(log2(bytes-1)) - 2)
   std::size_t top = 1;
@@ -36,6 +65,8 @@ std::size_t size_class(std::size_t bytes) {
 }
 
 void* allocate(std::size_t bytes) {
+  HEED_CHECK(bytes <= kMaxBytes, "allocate", "impossible request of ", bytes, " bytes (limit ",
+             kMaxBytes, ")");
   const std::size_t cls = size_class(bytes);
   Cache& c = cache();
   {
@@ -49,6 +80,11 @@ void* allocate(std::size_t bytes) {
       it->second.pop_back();
       c.st.cached_bytes -= cls;
       return p;
+    }
+    if (cls <= kSmallMax) {
+      if (void* p = cut_small(c, cls)) return p;
+      c.st.live_bytes -= cls;
+      fail("allocate", "out of memory requesting ", bytes, " bytes");
     }
     c.st.system_allocs++;
   }
@@ -87,6 +123,7 @@ void empty_cache() {
   Cache& c = cache();
   std::lock_guard<std::mutex> lock(c.mu);
   for (auto& [cls, list] : c.free_lists) {
+    if (cls <= kSmallMax) continue;  // part of a slab: kept for reuse
     for (void* p : list) std::free(p);
     c.st.cached_bytes -= static_cast<int64_t>(cls * list.size());
     list.clear();
