@@ -139,7 +139,7 @@ examples: $(EXAMPLES)
 
 demo: $(BUILD)/examples/translate
 	@mkdir -p $(BUILD)/demo
-	$(BUILD)/examples/translate --out $(BUILD)/demo
+	$(BUILD)/examples/translate --out $(BUILD)/demo --min-accuracy 99
 
 $(BUILD)/bench/%: tests/bench/%.cpp $(BUILD)/libheed.a | $(UMBRELLA)
 	@mkdir -p $(@D)

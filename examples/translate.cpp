@@ -54,6 +54,7 @@ struct Options {
   // decoding
   int64_t beam = 3;
   double length_alpha = 1.0;
+  double min_accuracy = 0;  // exit 1 when greedy test exact match (%) is below it (make demo: 99)
   // running
   uint64_t seed = 1;
   // One thread: at these sizes (64 x 128 matrices) a second thread gains little, and on a
@@ -76,6 +77,7 @@ const char* kUsage =
     "  --embed N --hidden N --attn-dim N --window N   model sizes         (32 64 64 8)\n"
     "  --train N --valid N --test N                   data set sizes      (20000 1000 1000)\n"
     "  --beam N             beam width for the test set and --translate   (3)\n"
+    "  --min-accuracy P     exit 1 if test exact match is below P percent (0)\n"
     "  --seed N             data and initialisation seed                  (1)\n"
     "  --threads N          threads (0: every core)                       (1)\n"
     "  --out DIR            where the PNGs (and the default checkpoint) go (build/demo)\n"
@@ -113,6 +115,7 @@ Options parse_options(int argc, char** argv, bool& help) {
   o.valid_size = p.get_int("valid", o.valid_size, 1, 10000);
   o.test_size = p.get_int("test", o.test_size, 1, 10000);
   o.beam = p.get_int("beam", o.beam, 1, 64);
+  o.min_accuracy = p.get_double("min-accuracy", o.min_accuracy, 0, 100);
   o.seed = p.get_int("seed", o.seed, 0, INT64_MAX);
   o.threads = p.get_int("threads", o.threads, 0, 1024);
   o.out = p.get("out", o.out);
@@ -315,6 +318,10 @@ int run_training(const Options& o, std::chrono::steady_clock::time_point t0) {
               100 * greedy, 100 * beam, (long long)o.beam, data.test.size(), train_s, progress::seconds_since(t0),
               get_num_threads(), load[0]);
 
+  if (100 * greedy < o.min_accuracy) {
+    std::printf("test exact match %.1f%% is below --min-accuracy %.1f%%\n", 100 * greedy, o.min_accuracy);
+    return 1;
+  }
   if (o.smoke) {  // the checks make test relies on
     auto mean = [&](size_t from, size_t n) {
       double s = 0;

@@ -2,7 +2,7 @@
 //
 //   attention_heatmap  weights alpha_tj (T_out rows, S columns): output characters down the
 //                      left, source characters along the top, a colour scale on the right
-//   loss_curve         loss per training step on a log scale, with its moving average
+//   loss_curve         loss per training step on a log scale, with its moving mean
 #pragma once
 #include <cstdio>
 #include <string>
@@ -65,7 +65,7 @@ inline std::pair<int, int> attention_heatmap(const std::string& path, const std:
   return {W, H};
 }
 
-// Writes the curve of losses[step] (log scale, with a moving average) and returns its size.
+// Writes the curve of losses[step] (log scale, with a moving mean) and returns its size.
 inline std::pair<int, int> loss_curve(const std::string& path, const std::vector<double>& losses,
                                       const std::string& title, const Font& font) {
   const int W = 640, H = 400, left = 78, right = 20, top = 40, bottom = 56;
@@ -102,18 +102,21 @@ inline std::pair<int, int> loss_curve(const std::string& path, const std::vector
     std::snprintf(t, sizeof t, "%g", s);
     c.text_centred(font, t, int(x), top + ph + 14, 12, kBlack);
   }
-  // raw losses light, their exponential moving average dark
-  double ema = losses.empty() ? 0 : losses[0];
-  for (size_t i = 1; i < losses.size(); ++i) c.line(X(i - 1), Y(losses[i - 1]), X(i), Y(losses[i]), {160, 190, 230});
-  for (size_t i = 1; i < losses.size(); ++i) {
-    double prev = ema;
-    ema = 0.95 * ema + 0.05 * losses[i];
-    c.line(X(i - 1), Y(prev), X(i), Y(ema), {20, 60, 160});
+  // raw losses light; their mean over a window of 1/25 of the run, centred, dark
+  const int half = std::max<int>(1, losses.size() / 50);
+  std::vector<double> mean(losses.size());
+  for (int i = 0; i < int(losses.size()); ++i) {
+    int lo_i = std::max(0, i - half), hi_i = std::min<int>(losses.size() - 1, i + half);
+    double sum = 0;
+    for (int k = lo_i; k <= hi_i; ++k) sum += losses[k];
+    mean[i] = sum / (hi_i - lo_i + 1);
   }
+  for (size_t i = 1; i < losses.size(); ++i) c.line(X(i - 1), Y(losses[i - 1]), X(i), Y(losses[i]), {160, 190, 230});
+  for (size_t i = 1; i < losses.size(); ++i) c.line(X(i - 1), Y(mean[i - 1]), X(i), Y(mean[i]), {20, 60, 160});
   c.line(left, top, left, top + ph, kBlack);
   c.line(left, top + ph, left + pw, top + ph, kBlack);
   c.text(font, "per step", left + pw - 150, top + 6, 12, {120, 150, 200});
-  c.text(font, "moving average", left + pw - 150, top + 22, 12, {20, 60, 160});
+  c.text(font, "moving mean", left + pw - 150, top + 22, 12, {20, 60, 160});
   c.write_png(path);
   return {W, H};
 }
