@@ -77,6 +77,7 @@ const char* kUsage =
     "  --embed N --hidden N --attn-dim N --window N   model sizes         (32 64 64 8)\n"
     "  --train N --valid N --test N                   data set sizes      (20000 1000 1000)\n"
     "  --beam N             beam width for the test set and --translate   (3)\n"
+    "  --length-alpha X     beam score log p(y|x) / |y|^X (0: none)       (1)\n"
     "  --min-accuracy P     exit 1 if test exact match is below P percent (0)\n"
     "  --seed N             data and initialisation seed                  (1)\n"
     "  --threads N          threads (0: every core)                       (1)\n"
@@ -115,6 +116,7 @@ Options parse_options(int argc, char** argv, bool& help) {
   o.valid_size = p.get_int("valid", o.valid_size, 1, 10000);
   o.test_size = p.get_int("test", o.test_size, 1, 10000);
   o.beam = p.get_int("beam", o.beam, 1, 64);
+  o.length_alpha = p.get_double("length-alpha", o.length_alpha, 0, 10);
   o.min_accuracy = p.get_double("min-accuracy", o.min_accuracy, 0, 100);
   o.seed = p.get_int("seed", o.seed, 0, INT64_MAX);
   o.threads = p.get_int("threads", o.threads, 0, 1024);
@@ -122,6 +124,8 @@ Options parse_options(int argc, char** argv, bool& help) {
   o.save = p.get("save", o.out + "/translate.ckpt");
   o.resume = p.get("resume", "");
   o.translate = p.get("translate", "");
+  if (p.given("translate") && o.translate.empty())
+    throw args::UsageError("--translate needs a date, e.g. \"12 Dec 1999\"");
   p.finish();
   return o;
 }

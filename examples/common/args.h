@@ -42,6 +42,7 @@ class Parser {
   }
 
   bool flag(const std::string& name) { return take(name) != nullptr; }
+  bool given(const std::string& name) const { return given_.count(name) > 0; }
   std::string get(const std::string& name, const std::string& fallback) {
     const std::string* v = take(name);
     return v ? *v : fallback;
