@@ -1,5 +1,5 @@
 # heed - build, test, install.
-#   make demo      build the library and run a small training program
+#   make demo      build examples/translate and train it with its defaults (dates -> ISO dates)
 #   make test      build and run every test (installs Debian packages first if missing)
 #   make bench     heed vs PyTorch CPU eager, side by side
 #   make install PREFIX=/usr/local [DESTDIR=...]   headers, libheed.a, heed.pc
@@ -55,6 +55,8 @@ DEPS := libopenblas-openmp-dev:$(BLAS_LIB)/libopenblas.so
 DEPS += libopenblas-openmp-dev:$(BLAS_INC)/cblas.h
 DEPS += doctest-dev:/usr/include/doctest/doctest.h
 DEPS += pkgconf:/usr/bin/pkg-config
+DEPS += libstb-dev:/usr/include/stb/stb_image_write.h
+DEPS += fonts-dejavu-core:/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf
 
 deps:
 	@missing=""; \
@@ -108,9 +110,11 @@ $(BUILD)/tests_f32: $(TEST_F32_OBJS) $(BUILD)/libheed.a
 $(BUILD)/tests_f64: $(TEST_F64_OBJS) $(BUILD)/libheed_f64.a
 	$(CXX) $^ -o $@ $(LDLIBS)
 
-test: $(BUILD)/tests_f32 $(BUILD)/tests_f64
+test: $(BUILD)/tests_f32 $(BUILD)/tests_f64 $(BUILD)/examples/translate
 	$(BUILD)/tests_f32
 	$(BUILD)/tests_f64
+	@mkdir -p $(BUILD)/smoke
+	$(BUILD)/examples/translate --smoke --out $(BUILD)/smoke
 	@$(MAKE) --no-print-directory check-install
 
 # Install into a scratch prefix and build a program against it with pkg-config only.
@@ -124,14 +128,18 @@ check-install: $(BUILD)/libheed.a $(UMBRELLA)
 	@$(BUILD)/install-check/app && echo "check-install: a program built with pkg-config against the installed heed ran correctly"
 
 # ---- examples, demo, benchmarks ----
+# Each examples/*.cpp is one program; examples/common/*.h are header-only helpers they share.
+# Pictures are drawn with Debian's libstb (stb_truetype, stb_image_write: -lstb holds them).
+EXAMPLE_LIBS := -lstb
 $(BUILD)/examples/%: examples/%.cpp $(BUILD)/libheed.a | $(UMBRELLA)
 	@mkdir -p $(@D)
-	$(CXX) $(BASEFLAGS) $(CXXFLAGS) -I$(INC) $< -o $@ $(BUILD)/libheed.a $(LDLIBS)
+	$(CXX) $(BASEFLAGS) $(CXXFLAGS) -I$(INC) $< -o $@ $(BUILD)/libheed.a $(EXAMPLE_LIBS) $(LDLIBS)
 
 examples: $(EXAMPLES)
 
-demo: $(BUILD)/examples/demo
-	$(BUILD)/examples/demo
+demo: $(BUILD)/examples/translate
+	@mkdir -p $(BUILD)/demo
+	$(BUILD)/examples/translate --out $(BUILD)/demo --min-accuracy 99
 
 $(BUILD)/bench/%: tests/bench/%.cpp $(BUILD)/libheed.a | $(UMBRELLA)
 	@mkdir -p $(@D)
@@ -166,4 +174,4 @@ uninstall:
 clean:
 	rm -rf $(BUILD)
 
--include $(OBJS_F32:.o=.d) $(OBJS_F64:.o=.d) $(TEST_F32_OBJS:.o=.d) $(TEST_F64_OBJS:.o=.d)
+-include $(OBJS_F32:.o=.d) $(OBJS_F64:.o=.d) $(TEST_F32_OBJS:.o=.d) $(TEST_F64_OBJS:.o=.d) $(EXAMPLES:=.d)
