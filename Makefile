@@ -1,6 +1,8 @@
 # heed - build, test, install.
-#   make demo      build the library and run a small training program
+#   make demo      build examples/translate and train it with its defaults (dates -> ISO dates)
 #   make test      build and run every test (installs Debian packages first if missing)
+#   make sanitize  build and run both test binaries under AddressSanitizer + UBSan
+#   make fuzz      libFuzzer on the checkpoint loader for FUZZ_SECONDS (default 600)
 #   make bench     heed vs PyTorch CPU eager, side by side
 #   make install PREFIX=/usr/local [DESTDIR=...]   headers, libheed.a, heed.pc
 #
@@ -44,7 +46,7 @@ TEST_F64_OBJS := $(TEST_F64_SRCS:%.cpp=$(BUILD)/f64/%.o)
 EXAMPLES      := $(patsubst examples/%.cpp,$(BUILD)/examples/%,$(wildcard examples/*.cpp))
 BENCHES       := $(patsubst tests/bench/%.cpp,$(BUILD)/bench/%,$(wildcard tests/bench/*.cpp))
 
-.PHONY: all deps test demo examples bench goldens install uninstall check-install clean
+.PHONY: all deps test sanitize fuzz fuzz-seeds demo examples bench goldens install uninstall check-install clean
 
 all: $(BUILD)/libheed.a
 
@@ -55,6 +57,8 @@ DEPS := libopenblas-openmp-dev:$(BLAS_LIB)/libopenblas.so
 DEPS += libopenblas-openmp-dev:$(BLAS_INC)/cblas.h
 DEPS += doctest-dev:/usr/include/doctest/doctest.h
 DEPS += pkgconf:/usr/bin/pkg-config
+DEPS += libstb-dev:/usr/include/stb/stb_image_write.h
+DEPS += fonts-dejavu-core:/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf
 
 deps:
 	@missing=""; \
@@ -103,15 +107,56 @@ $(UMBRELLA): $(HEADERS) Makefile
 
 # ---- tests ----
 $(BUILD)/tests_f32: $(TEST_F32_OBJS) $(BUILD)/libheed.a
-	$(CXX) $^ -o $@ $(LDLIBS)
+	$(CXX) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 
 $(BUILD)/tests_f64: $(TEST_F64_OBJS) $(BUILD)/libheed_f64.a
-	$(CXX) $^ -o $@ $(LDLIBS)
+	$(CXX) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 
-test: $(BUILD)/tests_f32 $(BUILD)/tests_f64
+test: $(BUILD)/tests_f32 $(BUILD)/tests_f64 $(BUILD)/examples/translate
 	$(BUILD)/tests_f32
 	$(BUILD)/tests_f64
+	@mkdir -p $(BUILD)/smoke
+	$(BUILD)/examples/translate --smoke --out $(BUILD)/smoke
 	@$(MAKE) --no-print-directory check-install
+
+# AddressSanitizer + UndefinedBehaviorSanitizer: the library and both test binaries built
+# into $(BUILD)/sanitize and run; any report stops the run. The caching allocator poisons
+# free blocks and the slack past each buffer under ASan (core/allocator.cpp), which
+# tests/test_sanitizer.cpp proves.
+SANITIZE := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+sanitize: deps
+	@$(MAKE) --no-print-directory BUILD=$(BUILD)/sanitize CXXFLAGS="-O1 -g $(ARCH) $(SANITIZE)" \
+	  LDFLAGS="$(SANITIZE)" $(BUILD)/sanitize/tests_f32 $(BUILD)/sanitize/tests_f64
+	UBSAN_OPTIONS=print_stacktrace=1 $(BUILD)/sanitize/tests_f32
+	UBSAN_OPTIONS=print_stacktrace=1 $(BUILD)/sanitize/tests_f64
+
+# libFuzzer on the checkpoint loader (clang 14 from Debian, installed by this target's deps):
+# the library built with clang under ASan + UBSan into $(BUILD)/fuzz, seeded with valid
+# checkpoints of every target in tests/fuzz/targets.h, run for FUZZ_SECONDS. A finding
+# stops the run and leaves crash-*/timeout-* files in $(BUILD)/fuzz: keep each in
+# tests/fuzz/regressions/, which tests/test_fuzz_regressions.cpp replays in `make test`.
+FUZZ_SECONDS ?= 600
+FUZZ_CXX     := clang++-14
+FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all
+fuzz: DEPS += clang-14:/usr/bin/clang++-14
+fuzz: DEPS += libclang-rt-14-dev:/usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a
+fuzz: DEPS += libomp-14-dev:/usr/lib/llvm-14/lib/libomp.so
+fuzz: deps
+	@$(MAKE) --no-print-directory BUILD=$(BUILD)/fuzz CXX=$(FUZZ_CXX) \
+	  CXXFLAGS="-O1 -g $(ARCH) $(FUZZ_SAN) -fsanitize=fuzzer-no-link" $(BUILD)/fuzz/libheed.a
+	$(FUZZ_CXX) -I$(BUILD)/fuzz/include $(BASEFLAGS) -O1 -g $(ARCH) $(FUZZ_SAN) \
+	  -fsanitize=fuzzer tests/fuzz/fuzz_checkpoint.cpp -o $(BUILD)/fuzz/fuzz_checkpoint \
+	  $(BUILD)/fuzz/libheed.a $(LDLIBS)
+	@mkdir -p $(BUILD)/fuzz/corpus
+	cd $(BUILD)/fuzz && ./fuzz_checkpoint -max_total_time=$(FUZZ_SECONDS) -timeout=10 \
+	  -rss_limit_mb=4096 -print_final_stats=1 corpus $(CURDIR)/tests/fuzz/corpus
+
+# The fuzzer's seeds (committed under tests/fuzz/corpus; rerun when the format changes).
+fuzz-seeds: $(BUILD)/libheed.a $(UMBRELLA)
+	@mkdir -p $(BUILD)/fuzz-seeds tests/fuzz/corpus
+	$(CXX) $(BASEFLAGS) $(CXXFLAGS) tests/fuzz/write_seeds.cpp -o $(BUILD)/fuzz-seeds/write_seeds \
+	  $(BUILD)/libheed.a $(LDLIBS)
+	$(BUILD)/fuzz-seeds/write_seeds tests/fuzz/corpus
 
 # Install into a scratch prefix and build a program against it with pkg-config only.
 check-install: $(BUILD)/libheed.a $(UMBRELLA)
@@ -124,14 +169,18 @@ check-install: $(BUILD)/libheed.a $(UMBRELLA)
 	@$(BUILD)/install-check/app && echo "check-install: a program built with pkg-config against the installed heed ran correctly"
 
 # ---- examples, demo, benchmarks ----
+# Each examples/*.cpp is one program; examples/common/*.h are header-only helpers they share.
+# Pictures are drawn with Debian's libstb (stb_truetype, stb_image_write: -lstb holds them).
+EXAMPLE_LIBS := -lstb
 $(BUILD)/examples/%: examples/%.cpp $(BUILD)/libheed.a | $(UMBRELLA)
 	@mkdir -p $(@D)
-	$(CXX) $(BASEFLAGS) $(CXXFLAGS) -I$(INC) $< -o $@ $(BUILD)/libheed.a $(LDLIBS)
+	$(CXX) $(BASEFLAGS) $(CXXFLAGS) -I$(INC) $< -o $@ $(BUILD)/libheed.a $(EXAMPLE_LIBS) $(LDLIBS)
 
 examples: $(EXAMPLES)
 
-demo: $(BUILD)/examples/demo
-	$(BUILD)/examples/demo
+demo: $(BUILD)/examples/translate
+	@mkdir -p $(BUILD)/demo
+	$(BUILD)/examples/translate --out $(BUILD)/demo --min-accuracy 99
 
 $(BUILD)/bench/%: tests/bench/%.cpp $(BUILD)/libheed.a | $(UMBRELLA)
 	@mkdir -p $(@D)
@@ -168,4 +217,4 @@ uninstall:
 clean:
 	rm -rf $(BUILD)
 
--include $(OBJS_F32:.o=.d) $(OBJS_F64:.o=.d) $(TEST_F32_OBJS:.o=.d) $(TEST_F64_OBJS:.o=.d)
+-include $(OBJS_F32:.o=.d) $(OBJS_F64:.o=.d) $(TEST_F32_OBJS:.o=.d) $(TEST_F64_OBJS:.o=.d) $(EXAMPLES:=.d)

@@ -89,13 +89,40 @@ Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
 Tensor operator*(const Tensor& a, const Tensor& b) { return mul(a, b); }
 Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
 Tensor operator-(const Tensor& x) { return neg(x); }
-Tensor operator+(const Tensor& a, real b) { return add(a, scalar_tensor(b)); }
-Tensor operator-(const Tensor& a, real b) { return sub(a, scalar_tensor(b)); }
-Tensor operator*(const Tensor& a, real b) { return mul(a, scalar_tensor(b)); }
-Tensor operator/(const Tensor& a, real b) { return div(a, scalar_tensor(b)); }
-Tensor operator+(real a, const Tensor& b) { return add(scalar_tensor(a), b); }
-Tensor operator-(real a, const Tensor& b) { return sub(scalar_tensor(a), b); }
-Tensor operator*(real a, const Tensor& b) { return mul(scalar_tensor(a), b); }
+// ---- with a plain number: no scalar tensor is made, and the node saves only the number
+// (a chain of `x * 0.5` costs one output and one node per op, not a third tensor).
+
+// y = a + s          da = dy
+Tensor add(const Tensor& a, real s) {
+  Tensor y = map(a, [s](real u) { return u + s; });
+  return record("add", y, {a}, [](const Tensor& dy, Grads& g) { g[0] = dy; });
+}
+
+// y = s - a          da = -dy
+Tensor rsub(real s, const Tensor& a) {
+  Tensor y = map(a, [s](real u) { return s - u; });
+  return record("rsub", y, {a}, [](const Tensor& dy, Grads& g) { g[0] = neg(dy); });
+}
+
+// y = a * s          da = dy * s
+Tensor mul(const Tensor& a, real s) {
+  Tensor y = map(a, [s](real u) { return u * s; });
+  return record("mul", y, {a}, [s](const Tensor& dy, Grads& g) { g[0] = mul(dy, s); });
+}
+
+// y = a / s          da = dy / s
+Tensor div(const Tensor& a, real s) {
+  Tensor y = map(a, [s](real u) { return u / s; });
+  return record("div", y, {a}, [s](const Tensor& dy, Grads& g) { g[0] = div(dy, s); });
+}
+
+Tensor operator+(const Tensor& a, real b) { return add(a, b); }
+Tensor operator-(const Tensor& a, real b) { return add(a, -b); }
+Tensor operator*(const Tensor& a, real b) { return mul(a, b); }
+Tensor operator/(const Tensor& a, real b) { return div(a, b); }
+Tensor operator+(real a, const Tensor& b) { return add(b, a); }
+Tensor operator-(real a, const Tensor& b) { return rsub(a, b); }
+Tensor operator*(real a, const Tensor& b) { return mul(b, a); }
 Tensor operator/(real a, const Tensor& b) { return div(scalar_tensor(a), b); }
 
 }  // namespace heed

@@ -17,6 +17,12 @@ Tensor pow(const Tensor& x, real exponent);
 Tensor pow(const Tensor& x, const Tensor& exponent);  // elementwise, broadcasting
 Tensor clone(const Tensor& x);                        // a copy that stays in the graph
 
+// With a plain number s (what the operators below call; s - a is rsub).
+Tensor add(const Tensor& a, real s);
+Tensor rsub(real s, const Tensor& a);
+Tensor mul(const Tensor& a, real s);
+Tensor div(const Tensor& a, real s);
+
 Tensor operator+(const Tensor& a, const Tensor& b);
 Tensor operator-(const Tensor& a, const Tensor& b);
 Tensor operator*(const Tensor& a, const Tensor& b);

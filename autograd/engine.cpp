@@ -2,6 +2,7 @@
 #include <vector>
 
 #include "../core/error.h"
+#include "anomaly_mode.h"
 #include "arith.h"
 #include "node.h"
 
@@ -35,6 +36,10 @@ void connect(const std::shared_ptr<Node>& node, const Tensor& out, const Tensor*
   node->out_shape = out.shape();
   out.impl()->requires_grad = true;
   out.impl()->grad_fn = node;
+  if (AnomalyMode::enabled()) {
+    node->anomaly_index = detail::next_anomaly_index();
+    detail::check_forward_anomaly(node->name(), node->anomaly_index, out);
+  }
 }
 
 [[noreturn]] void fail_released(const char* op) {
@@ -166,6 +171,10 @@ void Tensor::backward(const Tensor& grad, bool retain_graph) const {
     Grads g(n->next, slots);
     n->apply(dy, g);
     if (!retain_graph) n->release();
+    if (AnomalyMode::enabled())
+      for (size_t i = 0; i < slots.size(); ++i)
+        if (slots[i].defined())
+          detail::check_backward_anomaly(n->name(), n->anomaly_index, int(i), slots[i]);
     for (size_t i = 0; i < n->next.size(); ++i) {
       Node* e = n->next[i].get();
       if (!e) continue;

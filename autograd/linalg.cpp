@@ -58,6 +58,14 @@ void batched_gemm(bool ta, bool tb, int64_t N, int64_t M, int64_t K, const real*
 }
 
 // 2-D or batched product with broadcasting; no graph.
+// Rows of A with its batch dims folded in: prod(dims but the last). Not numel / K, which
+// divides by zero for K = 0 ((2,0) @ (0,4) is a (2,4) matrix of zeros, as in PyTorch).
+int64_t rows_of(const Shape& as) {
+  int64_t rows = 1;
+  for (int i = 0; i + 1 < as.size(); ++i) rows *= as[i];
+  return rows;
+}
+
 Tensor matmul_raw(const Tensor& a, const Tensor& b) {
   const Shape &as = a.shape(), &bs = b.shape();
   const int64_t N = as[as.size() - 2], K = as.back(), M = bs.back();
@@ -65,7 +73,7 @@ Tensor matmul_raw(const Tensor& a, const Tensor& b) {
     Shape os = as;
     os[os.size() - 1] = M;
     Tensor c = empty(os);
-    gemm(false, false, a.numel() / K, M, K, 1, a.data(), K, b.data(), M, 0, c.data(), M);
+    gemm(false, false, rows_of(as), M, K, 1, a.data(), K, b.data(), M, 0, c.data(), M);
     return c;
   }
   const Shape ab = batch_dims(as), bb = batch_dims(bs);
@@ -98,7 +106,7 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
     const Shape &as = a.shape(), &bs = b.shape();
     const int64_t N = as[as.size() - 2], K = as.back(), M = bs.back();
     if (b.dim() == 2) {  // rows = prod(A's batch) * N
-      const int64_t rows = a.numel() / K;
+      const int64_t rows = rows_of(as);
       if (g.needs(0)) {  // dA (rows, K) = dC (rows, M) @ B^T
         g[0] = empty(as);
         gemm(false, true, rows, K, M, 1, dc.data(), M, b.data(), M, 0, g[0].data(), K);

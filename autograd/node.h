@@ -54,6 +54,7 @@ struct Node {
 
   NodeList next;    // producer of each input's gradient; null where no grad is needed
   Shape out_shape;  // shape of the output, to check the gradients the engine routes here
+  int64_t anomaly_index = 0;  // creation index #k while anomaly mode is on (anomaly_mode.h)
 
   // Scratch used by the engine during one backward pass.
   Tensor pending;   // dL/d(output) summed over all consumers so far

@@ -34,7 +34,8 @@ Tensor sum_dim_raw(const Tensor& x, int d, bool keepdim) {
   } else {  // add whole rows of length inner: vectorises over i; parallel over (o, i-chunk)
     const int64_t chunk = 256, chunks = (sp.inner + chunk - 1) / chunk;
     const int64_t width = sp.inner < chunk ? sp.inner : chunk;  // elements per (o, chunk) item
-    parallel_for(sp.outer * chunks, kGrainElementwise / (sp.n * width) + 1, [&](int64_t b, int64_t e) {
+    const int64_t work = std::max<int64_t>(1, sp.n * width);  // 0 for an empty dim
+    parallel_for(sp.outer * chunks, kGrainElementwise / work + 1, [&](int64_t b, int64_t e) {
       for (int64_t w = b; w < e; ++w) {
         const int64_t o = w / chunks, i0 = (w % chunks) * chunk;
         const int64_t i1 = i0 + chunk < sp.inner ? i0 + chunk : sp.inner;

@@ -7,7 +7,8 @@
 //
 // Size classes: 64-byte granules up to 1 KiB, then four classes per power of two
 // (e.g. 1 KiB, 1.25, 1.5, 1.75, 2 KiB, 2.5, ...), so at most 25% is wasted.
-// Blocks are 64-byte aligned (cache line, and enough for AVX-512 loads).
+// Blocks are 64-byte aligned (cache line, and enough for AVX-512 loads). Blocks of 1 KiB
+// and less are cut from 64 KiB slabs (no per-block system allocation).
 //
 // Accounting (live and peak bytes) lets tests show how much memory an algorithm
 // holds, e.g. O(T^2) attention scores versus O(T) for a tiled kernel.
@@ -32,7 +33,7 @@ void deallocate(void* p, std::size_t bytes) noexcept;  // bytes as passed to all
 std::size_t size_class(std::size_t bytes);       // the bucket a request lands in
 AllocatorStats stats();
 void reset_peak_bytes();                          // peak := live
-void empty_cache();                               // return every cached block to the system
+void empty_cache();  // return every cached block above 1 KiB to the system (small ones live in slabs)
 
 // The most memory a region of code held at once, beyond what was live when it began:
 //

@@ -31,9 +31,23 @@ void Shape::erase(int pos) {
   --n_;
 }
 
+// Overflow-checked: a shape whose element count does not fit int64 is an error, never a
+// wrapped-around count (zeros({1 << 40, 1 << 40}) must not silently hold 0 elements).
 int64_t Shape::numel() const {
   int64_t n = 1;
-  for (int i = 0; i < n_; ++i) n *= d_[i];
+  for (int i = 0; i < n_; ++i)
+    if (__builtin_mul_overflow(n, d_[i], &n))
+      fail("Shape", "the element count of shape ", str(), " overflows int64");
+  return n;
+}
+
+int64_t Shape::checked_numel(const char* op) const {
+  for (int i = 0; i < n_; ++i)
+    HEED_CHECK(d_[i] >= 0, op, "negative size ", d_[i], " in shape ", str(),
+               " (-1 means 'infer' only in reshape/view)");
+  const int64_t n = numel();
+  HEED_CHECK(n <= kMaxElements, op, "shape ", str(), " has ", n, " elements, more than the ",
+             kMaxElements, " any buffer can hold");
   return n;
 }
 

@@ -13,6 +13,9 @@
 namespace heed {
 
 constexpr int kMaxDims = 8;
+// The most elements one buffer may have: 2^60 (2^62 or 2^63 bytes), far beyond any real
+// memory, so that byte counts can never overflow.
+constexpr int64_t kMaxElements = int64_t(1) << 60;
 
 class Shape {
  public:
@@ -30,7 +33,10 @@ class Shape {
   void insert(int pos, int64_t v);
   void erase(int pos);
 
-  int64_t numel() const;                  // product of dims (1 for a scalar)
+  int64_t numel() const;                  // product of dims (1 for a scalar); heed::Error on overflow
+  // numel() of a shape about to get storage: heed::Error naming `op` for a negative size
+  // or more than kMaxElements elements.
+  int64_t checked_numel(const char* op) const;
   std::vector<int64_t> vec() const { return {d_, d_ + n_}; }
   std::string str() const;                // "(2,3)"; "()" for a scalar
   bool operator==(const Shape& o) const;

@@ -103,23 +103,28 @@ Tensor& Tensor::mul_(real s) {
 
 // ---------------------------------------------------------------- factories
 
-Tensor empty(const Shape& shape) {
+// Every factory allocates here; `op` names the factory the user called in errors
+// ("zeros: negative size -1 in shape (-1,3) ...").
+static Tensor empty_for(const char* op, const Shape& shape) {
+  const int64_t n = shape.checked_numel(op);
   auto impl = std::allocate_shared<TensorImpl>(CachingAllocator<TensorImpl>());
-  impl->storage = std::allocate_shared<Storage>(CachingAllocator<Storage>(), shape.numel());
+  impl->storage = std::allocate_shared<Storage>(CachingAllocator<Storage>(), n);
   impl->shape = shape;
   return Tensor(std::move(impl));
 }
 
-Tensor full(const Shape& shape, real value) {
-  Tensor t = empty(shape);
+static Tensor full_for(const char* op, const Shape& shape, real value) {
+  Tensor t = empty_for(op, shape);
   real* p = t.data();
   parallel_for(t.numel(), kGrainElementwise,
                [&](int64_t b, int64_t e) { std::fill(p + b, p + e, value); });
   return t;
 }
 
-Tensor zeros(const Shape& shape) { return full(shape, 0); }
-Tensor ones(const Shape& shape) { return full(shape, 1); }
+Tensor empty(const Shape& shape) { return empty_for("empty", shape); }
+Tensor full(const Shape& shape, real value) { return full_for("full", shape, value); }
+Tensor zeros(const Shape& shape) { return full_for("zeros", shape, 0); }
+Tensor ones(const Shape& shape) { return full_for("ones", shape, 1); }
 Tensor scalar_tensor(real value) { return full(Shape{}, value); }
 Tensor zeros_like(const Tensor& t) { return zeros(t.shape()); }
 Tensor ones_like(const Tensor& t) { return ones(t.shape()); }
@@ -135,21 +140,21 @@ Tensor arange(real start, real end, real step) {
 }
 
 Tensor randn(const Shape& shape) {
-  Tensor t = empty(shape);
+  Tensor t = empty_for("randn", shape);
   for (int64_t i = 0; i < t.numel(); ++i) t.data()[i] = real(rand_normal());
   return t;
 }
 
 Tensor rand(const Shape& shape) {
-  Tensor t = empty(shape);
+  Tensor t = empty_for("rand", shape);
   for (int64_t i = 0; i < t.numel(); ++i) t.data()[i] = real(rand_uniform());
   return t;
 }
 
 Tensor from_vector(const std::vector<real>& values, const Shape& shape) {
-  HEED_CHECK(int64_t(values.size()) == shape.numel(), "from_vector", values.size(),
-             " values do not fill shape ", shape);
-  Tensor t = empty(shape);
+  HEED_CHECK(int64_t(values.size()) == shape.checked_numel("from_vector"), "from_vector",
+             values.size(), " values do not fill shape ", shape);
+  Tensor t = empty_for("from_vector", shape);
   std::copy(values.begin(), values.end(), t.data());
   return t;
 }

@@ -344,6 +344,13 @@ void save_checkpoint(const std::string& path, const nn::Module& model) { save(pa
 void save_checkpoint(const std::string& path, const nn::Module& model, const optim::Optimizer& optimizer) {
   save(path, model, &optimizer);
 }
+void reseal_checkpoint(std::vector<uint8_t>& b) {
+  HEED_CHECK(b.size() >= kHeaderBytes + kChecksumBytes, "reseal_checkpoint", "an image of ",
+             b.size(), " bytes is shorter than header and checksum (", kHeaderBytes + kChecksumBytes, ")");
+  put_le(&b[16], b.size(), 8);
+  put_le(&b[b.size() - kChecksumBytes], fnv1a64(b.data(), b.size() - kChecksumBytes), 8);
+}
+
 void load_checkpoint(const std::string& path, nn::Module& model) { load(path, model, nullptr); }
 void load_checkpoint(const std::string& path, nn::Module& model, optim::Optimizer& optimizer) {
   load(path, model, &optimizer);

@@ -43,7 +43,9 @@
 //   string         u32 length, then that many bytes (no terminator)
 //   tensor record  string name, u32 rank (<= 8), rank x u64 dims, numel x element (row-major)
 #pragma once
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "../layers/module.h"
 #include "optimizer.h"
@@ -58,5 +60,10 @@ void save_checkpoint(const std::string& path, const nn::Module& model, const opt
 // Refuses a checkpoint saved without an optimizer when given one.
 void load_checkpoint(const std::string& path, nn::Module& model);
 void load_checkpoint(const std::string& path, nn::Module& model, optim::Optimizer& optimizer);
+
+// Rewrites the size field and the trailing checksum of a checkpoint image edited in memory
+// (at least header + checksum bytes), so that tools, tests and the fuzzer
+// (tests/fuzz/fuzz_checkpoint.cpp) can reach the parser's own checks behind a valid seal.
+void reseal_checkpoint(std::vector<uint8_t>& bytes);
 
 }  // namespace heed

@@ -58,17 +58,9 @@ void write_bytes(const std::string& path, const Bytes& b, size_t n) {
   std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(b.data()), std::streamsize(n));
 }
 
-void put_u64(Bytes& b, size_t at, uint64_t v) {
-  for (int i = 0; i < 8; ++i) b[at + i] = uint8_t(v >> (8 * i));
-}
-
-// Recomputes the trailing FNV-1a 64 checksum, so a test can plant a bad length in an
-// otherwise valid file and reach the parser's own bounds checks.
-void reseal(Bytes& b) {
-  uint64_t h = 14695981039346656037ull;
-  for (size_t i = 0; i + 8 < b.size(); ++i) h = (h ^ b[i]) * 1099511628211ull;
-  put_u64(b, b.size() - 8, h);
-}
+// reseal_checkpoint (optim/checkpoint.h) recomputes the size field and trailing checksum,
+// so a test can plant a bad length in an otherwise valid file and reach the parser's checks.
+void reseal(Bytes& b) { reseal_checkpoint(b); }
 
 // The raw bytes of a model's parameters and buffers, for bitwise comparisons.
 Bytes bits(const nn::NamedTensors& tensors) {

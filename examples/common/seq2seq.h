@@ -1,0 +1,224 @@
+// seq2seq.h - the attention encoder-decoder of examples/translate.cpp, written against
+// <heed/heed.h> only (Bahdanau, Cho & Bengio 2015; Luong, Pham & Manning 2015).
+//
+//   x_j   = E_src[src_j]                                  source characters    (B, S, E)
+//   h_j   = [LSTM_fwd(x)_j ; LSTM_bwd(x)_j]               bidirectional encoder (B, S, 2H)
+//   s_0   = tanh(W_b [h_fwd_last ; h_bwd_first])          decoder start state   (B, Hd)
+//   s_t   = LSTMCell([E_tgt[y_{t-1}] ; h~_{t-1}], s_{t-1})  input feeding (Luong sec. 3.3)
+//   e_tj  = score(s_t, h_j)                               additive | dot | general | concat | local-p
+//   alpha_tj = softmax_j(e_tj), padded j masked out;  c_t = sum_j alpha_tj h_j
+//   h~_t  = tanh(W_c [c_t ; s_t])                         nn::LuongCombine      (B, Hd)
+//   p(y_t | y_<t, x) = softmax(W_o h~_t + b_o)            logits                (B, V)
+//
+// Letters: B batch, S source length (padded), T target length, E embedding width, H encoder
+// width per direction, Hd = 2H decoder width (so the dot score needs no projection), V
+// target vocabulary. Every scorer is given the current state s_t as the query, as in Luong
+// et al.; Bahdanau et al. score s_{t-1}: here the difference is only which state is passed.
+//
+// Decoding: greedy() and beam_search(); both return the attention weights of the output
+// they chose, one row per output token. beam_search with width 1 is greedy() exactly
+// (tests/test_translate.cpp checks it).
+#pragma once
+#include <heed/heed.h>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "dates.h"
+
+namespace seq2seq {
+
+using heed::IndexTensor;
+using heed::Tensor;
+namespace nn = heed::nn;
+
+class ModelOptions {
+ public:
+  ModelOptions& embed(int64_t v) { embed_ = v; return *this; }        // E
+  ModelOptions& hidden(int64_t v) { hidden_ = v; return *this; }      // H per direction; Hd = 2H
+  ModelOptions& score(const std::string& s) { score_ = s; return *this; }
+  ModelOptions& attn_dim(int64_t v) { attn_dim_ = v; return *this; }  // A (additive, concat)
+  ModelOptions& window(int64_t v) { window_ = v; return *this; }      // D (local-p)
+  int64_t embed() const { return embed_; }
+  int64_t hidden() const { return hidden_; }
+  const std::string& score() const { return score_; }
+  int64_t attn_dim() const { return attn_dim_; }
+  int64_t window() const { return window_; }
+
+ private:
+  int64_t embed_ = 32, hidden_ = 64, attn_dim_ = 64, window_ = 8;
+  std::string score_ = "additive";
+};
+
+inline bool known_score(const std::string& s) {
+  return s == "additive" || s == "dot" || s == "general" || s == "concat" || s == "local-p";
+}
+
+// ---- batches ----
+struct Batch {
+  IndexTensor src;               // (B, S) source ids, right-padded with <pad>
+  std::vector<int64_t> lengths;  // (B) real characters per row
+  IndexTensor tgt;               // (B, T) target ids ending in </s>, padded with <pad>
+  int64_t tokens = 0;            // real source + target tokens
+};
+
+inline Batch make_batch(const std::vector<dates::Example>& data, const std::vector<int64_t>& rows) {
+  Batch b;
+  std::vector<std::vector<int64_t>> src, tgt;
+  int64_t S = 1, T = 1;
+  for (int64_t r : rows) {
+    src.push_back(dates::encode_source(data[r].source));
+    tgt.push_back(dates::encode_target(data[r].target));
+    S = std::max<int64_t>(S, src.back().size());
+    T = std::max<int64_t>(T, tgt.back().size());
+  }
+  const int64_t B = rows.size();
+  std::vector<int64_t> s(B * S, dates::kPad), t(B * T, dates::kPad);
+  for (int64_t i = 0; i < B; ++i) {
+    std::copy(src[i].begin(), src[i].end(), s.begin() + i * S);
+    std::copy(tgt[i].begin(), tgt[i].end(), t.begin() + i * T);
+    b.lengths.push_back(src[i].size());
+    b.tokens += src[i].size() + tgt[i].size();
+  }
+  b.src = IndexTensor(s, {B, S});
+  b.tgt = IndexTensor(t, {B, T});
+  return b;
+}
+
+// ---- the scorer: one of heed's three attention modules behind one call ----
+class Scorer : public nn::Module {
+ public:
+  Scorer(const std::string& score, int64_t Dq, int64_t Dk, int64_t A, int64_t window) : score_(score) {
+    if (score == "additive")
+      additive = register_module("additive", std::make_shared<nn::AdditiveAttention>(
+                                                 nn::AdditiveAttentionOptions(Dq, Dk, A)));
+    else if (score == "local-p")
+      local = register_module("local", std::make_shared<nn::LocalAttention>(
+                                           nn::LocalAttentionOptions(Dq, Dk).mode("local-p").window(window)));
+    else
+      luong = register_module("luong", std::make_shared<nn::LuongAttention>(
+                                           nn::LuongAttentionOptions(Dq, Dk).score(score).attn_dim(A)));
+  }
+  // The key side of e_tj, computed once per source sentence: h (B, S, Dk) -> (B, S, P).
+  Tensor precompute_keys(const Tensor& h) {
+    if (additive) return additive->precompute_keys(h);
+    if (local) return local->precompute_keys(h);
+    return luong->precompute_keys(h);
+  }
+  // One decoder step: s (B, Dq) -> context (B, Dk), weights (B, S).
+  nn::Attended forward(const Tensor& s, const Tensor& projected, const Tensor& h, const nn::AttentionMask& mask) {
+    if (additive) return additive->forward_projected(s, projected, h, mask);
+    if (local) return local->forward_projected(s, projected, h, mask);
+    return luong->forward_projected(s, projected, h, mask);
+  }
+  std::string repr() const override { return "Scorer(score='" + score_ + "')"; }
+
+  std::shared_ptr<nn::AdditiveAttention> additive;
+  std::shared_ptr<nn::LuongAttention> luong;
+  std::shared_ptr<nn::LocalAttention> local;
+
+ private:
+  std::string score_;
+};
+
+struct Encoded {
+  Tensor keys;            // (B, S, 2H) h_j, 0 at padded steps
+  Tensor projected;       // (B, S, P) the scorer's key side
+  nn::AttentionMask mask; // key_padding (B, S): 1 = a real character
+  Tensor s0;              // (B, Hd)
+};
+
+struct DecoderState {
+  Tensor s, cell;  // (B, Hd) the LSTMCell's state s_t and memory
+  Tensor feed;     // (B, Hd) h~_{t-1}, fed back in with the next input
+};
+
+struct Step {
+  Tensor logits;  // (B, V)
+  Tensor alpha;   // (B, S)
+  DecoderState next;
+};
+
+class Seq2Seq : public nn::Module {
+ public:
+  explicit Seq2Seq(const ModelOptions& o) : options(o) {
+    const int64_t E = o.embed(), H = o.hidden(), Hd = 2 * H;
+    src_emb = register_module("src_emb", std::make_shared<nn::Embedding>(
+                                             nn::EmbeddingOptions(dates::kSourceVocab, E).padding_idx(dates::kPad)));
+    tgt_emb = register_module("tgt_emb", std::make_shared<nn::Embedding>(
+                                             nn::EmbeddingOptions(dates::kTargetVocab, E).padding_idx(dates::kPad)));
+    encoder = register_module("encoder", std::make_shared<nn::LSTM>(nn::LSTMOptions(E, H).bidirectional(true)));
+    bridge = register_module("bridge", std::make_shared<nn::Linear>(2 * H, Hd));
+    decoder = register_module("decoder", std::make_shared<nn::LSTMCell>(E + Hd, Hd));
+    scorer = register_module("scorer", std::make_shared<Scorer>(o.score(), Hd, 2 * H, o.attn_dim(), o.window()));
+    combine = register_module("combine", std::make_shared<nn::LuongCombine>(nn::LuongCombineOptions(2 * H, Hd, Hd)));
+    out = register_module("out", std::make_shared<nn::Linear>(Hd, dates::kTargetVocab));
+  }
+
+  // src (B, S) with lengths (B) -> the encoder states and what every decoder step reuses.
+  Encoded encode(const IndexTensor& src, const std::vector<int64_t>& lengths) {
+    const int64_t B = src.size(0), S = src.size(1), H = options.hidden();
+    Tensor x = src_emb->forward(src);                             // (B, S, E)
+    auto [h, h_n, c_n] = encoder->forward(x, {}, lengths);        // (B, S, 2H), (2, B, H)
+    Tensor last = h_n.transpose(0, 1).reshape({B, 2 * H});       // (B, 2H) [fwd last ; bwd first]
+    std::vector<heed::real> pad(B * S, 0);
+    for (int64_t b = 0; b < B; ++b) std::fill(pad.begin() + b * S, pad.begin() + b * S + lengths[b], 1);
+    Encoded e;
+    e.keys = h;
+    e.projected = scorer->precompute_keys(h);
+    e.mask = nn::AttentionMask().key_padding(heed::from_vector(pad, {B, S}));
+    e.s0 = heed::tanh(bridge->forward(last));
+    return e;
+  }
+
+  DecoderState start(const Encoded& e) const {
+    Tensor z = heed::zeros(e.s0.shape());  // (B, Hd)
+    return {e.s0, z, z};
+  }
+
+  // y_prev (B) -> logits for y_t (B, V), attention (B, S), the next state.
+  Step step(const IndexTensor& y_prev, const DecoderState& st, const Encoded& e) {
+    Tensor x = heed::cat({tgt_emb->forward(y_prev), st.feed}, -1);                  // (B, E + Hd)
+    auto [s, cell] = decoder->forward(x, std::make_tuple(st.s, st.cell));           // (B, Hd) each
+    auto [c, alpha] = scorer->forward(s, e.projected, e.keys, e.mask);               // (B, 2H), (B, S)
+    Tensor h_tilde = combine->forward(c, s);                                         // (B, Hd)
+    return {out->forward(h_tilde), alpha, {s, cell, h_tilde}};
+  }
+
+  // Training: logits (B, T, V) for the targets (B, T). Each position's input is the true
+  // previous token with probability teacher_forcing, else the model's own argmax.
+  Tensor forward(const Batch& b, double teacher_forcing, std::mt19937_64& rng) {
+    const int64_t B = b.tgt.size(0), T = b.tgt.size(1);
+    Encoded e = encode(b.src, b.lengths);
+    DecoderState st = start(e);
+    std::vector<int64_t> prev(B, dates::kStart);
+    std::uniform_real_distribution<double> coin(0, 1);
+    std::vector<Tensor> logits;
+    for (int64_t t = 0; t < T; ++t) {
+      Step out_t = step(IndexTensor(prev), st, e);
+      logits.push_back(out_t.logits);
+      st = out_t.next;
+      IndexTensor guess = heed::argmax(out_t.logits.detach(), 1);  // (B)
+      for (int64_t i = 0; i < B; ++i)
+        prev[i] = teacher_forcing >= 1 || coin(rng) < teacher_forcing ? b.tgt.data()[i * T + t] : guess[i];
+    }
+    return heed::stack(logits, 1);  // (B, T, V)
+  }
+
+  std::string repr() const override { return "Seq2Seq(score='" + options.score() + "')"; }
+
+  ModelOptions options;
+  std::shared_ptr<nn::Embedding> src_emb, tgt_emb;
+  std::shared_ptr<nn::LSTM> encoder;
+  std::shared_ptr<nn::Linear> bridge;
+  std::shared_ptr<nn::LSTMCell> decoder;
+  std::shared_ptr<Scorer> scorer;
+  std::shared_ptr<nn::LuongCombine> combine;
+  std::shared_ptr<nn::Linear> out;
+};
+
+}  // namespace seq2seq

@@ -1,0 +1,366 @@
+// translate.cpp - `make demo`: learn to translate human-written dates into ISO dates with an
+// attention encoder-decoder, and draw what the attention learned.
+//
+//   "Wednesday, 3 March 2021"  "mar 3 21"  "03.03.2021"  "the 3rd of March, 2021"  ->  "2021-03-03"
+//
+// The correct alignment is known (the year digits of the output come from the year in the
+// input, and so on), so the attention heatmap can be checked by eye. Read top to bottom:
+//   Options            every setting and its default
+//   make_data          42 surface formats of 36,525 days, split by day (common/dates.h)
+//   make_model         embedding -> bidirectional LSTM -> LSTMCell decoder with attention
+//                      (common/seq2seq.h; Bahdanau et al. 2015, Luong et al. 2015)
+//   train              Adam, linear warmup + cosine decay, gradient clipping, teacher forcing
+//   exact_match        greedy or beam-search decoding (common/decode.h) of whole dates
+//   show, draw         translations with their attention as text, and PNG pictures
+// Shapes: B batch, S source characters, T output characters, V target vocabulary.
+//
+//   build/examples/translate                       train with the defaults (what make demo runs)
+//   build/examples/translate --score dot --save m.ckpt
+//   build/examples/translate --translate "12 Dec 1999" --resume m.ckpt --score dot
+#include <heed/heed.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <vector>
+
+#include "common/args.h"
+#include "common/dates.h"
+#include "common/decode.h"
+#include "common/plots.h"
+#include "common/progress.h"
+#include "common/seq2seq.h"
+
+using namespace heed;
+namespace F = heed::nn::functional;
+using seq2seq::Batch;
+using seq2seq::Seq2Seq;
+
+// ------------------------------------------------------------------ options
+struct Options {
+  // data
+  int64_t train_size = 20000, valid_size = 1000, test_size = 1000;
+  // model (common/seq2seq.h)
+  int64_t embed = 32, hidden = 64, attn_dim = 64, window = 8;
+  std::string score = "additive";  // additive | dot | general | concat | local-p
+  // training
+  int epochs = 4;
+  int64_t batch = 64, warmup = 100;
+  double lr = 3e-3, clip = 1.0, teacher_forcing = 1.0;
+  // decoding
+  int64_t beam = 3;
+  double length_alpha = 1.0;
+  double min_accuracy = 0;  // exit 1 when greedy test exact match (%) is below it (make demo: 99)
+  // running
+  uint64_t seed = 1;
+  // One thread: at these sizes (64 x 128 matrices) a second thread gains little, and on a
+  // machine shared with other jobs OpenMP's waiting threads made a step 15x slower (README).
+  int threads = 1;
+  std::string out = "build/demo", save, resume, translate;
+  bool smoke = false;
+};
+
+const char* kUsage =
+    "usage: translate [options]\n"
+    "  learn human-written dates -> ISO dates with an attention encoder-decoder\n"
+    "  --score S            additive | dot | general | concat | local-p   (additive)\n"
+    "  --epochs N           passes over the training set                  (4)\n"
+    "  --batch N            sentences per step                            (64)\n"
+    "  --lr X               peak Adam learning rate                       (0.003)\n"
+    "  --warmup N           linear warmup steps, then cosine decay        (100)\n"
+    "  --clip X             gradient norm clipping                        (1)\n"
+    "  --teacher-forcing X  probability of feeding the true previous char (1)\n"
+    "  --embed N --hidden N --attn-dim N --window N   model sizes         (32 64 64 8)\n"
+    "  --train N --valid N --test N                   data set sizes      (20000 1000 1000)\n"
+    "  --beam N             beam width for the test set and --translate   (3)\n"
+    "  --length-alpha X     beam score log p(y|x) / |y|^X (0: none)       (1)\n"
+    "  --min-accuracy P     exit 1 if test exact match is below P percent (0)\n"
+    "  --seed N             data and initialisation seed                  (1)\n"
+    "  --threads N          threads (0: every core)                       (1)\n"
+    "  --out DIR            where the PNGs (and the default checkpoint) go (build/demo)\n"
+    "  --save FILE          checkpoint after every epoch                  (DIR/translate.ckpt)\n"
+    "  --resume FILE        continue training from a checkpoint\n"
+    "  --translate TEXT     load a checkpoint (--resume, else DIR/translate.ckpt),\n"
+    "                       translate TEXT and draw DIR/translation.png\n"
+    "  --smoke              a few seconds at tiny sizes; exits 1 unless the loss falls\n"
+    "                       and the PNGs are valid (part of make test)\n"
+    "  --help\n";
+
+Options parse_options(int argc, char** argv, bool& help) {
+  args::Parser p(argc, argv, {"help", "smoke"});
+  Options o;
+  help = p.flag("help");
+  o.smoke = p.flag("smoke");
+  if (o.smoke) {  // tiny sizes; every other option may still override them
+    o.train_size = 512, o.valid_size = 64, o.test_size = 64, o.epochs = 2, o.batch = 32;
+    o.embed = 8, o.hidden = 16, o.attn_dim = 16, o.warmup = 5, o.lr = 1e-2, o.out = "build/smoke";
+  }
+  o.score = p.get("score", o.score);
+  if (!seq2seq::known_score(o.score))
+    throw args::UsageError("--score must be additive, dot, general, concat or local-p, got '" + o.score + "'");
+  o.epochs = p.get_int("epochs", o.epochs, 0, 1000);
+  o.batch = p.get_int("batch", o.batch, 1, 4096);
+  o.lr = p.get_double("lr", o.lr, 1e-6, 1);
+  o.warmup = p.get_int("warmup", o.warmup, 0, 1000000);
+  o.clip = p.get_double("clip", o.clip, 1e-6, 1e6);
+  o.teacher_forcing = p.get_double("teacher-forcing", o.teacher_forcing, 0, 1);
+  o.embed = p.get_int("embed", o.embed, 1, 4096);
+  o.hidden = p.get_int("hidden", o.hidden, 1, 4096);
+  o.attn_dim = p.get_int("attn-dim", o.attn_dim, 1, 4096);
+  o.window = p.get_int("window", o.window, 1, dates::kMaxSourceLen);
+  o.train_size = p.get_int("train", o.train_size, 1, 10000000);
+  o.valid_size = p.get_int("valid", o.valid_size, 1, 10000);
+  o.test_size = p.get_int("test", o.test_size, 1, 10000);
+  o.beam = p.get_int("beam", o.beam, 1, 64);
+  o.length_alpha = p.get_double("length-alpha", o.length_alpha, 0, 10);
+  o.min_accuracy = p.get_double("min-accuracy", o.min_accuracy, 0, 100);
+  o.seed = p.get_int("seed", o.seed, 0, INT64_MAX);
+  o.threads = p.get_int("threads", o.threads, 0, 1024);
+  o.out = p.get("out", o.out);
+  o.save = p.get("save", o.out + "/translate.ckpt");
+  o.resume = p.get("resume", "");
+  o.translate = p.get("translate", "");
+  if (p.given("translate") && o.translate.empty())
+    throw args::UsageError("--translate needs a date, e.g. \"12 Dec 1999\"");
+  p.finish();
+  return o;
+}
+
+// ------------------------------------------------------------------ data and model
+dates::Splits make_data(const Options& o) {
+  return dates::make_splits(o.seed, o.train_size, o.valid_size, o.test_size);
+}
+
+std::shared_ptr<Seq2Seq> make_model(const Options& o) {
+  manual_seed(o.seed);
+  return std::make_shared<Seq2Seq>(
+      seq2seq::ModelOptions().embed(o.embed).hidden(o.hidden).score(o.score).attn_dim(o.attn_dim).window(o.window));
+}
+
+// Batches of similar source length (sorted within chunks of 16 batches, then shuffled),
+// so that little of each batch is padding. Different every epoch, fixed by the seed.
+std::vector<std::vector<int64_t>> make_batches(int64_t n, int64_t B, std::mt19937_64& rng,
+                                               const std::vector<dates::Example>& data) {
+  std::vector<int64_t> idx(n);
+  for (int64_t i = 0; i < n; ++i) idx[i] = i;
+  std::shuffle(idx.begin(), idx.end(), rng);
+  for (int64_t c = 0; c < n; c += 16 * B) {
+    auto end = idx.begin() + std::min(n, c + 16 * B);
+    std::stable_sort(idx.begin() + c, end, [&](int64_t a, int64_t b) {
+      return data[a].source.size() < data[b].source.size();
+    });
+  }
+  std::vector<std::vector<int64_t>> batches;
+  for (int64_t i = 0; i < n; i += B) batches.emplace_back(idx.begin() + i, idx.begin() + std::min(n, i + B));
+  std::shuffle(batches.begin(), batches.end(), rng);
+  return batches;
+}
+
+// ------------------------------------------------------------------ evaluation
+// Fraction of `data` whose whole output (10 characters and </s>) is right: greedy decoding
+// in batches, or beam search one sentence at a time when beam > 1.
+double exact_match(Seq2Seq& model, const std::vector<dates::Example>& data, int64_t beam, double alpha) {
+  model.eval();
+  int64_t right = 0;
+  const int64_t chunk = beam > 1 ? 1 : 250;
+  for (size_t i = 0; i < data.size(); i += chunk) {
+    std::vector<int64_t> rows;
+    for (size_t k = i; k < std::min(data.size(), i + chunk); ++k) rows.push_back(k);
+    Batch b = seq2seq::make_batch(data, rows);
+    std::vector<seq2seq::Translation> ys;
+    if (beam > 1) ys = {seq2seq::beam_search(model, b, beam, dates::kTargetLen + 1, alpha)};
+    else ys = seq2seq::greedy(model, b, dates::kTargetLen + 1);
+    for (size_t k = 0; k < rows.size(); ++k)
+      right += !ys[k].tokens.empty() && ys[k].tokens.back() == dates::kEnd &&
+               dates::decode_target(ys[k].tokens) == data[rows[k]].target;
+  }
+  model.train();
+  return double(right) / data.size();
+}
+
+// ------------------------------------------------------------------ training
+// One run of `o.epochs` epochs (continuing from a checkpoint's step with --resume).
+// Returns the loss of every step; validation exact match is printed after each epoch.
+std::vector<double> train(Seq2Seq& model, optim::Adam& opt, const Options& o, const dates::Splits& data) {
+  const int64_t steps_per_epoch = (o.train_size + o.batch - 1) / o.batch, total = o.epochs * steps_per_epoch;
+  optim::LinearWarmupCosine schedule(optim::WarmupDecayOptions(o.lr, o.warmup, std::max<int64_t>(total, o.warmup + 1))
+                                         .min_lr(o.lr / 20));
+  const int first_epoch = int(opt.step_count() / std::max<int64_t>(1, steps_per_epoch));
+  progress::Bar bar(total, first_epoch * steps_per_epoch);
+  std::vector<double> losses;
+  for (int epoch = first_epoch; epoch < o.epochs; ++epoch) {
+    std::mt19937_64 rng(o.seed * 1000003 + epoch);
+    auto batches = make_batches(o.train_size, o.batch, rng, data.train);
+    bar.start_epoch(epoch + 1, o.epochs, batches.size());
+    for (size_t s = 0; s < batches.size(); ++s) {
+      Batch b = seq2seq::make_batch(data.train, batches[s]);
+      schedule.apply(opt, opt.step_count());
+      Tensor logits = model.forward(b, o.teacher_forcing, rng);  // (B, T, V)
+      Tensor loss = F::cross_entropy(logits.reshape({-1, dates::kTargetVocab}), b.tgt.reshape({b.tgt.numel()}),
+                                     nn::CrossEntropyOptions().ignore_index(dates::kPad));
+      opt.zero_grad();
+      loss.backward();
+      optim::clip_grad_norm_(model.parameters(), o.clip);
+      opt.step();
+      losses.push_back(loss.item());
+      bar.update(s + 1, losses.back(), b.tokens);
+    }
+    std::printf("epoch %d/%d  validation exact match %.1f%%  lr %.2g\n", epoch + 1, o.epochs,
+                100 * exact_match(model, data.valid, 1, o.length_alpha), schedule.lr_at(opt.step_count() - 1));
+    if (!o.save.empty()) save_checkpoint(o.save, model, opt);
+  }
+  return losses;
+}
+
+// ------------------------------------------------------------------ output
+// The attention of one translation as a text heat table: one row per output character,
+// one column per source character, darker glyphs for larger alpha_tj.
+void print_attention(const std::string& source, const seq2seq::Translation& y) {
+  const char* shades = " .:-=+*#%@";
+  std::printf("        %s\n", source.c_str());
+  for (size_t t = 0; t < y.tokens.size(); ++t) {
+    std::string row;
+    for (float a : y.attention[t]) row += shades[std::min(9, int(a * 10))];
+    std::printf("  %4s  %s\n", dates::target_token(y.tokens[t]).c_str(), row.c_str());
+  }
+}
+
+seq2seq::Translation translate_one(Seq2Seq& model, const std::string& text, const Options& o) {
+  model.eval();
+  std::vector<dates::Example> one = {{text, ""}};
+  return seq2seq::beam_search(model, seq2seq::make_batch(one, {0}), o.beam, dates::kTargetLen + 1, o.length_alpha);
+}
+
+std::pair<int, int> draw_attention(const std::string& path, const std::string& source, const seq2seq::Translation& y,
+                                   const std::string& score, const plot::Font& font) {
+  std::vector<std::string> src, outs;
+  for (char c : source) src.push_back(plot::char_label(c));
+  for (int64_t id : y.tokens) outs.push_back(dates::target_token(id));
+  return plot::attention_heatmap(path, y.attention, src, outs,
+                                 "\"" + source + "\" -> " + dates::decode_target(y.tokens) + "   (" + score + ")", font);
+}
+
+// Translations of a few test dates, with their attention as text.
+void show(Seq2Seq& model, const std::vector<dates::Example>& test, const Options& o, int n) {
+  for (int i = 0; i < n && i < int(test.size()); ++i) {
+    seq2seq::Translation y = translate_one(model, test[i].source, o);
+    std::string got = dates::decode_target(y.tokens);
+    std::printf("\n\"%s\" -> %s  (%s, log p = %.4f)\n", test[i].source.c_str(), got.c_str(),
+                got == test[i].target ? "right" : ("expected " + test[i].target).c_str(), y.log_prob);
+    print_attention(test[i].source, y);
+  }
+}
+
+// The longest of the first test dates: the most interesting picture.
+size_t showcase(const std::vector<dates::Example>& test) {
+  size_t best = 0;
+  for (size_t i = 0; i < std::min<size_t>(test.size(), 50); ++i)
+    if (test[i].source.size() > test[best].source.size()) best = i;
+  return best;
+}
+
+// ------------------------------------------------------------------ main
+// Runs a load_checkpoint call; a checkpoint of another model gets a hint added to heed's message.
+template <class F>
+void load(const std::string& path, F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    throw Error(std::string(e.what()) + " (saved with other --score or sizes?)");
+  }
+}
+
+int run_translate(const Options& o) {
+  auto model = make_model(o);
+  const std::string path = o.resume.empty() ? o.save : o.resume;
+  load(path, [&] { load_checkpoint(path, *model); });
+  seq2seq::Translation y = translate_one(*model, o.translate, o);
+  std::printf("\"%s\" -> %s  (beam %lld, log p = %.4f)\n", o.translate.c_str(), dates::decode_target(y.tokens).c_str(),
+              (long long)o.beam, y.log_prob);
+  print_attention(o.translate, y);
+  plot::Font font;
+  draw_attention(o.out + "/translation.png", o.translate, y, o.score, font);
+  std::printf("wrote %s/translation.png\n", o.out.c_str());
+  return 0;
+}
+
+int run_training(const Options& o, std::chrono::steady_clock::time_point t0) {
+  plot::Font font;  // fail now, not after training, if the font is missing
+  dates::Splits data = make_data(o);
+  auto model = make_model(o);
+  optim::Adam opt(model->parameters(), optim::AdamOptions(o.lr));
+  if (!o.resume.empty()) load(o.resume, [&] { load_checkpoint(o.resume, *model, opt); });
+  std::printf("data: %zu train / %zu valid / %zu test dates in %zu formats, e.g. \"%s\" -> %s\n", data.train.size(),
+              data.valid.size(), data.test.size(), dates::formats().size(), data.train[0].source.c_str(),
+              data.train[0].target.c_str());
+  std::printf("model: %s attention, embed %lld, encoder 2x%lld, decoder %lld, %lld parameters, %d threads\n",
+              o.score.c_str(), (long long)o.embed, (long long)o.hidden, (long long)(2 * o.hidden),
+              (long long)model->num_parameters(), get_num_threads());
+
+  std::vector<double> losses = train(*model, opt, o, data);
+  const double train_s = progress::seconds_since(t0);
+  const double greedy = exact_match(*model, data.test, 1, o.length_alpha);
+  const double beam = o.beam > 1 ? exact_match(*model, data.test, o.beam, o.length_alpha) : greedy;
+
+  show(*model, data.test, o, o.smoke ? 1 : 3);
+  const size_t k = showcase(data.test);
+  auto heat = draw_attention(o.out + "/attention.png", data.test[k].source, translate_one(*model, data.test[k].source, o),
+                             o.score, font);
+  auto curve = plot::loss_curve(o.out + "/loss.png", losses, "date translation, " + o.score + " attention", font);
+  std::printf("\nwrote %s/attention.png (%dx%d) and %s/loss.png (%dx%d)%s%s\n", o.out.c_str(), heat.first, heat.second,
+              o.out.c_str(), curve.first, curve.second, o.save.empty() || losses.empty() ? "" : ", checkpoint ",
+              o.save.empty() || losses.empty() ? "" : o.save.c_str());
+
+  double load[1] = {0};
+  getloadavg(load, 1);
+  std::printf("test exact match: %.1f%% greedy, %.1f%% beam %lld, on %zu unseen dates | training %.1f s, "
+              "total %.1f s wall, %d threads, load average %.2f\n",
+              100 * greedy, 100 * beam, (long long)o.beam, data.test.size(), train_s, progress::seconds_since(t0),
+              get_num_threads(), load[0]);
+
+  if (100 * greedy < o.min_accuracy) {
+    std::printf("test exact match %.1f%% is below --min-accuracy %.1f%%\n", 100 * greedy, o.min_accuracy);
+    return 1;
+  }
+  if (o.smoke) {  // the checks make test relies on
+    auto mean = [&](size_t from, size_t n) {
+      double s = 0;
+      for (size_t i = from; i < from + n; ++i) s += losses[i];
+      return s / n;
+    };
+    const size_t n = std::min<size_t>(5, losses.size() / 2);
+    const bool falls = n > 0 && mean(losses.size() - n, n) < 0.8 * mean(0, n);
+    const bool pngs = plot::png_size(o.out + "/attention.png") == heat && plot::png_size(o.out + "/loss.png") == curve &&
+                      heat.first > 100 && heat.second > 100;
+    std::printf("smoke: loss %.3f -> %.3f (%s), PNGs %s\n", n ? mean(0, n) : 0.0, n ? mean(losses.size() - n, n) : 0.0,
+                falls ? "falls" : "DOES NOT FALL", pngs ? "valid" : "INVALID");
+    return falls && pngs ? 0 : 1;
+  }
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  const auto t0 = std::chrono::steady_clock::now();
+  Options o;
+  try {
+    bool help = false;
+    o = parse_options(argc, argv, help);
+    if (help) return std::printf("%s", kUsage), 0;
+  } catch (const args::UsageError& e) {
+    std::fprintf(stderr, "translate: %s (see --help)\n", e.what());
+    return 2;
+  }
+  try {
+    if (o.threads > 0) set_num_threads(o.threads);
+    ::mkdir(o.out.c_str(), 0755);  // one level, like the default build/demo
+    if (::access(o.out.c_str(), W_OK) != 0) throw std::runtime_error("cannot write into --out directory " + o.out);
+    return o.translate.empty() ? run_training(o, t0) : run_translate(o);
+  } catch (const std::exception& e) {  // heed::Error (e.g. an unreadable checkpoint), a bad date, a PNG write
+    std::fprintf(stderr, "translate: %s\n", e.what());
+    return 2;
+  }
+}

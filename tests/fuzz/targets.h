@@ -1,0 +1,58 @@
+// targets.h - the models and optimizers the checkpoint fuzzer loads into, shared by the
+// fuzz target (fuzz_checkpoint.cpp), its seed writer (write_seeds.cpp) and the regression
+// test that replays the kept inputs (tests/test_fuzz_regressions.cpp).
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <heed/heed.h>
+
+namespace heed::fuzz {
+
+struct Target {
+  std::string name;                        // seed file stem
+  std::shared_ptr<nn::Module> model;
+  std::unique_ptr<optim::Optimizer> opt;   // null: a model-only checkpoint
+};
+
+// Four shapes of checkpoint: an MLP with SGD momentum, an LSTM with AMSGrad Adam, multi-head
+// attention with AdamW, and a model-only embedding. Deterministic (seeded).
+inline std::vector<Target> targets() {
+  manual_seed(1);
+  std::vector<Target> ts;
+  auto mlp = std::make_shared<nn::Sequential>(std::make_shared<nn::Linear>(3, 4),
+                                              std::make_shared<nn::Tanh>(),
+                                              std::make_shared<nn::Linear>(4, 2));
+  ts.push_back({"mlp_sgd", mlp, std::make_unique<optim::SGD>(
+                                     mlp->parameters(), optim::SGDOptions(0.1).momentum(0.9))});
+  auto lstm = std::make_shared<nn::LSTM>(nn::LSTMOptions(3, 4).bidirectional(true));
+  ts.push_back({"lstm_adam", lstm, std::make_unique<optim::Adam>(
+                                       lstm->parameters(), optim::AdamOptions(1e-3).amsgrad(true))});
+  auto mha = std::make_shared<nn::MultiheadAttention>(nn::MultiheadAttentionOptions(8, 2));
+  ts.push_back({"mha_adamw", mha, std::make_unique<optim::AdamW>(
+                                      mha->parameters(), optim::AdamWOptions(1e-3))});
+  ts.push_back({"embedding", std::make_shared<nn::Embedding>(10, 4), nullptr});
+  return ts;
+}
+
+// Loads the checkpoint at `path` into every target, with its optimizer (where it has one)
+// and model-only. Returns how many loads accepted it; any rejection must be a heed::Error
+// (anything else escapes: a crash or a sanitizer report is a finding).
+inline int load_into_all(const std::string& path, std::vector<Target>& ts) {
+  int accepted = 0;
+  auto attempt = [&](auto&& load) {
+    try {
+      load();
+      ++accepted;
+    } catch (const Error&) {
+    }
+  };
+  for (Target& t : ts) {
+    if (t.opt) attempt([&] { load_checkpoint(path, *t.model, *t.opt); });
+    attempt([&] { load_checkpoint(path, *t.model); });
+  }
+  return accepted;
+}
+
+}  // namespace heed::fuzz

@@ -1,0 +1,63 @@
+// test_anomaly.cpp - DetectAnomalyGuard names the op that first made a NaN or an Inf.
+#include <cmath>
+#include <string>
+
+#include "helpers.h"
+
+using namespace heed;
+using heed::test::error_of;
+
+static bool contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
+
+TEST_CASE("anomaly mode: a NaN made in forward names the op and its creation index") {
+  Tensor x = from_vector({1, -1, 2}, {3}).requires_grad_();
+  DetectAnomalyGuard guard;
+  const std::string err = error_of([&] { log(x * 2); });
+  CHECK(contains(err, "anomaly: forward op 'log' (#"));
+  CHECK(contains(err, "NaN at element 1"));
+  CHECK(contains(err, "shape (3)"));
+}
+
+TEST_CASE("anomaly mode: an Inf or NaN made in backward names the op that made it") {
+  Tensor x = from_vector({4, 0, 1}, {3}).requires_grad_();
+  {
+    DetectAnomalyGuard guard;
+    Tensor y = sqrt(x);  // forward is finite; d sqrt / dx = 1 / (2 sqrt(x)) is Inf at 0
+    Tensor loss = sum(y * 3);
+    const std::string index = "forward op #" + std::to_string(y.grad_fn()->anomaly_index) + ")";
+    const std::string err = error_of([&] { loss.backward(); });
+    CHECK(contains(err, "anomaly: backward of 'sqrt' (" + index));
+    CHECK(contains(err, "produced Inf in the gradient of input 0 at element 1"));
+  }
+  {
+    DetectAnomalyGuard guard;
+    Tensor loss = sum(sqrt(x) * 0);  // 0 * Inf: NaN
+    CHECK(contains(error_of([&] { loss.backward(); }), "backward of 'sqrt'"));
+    CHECK(contains(error_of([&] { sum(sqrt(x) * 0).backward(); }), "produced NaN"));
+  }
+}
+
+TEST_CASE("anomaly mode is off by default and the guard restores it") {
+  CHECK_FALSE(AnomalyMode::enabled());
+  Tensor x = from_vector({0}, {1}).requires_grad_();
+  sum(sqrt(x)).backward();  // as PyTorch without detect_anomaly: Inf, no error
+  CHECK(std::isinf(x.grad().item()));
+  {
+    DetectAnomalyGuard outer;
+    { DetectAnomalyGuard inner; }
+    CHECK(AnomalyMode::enabled());
+  }
+  CHECK_FALSE(AnomalyMode::enabled());
+}
+
+TEST_CASE("anomaly mode: -inf in a forward output is legitimate (masked scores)") {
+  Tensor s = randn({2, 4}).requires_grad_();
+  Tensor keep = from_vector({1, 1, 0, 0, 1, 0, 0, 0}, {2, 4});
+  DetectAnomalyGuard guard;
+  Tensor e = masked_fill(s, eq(keep, zeros({2, 4})), -INFINITY);
+  Tensor a = softmax(e, -1);
+  sum(a * randn({2, 4})).backward();  // no error: masked weights are 0 and so are their grads
+  CHECK(s.grad().at({0, 2}) == 0);
+}

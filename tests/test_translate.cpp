@@ -1,0 +1,87 @@
+// test_translate.cpp - the parts of examples/translate.cpp that must hold exactly: the date
+// data (no string means two dates, the splits share no day) and the decoders (beam search
+// with width 1 is greedy decoding; a padded batch decodes as each sentence alone).
+// The training run itself is smoke-tested by `make test` (translate --smoke).
+#include <map>
+#include <set>
+
+#include "../examples/common/decode.h"
+#include "helpers.h"
+
+using namespace heed;
+
+TEST_CASE("translate data: the issue's examples, weekdays, ISO targets") {
+  dates::Date d{2021, 3, 3};
+  CHECK(dates::format(d, "_MMM d yy") == "mar 3 21");
+  CHECK(dates::format(d, "dd.mm.yyyy") == "03.03.2021");
+  CHECK(dates::format(d, "the o of MMMM, yyyy") == "the 3rd of March, 2021");
+  CHECK(dates::format(d, "WWWW, d MMMM yyyy") == "Wednesday, 3 March 2021");  // 2021-03-03 was a Wednesday
+  CHECK(dates::format({1999, 12, 12}, "WWW, d MMM yyyy") == "Sun, 12 Dec 1999");
+  CHECK(dates::ordinal(11) == "11th");
+  CHECK(dates::ordinal(22) == "22nd");
+  CHECK(dates::iso(dates::civil_from_days(dates::days_from_civil({2049, 12, 31}))) == "2049-12-31");
+  CHECK(dates::num_days() == 36525);
+  CHECK(dates::decode_target(dates::encode_target("2021-03-03")) == "2021-03-03");
+  CHECK_THROWS_AS(dates::encode_source("caf\xC3\xA9"), std::invalid_argument);
+}
+
+TEST_CASE("translate data: no source string means two dates, and the splits share no day") {
+  std::map<std::string, std::string> meaning;
+  int64_t clashes = 0;
+  for (int64_t k = 0; k < dates::num_days(); k += 7) {  // every 7th day, every format
+    dates::Date d = dates::civil_from_days(dates::first_day() + k);
+    for (const std::string& f : dates::formats()) {
+      auto [it, fresh] = meaning.emplace(dates::format(d, f), dates::iso(d));
+      clashes += !fresh && it->second != dates::iso(d);
+    }
+  }
+  CHECK(clashes == 0);
+  CHECK(dates::formats().size() >= 36);
+
+  dates::Splits s = dates::make_splits(1, 5000, 1000, 1000);
+  std::set<std::string> train, test;
+  for (const auto& e : s.train) train.insert(e.target);
+  for (const auto& e : s.test) test.insert(e.target);
+  for (const auto& e : s.valid) CHECK_FALSE(test.count(e.target));
+  int64_t shared = 0;
+  for (const auto& t : test) shared += train.count(t);
+  CHECK(shared == 0);
+  CHECK(test.size() == 1000);  // 1,000 different test days
+  CHECK(dates::make_splits(1, 5000, 1000, 1000).train[3].source == s.train[3].source);  // deterministic
+}
+
+TEST_CASE("translate decoders: beam search with width 1 is exactly greedy, for every scorer") {
+  dates::Splits data = dates::make_splits(3, 1, 1, 24);
+  for (const char* score : {"additive", "dot", "general", "concat", "local-p"}) {
+    CAPTURE(score);
+    manual_seed(7);
+    seq2seq::Seq2Seq model(seq2seq::ModelOptions().embed(8).hidden(12).attn_dim(10).window(3).score(score));
+    model.eval();
+    std::vector<int64_t> all;
+    for (int64_t i = 0; i < 24; ++i) all.push_back(i);
+    std::vector<seq2seq::Translation> batched = seq2seq::greedy(model, seq2seq::make_batch(data.test, all), 12);
+    for (int64_t i = 0; i < 24; ++i) {
+      seq2seq::Batch one = seq2seq::make_batch(data.test, {i});
+      seq2seq::Translation g = seq2seq::greedy(model, one, 12)[0];
+      seq2seq::Translation b = seq2seq::beam_search(model, one, 1, 12);
+      // exactly: the same path, computed with the same arithmetic
+      CHECK(b.tokens == g.tokens);
+      CHECK(b.log_prob == g.log_prob);
+      CHECK(b.attention == g.attention);
+      // and the padded batch decodes each sentence as it does alone (the key padding mask)
+      CHECK(batched[i].tokens == g.tokens);
+      CHECK(batched[i].log_prob == doctest::Approx(g.log_prob).epsilon(1e-4));
+      REQUIRE(batched[i].attention.size() == g.attention.size());
+      for (size_t t = 0; t < g.attention.size(); ++t) {
+        REQUIRE(batched[i].attention[t].size() == data.test[i].source.size());
+        for (size_t j = 0; j < g.attention[t].size(); ++j)
+          CHECK(batched[i].attention[t][j] == doctest::Approx(g.attention[t][j]).epsilon(1e-4));
+      }
+    }
+    // a wider beam returns one attention row per output token, weights in [0, 1]
+    seq2seq::Translation b4 = seq2seq::beam_search(model, seq2seq::make_batch(data.test, {0}), 4, 12);
+    REQUIRE(b4.attention.size() == b4.tokens.size());
+    for (const auto& row : b4.attention)
+      for (float a : row) CHECK((a >= 0 && a <= 1));
+  }
+}
