@@ -39,8 +39,12 @@ struct TinyModel : nn::Module {
 };
 
 // Trains a fresh model for `steps` steps from seed 7 and returns its parameters, flat.
+// Dynamic threads are off, so that `threads` is the count every region uses (core/parallel.h:
+// with them on, a loaded machine may change the count between runs, and with it the bits).
 std::vector<real> train(int steps, int threads) {
   const int prev = get_num_threads();
+  const bool prev_dynamic = get_dynamic_threads();
+  set_dynamic_threads(false);
   set_num_threads(threads);
   manual_seed(7);
   TinyModel model;
@@ -67,6 +71,7 @@ std::vector<real> train(int steps, int threads) {
     flat.insert(flat.end(), v.begin(), v.end());
   }
   set_num_threads(prev);
+  set_dynamic_threads(prev_dynamic);
   return flat;
 }
 
