@@ -25,8 +25,8 @@
 // position biases: ALiBi (layers/alibi.h), T5-style relative buckets.
 //
 // Cost: time O(B H Tq Tk (Dk + Dv)), memory O(B H Tq Tk): the scores and the weights
-// are formed in full and kept for the backward pass. (A tiled "flash" kernel that never
-// forms them is a later addition; this composed version is its reference.)
+// are formed in full and kept for the backward pass. The tiled kernel that never forms
+// them (autograd/flash_attention.h) has this composed version as its reference.
 //
 // Example:
 //   auto [c, w] = nn::scaled_dot_product_attention(q, k, v, nn::AttentionMask().causal());
