@@ -295,17 +295,17 @@ Geometry geometry(const Tensor& q, const Tensor& k, const Tensor& v, const nn::A
   g.Tq = q.size(-2), g.Tk = k.size(-2), g.D = q.size(-1), g.Dv = v.size(-1);
   g.Br = options.rows(), g.Bc = options.cols();
   g.scale = real(scale);
-  g.causal = m.causal_;
+  g.causal = m.is_causal();
   g.shift = g.Tk - g.Tq;
   Shape s = heads ? Shape{g.B, g.H, g.Tq, g.Tk} : Shape{g.B, g.Tq, g.Tk};  // the scores
   nn::check_mask(kOp, s, m);
-  if (m.key_padding_.defined()) g.pad = m.key_padding_.data();
-  if (m.mask_.defined()) {  // strides of the mask broadcast to s, right-aligned
-    const Shape& ms = m.mask_.shape();
+  if (m.key_padding().defined()) g.pad = m.key_padding().data();
+  if (m.mask().defined()) {  // strides of the mask broadcast to s, right-aligned
+    const Shape& ms = m.mask().shape();
     const Shape cs = contiguous_strides(ms);
     const int off = s.size() - ms.size();
     for (int d = 0; d < s.size(); ++d) s[d] = (d < off || ms[d - off] == 1) ? 0 : cs[d - off];
-    g.mask = m.mask_.data();
+    g.mask = m.mask().data();
     g.mb = s[0], g.mh = heads ? s[1] : 0, g.mr = s[s.size() - 2], g.mc = s[s.size() - 1];
   }
   return g;
@@ -373,8 +373,8 @@ Tensor flash_attention(const Tensor& q, const Tensor& k, const Tensor& v,
                     S + g.Br * g.Bc + g.Br * g.Dv, sums.data() + th * g.Br);
     });
   }
-  const Tensor pad = mask.key_padding_.defined() ? mask.key_padding_.detach() : Tensor();
-  const Tensor full = mask.mask_.defined() ? mask.mask_.detach() : Tensor();
+  const Tensor pad = mask.key_padding().defined() ? mask.key_padding().detach() : Tensor();
+  const Tensor full = mask.mask().defined() ? mask.mask().detach() : Tensor();
   // saved: q, k, v, O, L; pad and full only keep g.pad and g.mask valid
   return record(kOp, o, {q, k, v}, [q = q.detach(), k = k.detach(), v = v.detach(), o = o.detach(),
                                     lse, pad, full, g, backward = options.backward()](

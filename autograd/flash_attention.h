@@ -22,6 +22,9 @@
 // broadcastable to (B, H, Tq, Tk) is read tile by tile (it is O(Tq Tk) input by nature).
 // Causal with Tq != Tk aligns the last query with the last key. A query row with no
 // visible key gets O = 0, L = -inf and zero gradient, never NaN.
+// Mask values other than 0 and 1 are a heed::Error (nn::check_mask). There is no additive
+// bias here: for torch's float attn_mask use scaled_dot_product_attention(..., attn_bias),
+// the composed path (MultiheadAttention switches to it when given an attn_bias).
 //
 // Cost: time O(B H Tq Tk (D + Dv)) forward (about half of it when causal); backward does
 // 5 tile products to forward's 2 (7 when split in two passes, see FlashBackward) and

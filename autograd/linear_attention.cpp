@@ -39,6 +39,7 @@
 #include "../core/allocator.h"
 #include "../core/error.h"
 #include "../core/parallel.h"
+#include "../layers/attention_core.h"  // check_mask_values: the one 0/1 mask rule
 #include "arith.h"
 #include "compare.h"
 #include "linalg.h"
@@ -92,6 +93,7 @@ Dims check_shapes(const Tensor& q, const Tensor& k, const Tensor& v, bool causal
   HEED_CHECK(!kp.defined() || (kp.dim() == 2 && kp.size(0) == q.size(0) && kp.size(1) == k.size(-2)),
              kOp, "key padding mask ", kp.shape(), " must be (B, Tk) = (", q.size(0), ", ",
              k.size(-2), ")");
+  nn::check_mask_values(kOp, "key padding mask", kp);  // 1 = real key, as everywhere
   const int64_t H = r == 4 ? q.size(1) : 1;
   return {q.size(0) * H, H, q.size(-2), k.size(-2), q.size(-1), v.size(-1), causal};
 }

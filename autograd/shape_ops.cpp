@@ -240,6 +240,16 @@ Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length) {
   return slice_copy("narrow", x, d, start, length, 1);
 }
 
+// y = squeeze(narrow(x, dim, index, 1), dim)             dx = dy put back at `index`, 0 elsewhere
+Tensor select(const Tensor& x, int64_t dim, int64_t index) {
+  HEED_CHECK(x.dim() > 0, "select", "cannot select from a 0-dim tensor");
+  const int d = wrap_dim("select", dim, x.dim());
+  const int64_t n = x.shape()[d];
+  HEED_CHECK(index >= -n && index < n, "select", "index ", index, " is out of range for dim ", dim,
+             " of shape ", x.shape(), " (size ", n, ")");
+  return squeeze(narrow(x, d, index < 0 ? index + n : index, 1), d);
+}
+
 // ---------------------------------------------------------------- cat, stack
 
 // y = [x_0, x_1, ...] joined along dim                     dx_i = dy's block of x_i along dim

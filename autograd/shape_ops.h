@@ -1,5 +1,5 @@
 // shape_ops.h - ops that move elements without changing them: reshape, transpose,
-// permute, squeeze/unsqueeze, slice, narrow, cat, stack, index_select, gather.
+// permute, squeeze/unsqueeze, slice, narrow, select, cat, stack, index_select, gather.
 //
 // reshape/view/squeeze/unsqueeze share storage (every heed tensor is contiguous);
 // the others copy. Each backward moves the gradient back to where the element came from.
@@ -20,6 +20,10 @@ Tensor flatten(const Tensor& x, int64_t start_dim = 0, int64_t end_dim = -1);
 // and are clamped to the size, as Python slicing).
 Tensor slice(const Tensor& x, int64_t dim, int64_t start, int64_t end, int64_t step = 1);
 Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length);
+// y = x[..., index, ...] along dim, that dim removed (torch.select; x[:, t] in Python).
+// index may be negative (counts from the end). Differentiable: narrow then squeeze.
+// heed::select, so that select(x, 1, t) never means POSIX select().
+Tensor select(const Tensor& x, int64_t dim, int64_t index);
 Tensor cat(const std::vector<Tensor>& xs, int64_t dim = 0);
 Tensor stack(const std::vector<Tensor>& xs, int64_t dim = 0);
 // y = x selecting entries `index` (1-D) along dim: y.shape = x.shape with dim -> index.numel()

@@ -27,6 +27,7 @@ namespace heed {
 struct Node;
 struct TensorImpl;
 class IndexTensor;
+struct ValuesIndices;  // autograd/reduce.h: what max/min over a dim and topk return
 
 class Tensor {
  public:
@@ -56,13 +57,48 @@ class Tensor {
   void backward(const Tensor& grad = Tensor(), bool retain_graph = false) const;
   Tensor detach() const;                    // same storage, cut from the graph
 
-  // ---- shape views (autograd/shape_ops.cpp) ----
+  // ---- shape views (autograd/views.cpp) ----
   Tensor reshape(const Shape& shape) const;   // one dim may be -1; shares storage
   Tensor view(const Shape& shape) const;      // same as reshape (all tensors are contiguous)
   Tensor transpose(int64_t d0, int64_t d1) const;
   Tensor permute(const std::vector<int64_t>& dims) const;
   Tensor unsqueeze(int64_t d) const;
   Tensor squeeze(int64_t d) const;
+
+  // ---- ops as methods, as a libtorch user types them: x.sum(1), x.softmax(-1) ----
+  // Each is one line calling the free function of the same name (heed::sum(x, 1), ...),
+  // which holds the only implementation and its gradient. They are declared here and
+  // defined in autograd/tensor_methods.cpp, where the ops live: core/ includes nothing
+  // above it. Using max/min over a dim or topk needs autograd/reduce.h for ValuesIndices
+  // (<heed/heed.h> has it).
+  Tensor sum() const;                                        // shape ()
+  Tensor sum(int64_t dim, bool keepdim = false) const;
+  Tensor mean() const;
+  Tensor mean(int64_t dim, bool keepdim = false) const;
+  Tensor max() const;                                        // shape ()
+  ValuesIndices max(int64_t dim, bool keepdim = false) const;
+  Tensor min() const;
+  ValuesIndices min(int64_t dim, bool keepdim = false) const;
+  IndexTensor argmax(int64_t dim, bool keepdim = false) const;
+  IndexTensor argmin(int64_t dim, bool keepdim = false) const;
+  ValuesIndices topk(int64_t k, int64_t dim = -1, bool largest = true, bool sorted = true) const;
+  Tensor softmax(int64_t dim) const;
+  Tensor log_softmax(int64_t dim) const;
+  Tensor matmul(const Tensor& other) const;
+  Tensor select(int64_t dim, int64_t index) const;           // dim removed
+  Tensor narrow(int64_t dim, int64_t start, int64_t length) const;
+  Tensor flatten(int64_t start_dim = 0, int64_t end_dim = -1) const;
+  Tensor exp() const;
+  Tensor log() const;
+  Tensor sqrt() const;
+  Tensor tanh() const;
+  Tensor sigmoid() const;
+  Tensor relu() const;
+  Tensor abs() const;
+  Tensor neg() const;
+  Tensor pow(real exponent) const;
+  Tensor clone() const;       // a copy that stays in the graph
+  Tensor contiguous() const;  // *this: every heed tensor is contiguous already
 
   // ---- in-place updates, outside the graph (optimizers, initialisers) ----
   // They refuse a tensor that is part of a graph being recorded (a leaf that requires

@@ -45,8 +45,8 @@ ScorerStep scorer_inputs(const char* op, const Tensor& query, int64_t query_dim,
   in.step = query.dim() == 2;
   in.query = in.step ? query.unsqueeze(1) : query;  // (B, Tq, Dq)
   in.mask = mask;
-  if (in.step && mask.mask_.defined() && mask.mask_.dim() == 2)  // (B, Tk) -> (B, 1, Tk)
-    in.mask.mask(mask.mask_.unsqueeze(1));
+  if (in.step && mask.mask().defined() && mask.mask().dim() == 2)  // (B, Tk) -> (B, 1, Tk)
+    in.mask.mask(mask.mask().unsqueeze(1));
   return in;
 }
 

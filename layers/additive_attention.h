@@ -15,6 +15,21 @@
 //   W_s (A, Dq)   W_h (A, Dk)   b (A) (with bias(true), the default)   v (A)
 // initialised as PyTorch: W_s, W_h and b as nn.Linear's (U(+-1/sqrt(fan_in))), v ~ U(+-1/sqrt(A)).
 //
+// The same score as it is usually written in PyTorch, with three nn.Linear layers
+// (e.g. the PyTorch seq2seq tutorial's BahdanauAttention: Wa, Ua, Va):
+//   query_layer  = nn.Linear(Dq, A)               W_s = query_layer.weight   (A, Dq)
+//   key_layer    = nn.Linear(Dk, A, bias=False)   W_h = key_layer.weight     (A, Dk)
+//   energy_layer = nn.Linear(A, 1, bias=False)    v   = energy_layer.weight[0]  (A)
+//   scores = energy_layer(tanh(query_layer(s) + key_layer(h))).squeeze(-1)
+// and b = query_layer.bias (A). When key_layer has a bias too, b = query_layer.bias +
+// key_layer.bias (two constants added to the same sum are one); a bias in energy_layer
+// adds the same constant to every score of a query, which the softmax cancels: drop it.
+// v is stored 1-D (A), as the equation has it, and a heed checkpoint is loaded only into
+// tensors of exactly the saved shape (optim/checkpoint.cpp refuses any mismatch; one
+// parameter's exception would weaken that check for all). To bring in torch's (1, A)
+// energy_layer.weight, copy it: attn->v.copy_(w) (copy_ needs only the same number of
+// elements; under NoGradGuard, as for any parameter). tests/test_scorers.cpp does this.
+//
 // The score is the only part written here; masking, softmax, dropout and the weighted sum
 // are attention_core's attend(), shared by every variant.
 //

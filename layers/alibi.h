@@ -21,10 +21,13 @@
 // Cost: O(H Tq Tk) time and memory to build the bias (reusable across the batch and across
 // layers), then one add to the (B, H, Tq, Tk) scores.
 //
+// The bias is an attn_bias (added to the scores before mask and softmax), so scaled
+// dot-product attention and multi-head attention take it directly.
 // Example:
 //   Tensor bias = nn::alibi_bias(H, T, T);                        // (H, T, T)
-//   Tensor e = matmul(q, transpose(k, -2, -1)) / std::sqrt(D) + bias;  // (B, H, T, T)
-//   auto [ctx, w] = nn::attend("alibi", e, v, nn::AttentionMask().causal());
+//   auto [ctx, w] = nn::scaled_dot_product_attention(q, k, v, nn::AttentionMask().causal(),
+//                                                    bias);      // q, k, v (B, H, T, D)
+//   auto [y, w2] = mha->forward(x, x, x, nn::AttentionMask().causal(), bias.unsqueeze(0));
 #pragma once
 #include "../core/tensor.h"
 

@@ -1,6 +1,7 @@
 // attention_core.cpp - masking, softmax, dropout and the weighted sum, for every variant.
 #include "attention_core.h"
 
+#include <cmath>
 #include <limits>
 
 #include "../autograd/arith.h"
@@ -14,6 +15,8 @@ namespace heed::nn {
 
 namespace {
 
+constexpr real kInf = std::numeric_limits<real>::infinity();
+
 // True when `mask` broadcasts to `scores` without growing it: aligned at the right,
 // each of its dims is 1 or the scores' size.
 bool broadcasts_to(const Shape& mask, const Shape& scores) {
@@ -24,20 +27,53 @@ bool broadcasts_to(const Shape& mask, const Shape& scores) {
   return true;
 }
 
+// The flat index of the first element of `t` for which bad(value) holds, or -1.
+template <class Bad>
+int64_t first_bad(const Tensor& t, Bad bad) {
+  const real* p = t.data();
+  for (int64_t i = 0, n = t.numel(); i < n; ++i)
+    if (bad(p[i])) return i;
+  return -1;
+}
+
 }  // namespace
+
+void check_mask_values(const char* op, const char* what, const Tensor& m) {
+  if (!m.defined()) return;
+  const int64_t i = first_bad(m, [](real x) { return !(x == 0 || x == 1); });
+  if (i < 0) return;
+  fail(op, what, " ", m.shape(), " holds ", m.data()[i], " at flat index ", i,
+       "; heed's masks are 0/1 with 1 = may attend (the opposite of PyTorch's True = ignore). "
+       "From PyTorch: a key_padding_mask or boolean attn_mask (True = ignore) -> pass 1 - mask; "
+       "a float attn_mask of 0/-inf (e.g. generate_square_subsequent_mask) -> pass it as "
+       "attn_bias instead, or use AttentionMask().causal()");
+}
 
 void check_mask(const char* op, const Shape& s, const AttentionMask& m) {
   const int r = s.size();
   HEED_CHECK(r >= 2, op, "scores must be at least (Tq, Tk), got ", s);
-  if (m.key_padding_.defined()) {
-    const Tensor& kp = m.key_padding_;
+  if (m.key_padding().defined()) {
+    const Tensor& kp = m.key_padding();
     HEED_CHECK(kp.dim() == 2 && r >= 3 && kp.size(0) == s[0] && kp.size(1) == s[r - 1], op,
                "key padding mask ", kp.shape(), " does not match scores ", s, " (expected (",
                s[0], ",", s[r - 1], "))");
+    check_mask_values(op, "key padding mask", kp);
   }
-  if (m.mask_.defined())
-    HEED_CHECK(broadcasts_to(m.mask_.shape(), s), op, "mask ", m.mask_.shape(),
+  if (m.mask().defined()) {
+    HEED_CHECK(broadcasts_to(m.mask().shape(), s), op, "mask ", m.mask().shape(),
                " does not broadcast to scores ", s);
+    check_mask_values(op, "mask", m.mask());
+  }
+}
+
+void check_bias(const char* op, const Shape& s, const Tensor& bias) {
+  if (!bias.defined()) return;
+  HEED_CHECK(broadcasts_to(bias.shape(), s), op, "attn_bias ", bias.shape(),
+             " does not broadcast to scores ", s);
+  const int64_t i = first_bad(bias, [](real x) { return std::isnan(x) || x == kInf; });
+  HEED_CHECK(i < 0, op, "attn_bias ", bias.shape(), " holds ", bias.data()[i], " at flat index ",
+             i, "; an additive bias may be any finite value or -inf (hides the key), never NaN "
+             "or +inf");
 }
 
 Tensor visible(const char* op, const Shape& s, const AttentionMask& m) {
@@ -45,13 +81,13 @@ Tensor visible(const char* op, const Shape& s, const AttentionMask& m) {
   const int r = s.size();
   const int64_t Tq = s[r - 2], Tk = s[r - 1];
   Tensor vis;
-  if (m.key_padding_.defined()) {  // (B, Tk) -> (B, 1.., 1, Tk)
+  if (m.key_padding().defined()) {  // (B, Tk) -> (B, 1.., 1, Tk)
     Shape ks = s;
     for (int i = 1; i < r - 1; ++i) ks[i] = 1;
-    vis = m.key_padding_.reshape(ks).detach();
+    vis = m.key_padding().reshape(ks).detach();
   }
-  if (m.mask_.defined()) vis = vis.defined() ? mul(vis, m.mask_.detach()) : m.mask_.detach();
-  if (m.causal_) {  // j <= i + (Tk - Tq)
+  if (m.mask().defined()) vis = vis.defined() ? mul(vis, m.mask().detach()) : m.mask().detach();
+  if (m.is_causal()) {  // j <= i + (Tk - Tq)
     Tensor c = tril(ones({Tq, Tk}), Tk - Tq);
     vis = vis.defined() ? mul(vis, c) : c;
   }
@@ -67,7 +103,7 @@ Attended attend(const char* op, const Tensor& scores, const Tensor& values, cons
   HEED_CHECK(dropout_p >= 0 && dropout_p < 1, op, "dropout must be in [0, 1), got ", dropout_p);
   Tensor e = scores;
   const Tensor vis = visible(op, s, m);
-  if (vis.defined()) e = masked_fill(e, eq(vis, 0), -std::numeric_limits<real>::infinity());
+  if (vis.defined()) e = masked_fill(e, eq(vis, 0), -kInf);
   Tensor alpha = softmax(e, -1);  // an all-masked row is 0, with zero gradient
   if (dropout_p > 0 && training) alpha = dropout(alpha, dropout_p, training);
   return {matmul(alpha, values), alpha};

@@ -26,13 +26,13 @@ constexpr const char* kOp = "chunked_attention";
 // j <= i' + start + Tk - Tq (the core's own causal flag would count i' from 0).
 AttentionMask rows_of(const AttentionMask& m, int64_t start, int64_t len, int64_t Tq, int64_t Tk) {
   AttentionMask out;
-  if (m.key_padding_.defined()) out.key_padding(m.key_padding_);
+  if (m.key_padding().defined()) out.key_padding(m.key_padding());
   Tensor rows;
-  if (m.mask_.defined()) {
-    rows = m.mask_.detach();
+  if (m.mask().defined()) {
+    rows = m.mask().detach();
     if (rows.dim() >= 2 && rows.size(-2) != 1) rows = narrow(rows, -2, start, len);
   }
-  if (m.causal_) {
+  if (m.is_causal()) {
     const Tensor tri = tril(ones({len, Tk}), start + Tk - Tq);  // (len, Tk)
     rows = rows.defined() ? mul(rows, tri) : tri;
   }
@@ -62,7 +62,7 @@ Tensor chunked_attention(const Tensor& q, const Tensor& k, const Tensor& v,
     const int64_t start = n * chunk_size, len = std::min(chunk_size, Tq - start);
     // One chunk, as a function of (q_n, k, v) so that checkpoint can re-run it.
     auto chunk = [=](const std::vector<Tensor>& x) {
-      return scaled_dot_product_attention(x[0], x[1], x[2], rows_of(mask, start, len, Tq, Tk),
+      return scaled_dot_product_attention(x[0], x[1], x[2], rows_of(mask, start, len, Tq, Tk), {},
                                           dropout_p, training, scale)
           .context;  // (B, [H,] len, Dv)
     };

@@ -33,7 +33,7 @@ Tensor LinearAttention::forward(const Tensor& query, const Tensor& key, const Te
                  value.size(0) == query.size(0) && key.size(1) == value.size(1),
              kOp, "query, key, value must be (B, Tq, E), (B, Tk, E), (B, Tk, E); got ",
              query.shape(), ", ", key.shape(), ", ", value.shape());
-  HEED_CHECK(!mask.mask_.defined(), kOp, "a general attention mask cannot be applied: linear "
+  HEED_CHECK(!mask.mask().defined(), kOp, "a general attention mask cannot be applied: linear "
              "attention never forms the (Tq, Tk) weights; use key_padding and/or causal");
   const int64_t B = query.size(0), Tq = query.size(1), Tk = key.size(1);
   auto heads = [&](const Tensor& x, int64_t T) {  // 2.
@@ -42,7 +42,7 @@ Tensor LinearAttention::forward(const Tensor& query, const Tensor& key, const Te
   const Tensor q = heads(q_proj->forward(query), Tq);  // 1.
   const Tensor k = heads(k_proj->forward(key), Tk);
   const Tensor v = heads(v_proj->forward(value), Tk);
-  const Tensor o = linear_attention(q, k, v, options.causal() || mask.causal_, mask.key_padding_);  // 3.
+  const Tensor o = linear_attention(q, k, v, options.causal() || mask.is_causal(), mask.key_padding());  // 3.
   return out_proj->forward(o.transpose(1, 2).reshape({B, Tq, E}));  // 4.
 }
 

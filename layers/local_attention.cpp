@@ -55,11 +55,12 @@ Tensor LocalAttention::predict_position(const Tensor& query, const AttentionMask
              kOp, "query ", query.defined() ? query.shape() : Shape{}, " must be (B, ",
              options.query_dim(), ") or (B, Tq, ", options.query_dim(), ")");
   const Tensor z = matmul(tanh(linear(query, W_p)), v_p);  // v_p^T tanh(W_p s_t): (B, [Tq])
-  const Tensor& kp = mask.key_padding_;
+  const Tensor& kp = mask.key_padding();
   if (!kp.defined()) return sigmoid(z) * real(Tk);        // S = Tk for every sequence
   const int64_t B = query.size(0);
   HEED_CHECK(kp.dim() == 2 && kp.size(0) == B && kp.size(1) == Tk, kOp, "key padding mask ",
              kp.shape(), " must be (", B, ", ", Tk, ") for query ", query.shape());
+  check_mask_values(kOp, "key padding mask", kp);  // S counts the 1s
   const Shape s = query.dim() == 3 ? Shape{B, 1} : Shape{B};
   const Tensor S = sum(kp.detach(), 1).reshape(s);       // real keys per sequence
   return sigmoid(z) * S;

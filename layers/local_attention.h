@@ -92,7 +92,7 @@ class LocalAttention : public Module {
   Tensor precompute_keys(const Tensor& keys) { return align->precompute_keys(keys); }
 
   // local-p's p_t = S * sigmoid(v_p^T tanh(W_p s_t)): query (B, [Tq,] Dq) -> (B, [Tq]).
-  // S from mask.key_padding_ per sequence, else Tk (see above).
+  // S from mask.key_padding() per sequence, else Tk (see above).
   Tensor predict_position(const Tensor& query, const AttentionMask& mask, int64_t Tk);
 
   // LocalAttention(query_dim=4, key_dim=6, mode='local-p', window=2, predict_dim=4, dropout=0.0)

@@ -1,8 +1,26 @@
 #include "module.h"
 
+#include <cxxabi.h>
+
+#include <cstdlib>
+#include <memory>
+#include <typeinfo>
+
 #include "../core/error.h"
 
 namespace heed::nn {
+
+// typeid gives the mangled name (g++ and clang: the Itanium ABI); demangle it, then drop
+// the namespaces: "(anonymous namespace)::Seq2Seq" -> "Seq2Seq", "app::Box<int>" -> "Box<int>".
+std::string Module::repr() const {
+  const char* mangled = typeid(*this).name();
+  int status = 0;
+  const std::unique_ptr<char, void (*)(void*)> demangled(
+      abi::__cxa_demangle(mangled, nullptr, nullptr, &status), std::free);
+  const std::string name = status == 0 && demangled ? demangled.get() : mangled;
+  const size_t colon = name.rfind("::", name.find('<'));  // the last one before any template args
+  return colon == std::string::npos ? name : name.substr(colon + 2);
+}
 
 static void check_name(const char* what, const std::string& name) {
   HEED_CHECK(!name.empty() && name.find('.') == std::string::npos, what, "name '", name,

@@ -15,6 +15,12 @@
 //   weight = register_parameter("weight", empty({out, in}));
 //   lstm = register_module("lstm", std::make_shared<LSTM>(LSTMOptions(64, 128)));
 // Modules form a tree (children are owned by their parent); nothing points upward.
+//
+// A module of your own derives from Module, registers its parts and writes a forward:
+//   struct Seq2Seq : nn::Module {
+//     std::shared_ptr<nn::Embedding> emb = register_module("emb", std::make_shared<nn::Embedding>(...));
+//     Tensor forward(const IndexTensor& ids) { ... }
+//   };   // repr() is "Seq2Seq" unless you override it; summary() lists emb under it
 #pragma once
 #include <memory>
 #include <string>
@@ -32,7 +38,9 @@ class Module {
   virtual ~Module() = default;
 
   // The layer as PyTorch prints it, e.g. "Linear(in_features=4, out_features=2, bias=True)".
-  virtual std::string repr() const = 0;
+  // Every heed layer overrides it; a user's module need not: the default is its class
+  // name without namespaces ("Seq2Seq"), as torch prints a module that has no extra_repr.
+  virtual std::string repr() const;
   NamedTensors named_parameters(bool recurse = true) const;  // registration order, dotted names
   std::vector<Tensor> parameters(bool recurse = true) const;
   NamedTensors named_buffers(bool recurse = true) const;     // non-trainable saved state

@@ -79,7 +79,8 @@ void MultiheadAttention::reset_parameters() {
 
 AttentionOutput MultiheadAttention::forward(const Tensor& query, const Tensor& key,
                                             const Tensor& value, const AttentionMask& mask,
-                                            bool need_weights, bool average_attn_weights) {
+                                            const Tensor& attn_bias, bool need_weights,
+                                            bool average_attn_weights) {
   const int64_t E = options.embed_dim(), H = options.num_heads();
   const int64_t dk = options.head_dim_k(), dv = options.head_dim_v();
   HEED_CHECK(query.dim() == 3 && query.size(2) == E, kOp, "query ", query.shape(),
@@ -94,13 +95,18 @@ AttentionOutput MultiheadAttention::forward(const Tensor& query, const Tensor& k
   HEED_CHECK(value.size(1) == Tk, kOp, "key ", key.shape(), " and value ", value.shape(),
              " have different lengths Tk");
   AttentionMask m = mask;  // a 3-D mask (B, Tq, Tk) is per batch element: (B, 1, Tq, Tk)
-  if (m.mask_.defined() && m.mask_.dim() == 3) {
-    const Shape& ms = m.mask_.shape();
+  if (m.mask().defined() && m.mask().dim() == 3) {
+    const Shape& ms = m.mask().shape();
     HEED_CHECK((ms[0] == B || ms[0] == 1) && (ms[1] == Tq || ms[1] == 1) && (ms[2] == Tk || ms[2] == 1),
                kOp, "3-D mask ", ms, " is not (B, Tq, Tk) = (", B, ",", Tq, ",", Tk, ")");
-    m.mask_ = m.mask_.unsqueeze(1);
+    m.mask(m.mask().unsqueeze(1));
   }
   check_mask(kOp, {B, H, Tq, Tk}, m);
+  HEED_CHECK(!attn_bias.defined() || attn_bias.dim() != 3, kOp, "3-D attn_bias ",
+             attn_bias.shape(), " is ambiguous: pass (1, H, Tq, Tk) for a bias per head (ALiBi: "
+             "unsqueeze(0)), (B, 1, Tq, Tk) for one per batch element, or (B, H, Tq, Tk) "
+             "(torch's (B*H, Tq, Tk) float attn_mask, reshaped)");
+  check_bias(kOp, {B, H, Tq, Tk}, attn_bias);
 
   // 1. Q W^Q, K W^K, V W^V for all heads at once: y = x W^T + b, W the rows of this
   //    projection (the packed weight holds Q's, K's and V's one after the other)
@@ -114,16 +120,17 @@ AttentionOutput MultiheadAttention::forward(const Tensor& query, const Tensor& k
   const Tensor v = linear(value, Wv, rows(in_proj_bias, 2 * nq, nv));   // (B, Tk, H d_v)
 
   // 2. head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V), all heads in one batched call.
-  //    When the weights are not wanted (and no dropout acts on them), the tiled flash
-  //    kernel computes the same context without ever forming the (Tq, Tk) weights.
+  //    When the weights are not wanted (and no dropout acts on them, and no bias is
+  //    added), the tiled flash kernel computes the same context without ever forming
+  //    the (Tq, Tk) weights.
   AttentionOutput out;
   Tensor context;  // (B, H, Tq, d_v)
-  if (!need_weights && !(options.dropout() > 0 && is_training())) {
+  if (!need_weights && !attn_bias.defined() && !(options.dropout() > 0 && is_training())) {
     context = flash_attention(split_heads(q, H), split_heads(k, H), split_heads(v, H), m);
   } else {
     const Attended heads = scaled_dot_product_attention(
         split_heads(q, H), split_heads(k, H), split_heads(v, H),  // (B, H, T, d)
-        m, options.dropout(), is_training());  // weights (B, H, Tq, Tk)
+        m, attn_bias, options.dropout(), is_training());  // weights (B, H, Tq, Tk)
     context = heads.context;
     if (need_weights)
       out.weights = average_attn_weights ? mean(heads.weights, 1) : heads.weights;

@@ -13,7 +13,13 @@
 // PyTorch's (True = ignore): torch's key_padding_mask is heed's key_padding == 0.
 //   key_padding (B, Tk); mask broadcastable to (B, H, Tq, Tk), e.g. (Tq, Tk) or
 //   (B, 1, Tq, Tk); a 3-D mask is read as (B, Tq, Tk), one per batch element (not
-//   torch's (B*H, Tq, Tk)); causal aligns the last query with the last key.
+//   torch's (B*H, Tq, Tk)); causal aligns the last query with the last key. Mask values
+//   other than 0 and 1 are a heed::Error (attention_core.h says how to convert).
+// attn_bias is torch's FLOAT attn_mask, added to every head's scores Q K^T / sqrt(d_k)
+// before the mask and the softmax (-inf hides a key), differentiable: (Tq, Tk) for all,
+// or 4-D (B or 1, H or 1, Tq, Tk), e.g. nn::alibi_bias(H, Tq, Tk).unsqueeze(0). A 3-D
+// bias is refused: heed would read it as (B, Tq, Tk) and torch as (B*H, Tq, Tk), so say
+// which with the 4-D form (torch's (B*H, Tq, Tk) is reshape({B, H, Tq, Tk})).
 // A query that sees no key gets a zero context, so its output is out_proj.bias, and
 // passes no gradient to the keys and values (never NaN, unlike torch).
 //
@@ -32,6 +38,8 @@
 //
 //   auto mha = std::make_shared<nn::MultiheadAttention>(nn::MultiheadAttentionOptions(512, 8));
 //   auto [y, w] = mha->forward(x, x, x, nn::AttentionMask().key_padding(pad).causal());
+//   auto [y2, w2] = mha->forward(x, x, x, nn::AttentionMask().causal(),
+//                                nn::alibi_bias(8, T, T).unsqueeze(0));   // + ALiBi bias
 #pragma once
 #include <memory>
 
@@ -81,12 +89,13 @@ class MultiheadAttention : public Module {
   // embed_dim not divisible by num_heads when d_k or d_v is defaulted.
   explicit MultiheadAttention(const MultiheadAttentionOptions& options);
   // heed::Error naming MultiheadAttention and the shapes when query is not (B, Tq, E),
-  // key / value are not (B, Tk, kdim) / (B, Tk, vdim), or a mask does not fit.
-  // need_weights = false lets later versions use a tiled kernel that never forms the
-  // (Tq, Tk) weights; average_attn_weights = false returns them per head.
+  // key / value are not (B, Tk, kdim) / (B, Tk, vdim), or a mask or attn_bias does not fit.
+  // need_weights = false (and no dropout at work, no attn_bias) runs the tiled flash
+  // kernel, which never forms the (Tq, Tk) weights (autograd/flash_attention.h); with an
+  // attn_bias the composed path runs. average_attn_weights = false returns them per head.
   AttentionOutput forward(const Tensor& query, const Tensor& key, const Tensor& value,
-                          const AttentionMask& mask = {}, bool need_weights = true,
-                          bool average_attn_weights = true);
+                          const AttentionMask& mask = {}, const Tensor& attn_bias = {},
+                          bool need_weights = true, bool average_attn_weights = true);
   std::string repr() const override;  // MultiheadAttention(embed_dim=8, num_heads=2)
   void reset_parameters();  // xavier_uniform_ projections, zero biases, as PyTorch
 

@@ -31,13 +31,18 @@ void check_shapes(const Tensor& q, const Tensor& k, const Tensor& v) {
 }  // namespace
 
 // 1. e = (q * scale) k^T      (B, [H,] Tq, Tk); scaling q costs Tq*Dk, scaling e Tq*Tk
-// 2. c, alpha = attend(e, v)  mask -> softmax -> dropout -> alpha v
+// 2. e = e + attn_bias        broadcast; its gradient is de summed over the broadcast dims
+// 3. c, alpha = attend(e, v)  mask -> softmax -> dropout -> alpha v
 Attended scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v,
-                                      const AttentionMask& mask, double dropout_p, bool training,
-                                      std::optional<double> scale) {
+                                      const AttentionMask& mask, const Tensor& attn_bias,
+                                      double dropout_p, bool training, std::optional<double> scale) {
   check_shapes(q, k, v);
   const double s = scale ? *scale : 1 / std::sqrt(double(q.size(-1)));
-  const Tensor e = matmul(q * real(s), k.transpose(-2, -1));  // (B, [H,] Tq, Tk)
+  Tensor e = matmul(q * real(s), k.transpose(-2, -1));  // (B, [H,] Tq, Tk)
+  if (attn_bias.defined()) {
+    check_bias(kOp, e.shape(), attn_bias);
+    e = e + attn_bias;
+  }
   return attend(kOp, e, v, mask, dropout_p, training);
 }
 
@@ -48,10 +53,11 @@ ScaledDotProductAttention::ScaledDotProductAttention(const ScaledDotProductAtten
 }
 
 Attended ScaledDotProductAttention::forward(const Tensor& q, const Tensor& k, const Tensor& v,
-                                            const AttentionMask& mask) {
+                                            const AttentionMask& mask, const Tensor& attn_bias) {
   AttentionMask m = mask;
   if (options.causal()) m.causal(true);
-  return scaled_dot_product_attention(q, k, v, m, options.dropout(), is_training(), options.scale());
+  return scaled_dot_product_attention(q, k, v, m, attn_bias, options.dropout(), is_training(),
+                                      options.scale());
 }
 
 std::string ScaledDotProductAttention::repr() const {

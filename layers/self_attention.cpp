@@ -23,7 +23,7 @@ Attended SelfAttention::forward(const Tensor& x, const AttentionMask& mask) {
   const Tensor q = W_q->forward(x);  // (B, T, d_k)
   const Tensor k = W_k->forward(x);  // (B, T, d_k)
   const Tensor v = W_v->forward(x);  // (B, T, d_v)
-  return scaled_dot_product_attention(q, k, v, mask, options.dropout(), is_training());
+  return scaled_dot_product_attention(q, k, v, mask, {}, options.dropout(), is_training());
 }
 
 std::string SelfAttention::repr() const {

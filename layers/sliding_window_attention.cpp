@@ -34,13 +34,14 @@ void check_inputs(const Tensor& q, const Tensor& k, const Tensor& v, const Atten
              " must share the key width Dk (last dim)");
   HEED_CHECK(q.size(-2) >= 1, kOp, "the sequence is empty: q ", q.shape());
   HEED_CHECK(window >= 0, kOp, "window must be >= 0, got ", window);
-  HEED_CHECK(!m.mask_.defined(), kOp, "a full (Tq, Tk) mask defeats the band; pass key_padding "
+  HEED_CHECK(!m.mask().defined(), kOp, "a full (Tq, Tk) mask defeats the band; pass key_padding "
              "and causal only, or use sparse_attention with mask * sliding_window_pattern");
-  if (m.key_padding_.defined())
-    HEED_CHECK(m.key_padding_.dim() == 2 && m.key_padding_.size(0) == q.size(0) &&
-                   m.key_padding_.size(1) == q.size(-2),
-               kOp, "key padding mask ", m.key_padding_.shape(), " must be (B, T) = (", q.size(0),
+  const Tensor& kp = m.key_padding();
+  if (kp.defined())
+    HEED_CHECK(kp.dim() == 2 && kp.size(0) == q.size(0) && kp.size(1) == q.size(-2), kOp,
+               "key padding mask ", kp.shape(), " must be (B, T) = (", q.size(0),
                ",", q.size(-2), ")");
+  check_mask_values(kOp, "key padding mask", kp);
 }
 
 // x (..., T, D) -> (..., N, b, D), zero rows appended after T to fill N b.
@@ -117,7 +118,7 @@ Tensor sliding_window_attention(const Tensor& q, const Tensor& k, const Tensor& 
   check_inputs(q, k, v, mask, window);
   const int r = q.dim();
   const int64_t T = q.size(-2);
-  const bool causal = mask.causal_;
+  const bool causal = mask.is_causal();
   const int64_t w = std::min(window, T - 1);  // a wider window is the whole sequence
   const int64_t b = std::min(std::max({block > 0 ? block : int64_t{16}, w, int64_t{1}}), T);
   const int64_t N = (T + b - 1) / b;
@@ -131,7 +132,7 @@ Tensor sliding_window_attention(const Tensor& q, const Tensor& k, const Tensor& 
   // 3. e = (q * scale) k^T on the band only
   const Tensor e = matmul(qb, kb.transpose(-2, -1));        // (B, [H,] N, b, c)
   // 4. mask -> softmax -> dropout -> weighted sum, the shared core
-  const Tensor vis = band_visible(r, T, N, b, left, c, w, causal, mask.key_padding_);
+  const Tensor vis = band_visible(r, T, N, b, left, c, w, causal, mask.key_padding());
   const Attended a = attend(kOp, e, vb, AttentionMask().mask(vis), dropout_p, training);
   // 5. (B, [H,] N, b, Dv) -> (B, [H,] N b, Dv) -> (B, [H,] T, Dv)
   Shape cs = v.shape();

@@ -69,9 +69,10 @@ Attended sparse_attention(const Tensor& q, const Tensor& k, const Tensor& v, con
   for (int64_t i = 0; i < pattern.numel(); ++i)
     HEED_CHECK(pattern.data()[i] == 0 || pattern.data()[i] == 1, "sparse_attention",
                "the pattern must hold only 0 and 1 (1 = may attend), found ", pattern.data()[i]);
+  check_mask_values("sparse_attention", "mask", mask.mask());  // before it is mixed with the pattern
   AttentionMask m = mask;
-  m.mask(mask.mask_.defined() ? mul(mask.mask_.detach(), pattern.detach()) : pattern.detach());
-  return scaled_dot_product_attention(q, k, v, m, dropout_p, training, scale);
+  m.mask(mask.mask().defined() ? mul(mask.mask().detach(), pattern.detach()) : pattern.detach());
+  return scaled_dot_product_attention(q, k, v, m, {}, dropout_p, training, scale);
 }
 
 SparseAttention::SparseAttention(const SparseAttentionOptions& opts) : options(opts) {

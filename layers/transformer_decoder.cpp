@@ -30,14 +30,14 @@ TransformerDecoderLayer::TransformerDecoderLayer(const TransformerDecoderLayerOp
 
 // dropout1(MultiHead(x, x, x))
 Tensor TransformerDecoderLayer::sa_block(const Tensor& x, const AttentionMask& mask) {
-  return dropout1->forward(self_attn->forward(x, x, x, mask, /*need_weights=*/false).output);
+  return dropout1->forward(self_attn->forward(x, x, x, mask, {}, /*need_weights=*/false).output);
 }
 
 // dropout2(MultiHead(x, memory, memory)): queries from the decoder, keys and values from memory
 Tensor TransformerDecoderLayer::mha_block(const Tensor& x, const Tensor& memory,
                                           const AttentionMask& mask) {
   return dropout2->forward(
-      multihead_attn->forward(x, memory, memory, mask, /*need_weights=*/false).output);
+      multihead_attn->forward(x, memory, memory, mask, {}, /*need_weights=*/false).output);
 }
 
 // dropout3(linear2(dropout(act(linear1(x)))))

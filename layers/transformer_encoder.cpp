@@ -27,7 +27,7 @@ TransformerEncoderLayer::TransformerEncoderLayer(const TransformerEncoderLayerOp
 
 // dropout1(MultiHead(x, x, x)): the weights are not needed, so they are not asked for.
 Tensor TransformerEncoderLayer::sa_block(const Tensor& x, const AttentionMask& mask) {
-  return dropout1->forward(self_attn->forward(x, x, x, mask, /*need_weights=*/false).output);
+  return dropout1->forward(self_attn->forward(x, x, x, mask, {}, /*need_weights=*/false).output);
 }
 
 // dropout2(linear2(dropout(act(linear1(x)))))

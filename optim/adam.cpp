@@ -11,9 +11,13 @@
 namespace heed::optim {
 
 void Adam::check_options(const OptimizerOptions& options) const {
-  const auto* o = dynamic_cast<const AdamOptions*>(&options);
-  HEED_CHECK(o, name(), "a param group has the options of another optimizer (use ",
+  // Exactly this optimizer's options type: AdamOptions and AdamWOptions are not
+  // interchangeable (AdamW with AdamOptions would decay with weight_decay 0).
+  const bool ours = decoupled_ ? dynamic_cast<const AdamWOptions*>(&options) != nullptr
+                               : dynamic_cast<const AdamOptions*>(&options) != nullptr;
+  HEED_CHECK(ours, name(), "a param group has the options of another optimizer (use ",
              decoupled_ ? "AdamWOptions" : "AdamOptions", ")");
+  const auto* o = static_cast<const AdamFamilyOptions*>(&options);
   const auto [beta1, beta2] = o->betas();
   HEED_CHECK(o->lr() >= 0, name(), "invalid learning rate ", o->lr(), " (must be >= 0)");
   HEED_CHECK(o->eps() >= 0, name(), "invalid eps ", o->eps(), " (must be >= 0)");
@@ -24,7 +28,7 @@ void Adam::check_options(const OptimizerOptions& options) const {
 }
 
 std::vector<std::string> Adam::slots(const OptimizerOptions& options) const {
-  if (static_cast<const AdamOptions&>(options).amsgrad()) return {"exp_avg", "exp_avg_sq", "max_exp_avg_sq"};
+  if (static_cast<const AdamFamilyOptions&>(options).amsgrad()) return {"exp_avg", "exp_avg_sq", "max_exp_avg_sq"};
   return {"exp_avg", "exp_avg_sq"};
 }
 
@@ -33,7 +37,7 @@ std::vector<std::string> Adam::slots(const OptimizerOptions& options) const {
 // operation as PyTorch's single-tensor path orders it.
 void Adam::update(const OptimizerOptions& options, const Tensor& param, const Tensor& grad,
                   std::vector<Tensor>& state) {
-  const auto& o = static_cast<const AdamOptions&>(options);
+  const auto& o = static_cast<const AdamFamilyOptions&>(options);
   const double t = double(step_count());
   const auto [beta1, beta2] = o.betas();
   const real b1 = real(beta1), b2 = real(beta2);

@@ -13,6 +13,10 @@
 // m_hat / (sqrt(v_hat) + eps), not m_hat / sqrt(v_hat + eps).
 //
 // AdamWOptions differs from AdamOptions only in its default weight_decay, 0.01 (PyTorch's).
+// They are two unrelated types and each optimizer takes only its own, as in libtorch:
+// optim::AdamW(params, optim::AdamOptions(0.1)) does not compile (it would otherwise run
+// with weight decay 0), nor does optim::Adam(params, optim::AdamWOptions()). A param group
+// with the other's options is a heed::Error when it is added.
 //
 // Example:
 //   optim::Adam opt(model->parameters(), optim::AdamOptions(1e-3).betas({0.9, 0.98}).eps(1e-9));
@@ -24,16 +28,9 @@
 
 namespace heed::optim {
 
-class AdamOptions : public OptimizerOptions {
+// What the options of Adam and AdamW hold and what their update reads.
+class AdamFamilyOptions : public OptimizerOptions {
  public:
-  explicit AdamOptions(double lr = 1e-3) : OptimizerOptions(lr) {}
-  std::unique_ptr<OptimizerOptions> clone() const override { return std::make_unique<AdamOptions>(*this); }
-
-  AdamOptions& lr(double v) { lr_ = v; return *this; }
-  AdamOptions& betas(std::pair<double, double> v) { betas_ = v; return *this; }
-  AdamOptions& eps(double v) { eps_ = v; return *this; }
-  AdamOptions& weight_decay(double v) { weight_decay_ = v; return *this; }
-  AdamOptions& amsgrad(bool on) { amsgrad_ = on; return *this; }
   double lr() const { return lr_; }
   std::pair<double, double> betas() const { return betas_; }
   double eps() const { return eps_; }
@@ -41,15 +38,45 @@ class AdamOptions : public OptimizerOptions {
   bool amsgrad() const { return amsgrad_; }
 
  protected:
+  AdamFamilyOptions(double lr, double weight_decay) : OptimizerOptions(lr), weight_decay_(weight_decay) {}
   std::pair<double, double> betas_{0.9, 0.999};
-  double eps_ = 1e-8, weight_decay_ = 0;
+  double eps_ = 1e-8, weight_decay_;
   bool amsgrad_ = false;
 };
 
-class AdamWOptions : public AdamOptions {
+// The chained setters, written once for both: each returns the concrete options type
+// `Self` (AdamWOptions(3e-4).eps(1e-6) is still an AdamWOptions, so AdamW accepts it).
+template <class Self>
+class AdamSetters : public AdamFamilyOptions {
  public:
-  explicit AdamWOptions(double lr = 1e-3) : AdamOptions(lr) { weight_decay_ = 1e-2; }
-  std::unique_ptr<OptimizerOptions> clone() const override { return std::make_unique<AdamWOptions>(*this); }
+  using AdamFamilyOptions::lr;  // the getters, which the setters' names would hide
+  using AdamFamilyOptions::betas;
+  using AdamFamilyOptions::eps;
+  using AdamFamilyOptions::weight_decay;
+  using AdamFamilyOptions::amsgrad;
+  Self& lr(double v) { lr_ = v; return self(); }
+  Self& betas(std::pair<double, double> v) { betas_ = v; return self(); }
+  Self& eps(double v) { eps_ = v; return self(); }
+  Self& weight_decay(double v) { weight_decay_ = v; return self(); }
+  Self& amsgrad(bool on) { amsgrad_ = on; return self(); }
+  std::unique_ptr<OptimizerOptions> clone() const override { return std::make_unique<Self>(self()); }
+
+ protected:
+  AdamSetters(double lr, double weight_decay) : AdamFamilyOptions(lr, weight_decay) {}
+
+ private:
+  Self& self() { return static_cast<Self&>(*this); }
+  const Self& self() const { return static_cast<const Self&>(*this); }
+};
+
+class AdamOptions final : public AdamSetters<AdamOptions> {
+ public:
+  explicit AdamOptions(double lr = 1e-3) : AdamSetters(lr, /*weight_decay=*/0) {}
+};
+
+class AdamWOptions final : public AdamSetters<AdamWOptions> {
+ public:
+  explicit AdamWOptions(double lr = 1e-3) : AdamSetters(lr, /*weight_decay=*/1e-2) {}
 };
 
 class Adam : public Optimizer {
@@ -63,7 +90,7 @@ class Adam : public Optimizer {
   const char* name() const override { return decoupled_ ? "AdamW" : "Adam"; }
 
  protected:
-  Adam(const AdamOptions& defaults, bool decoupled_weight_decay)
+  Adam(const AdamFamilyOptions& defaults, bool decoupled_weight_decay)
       : Optimizer(defaults), decoupled_(decoupled_weight_decay) {}
   void check_options(const OptimizerOptions& options) const override;
   std::vector<std::string> slots(const OptimizerOptions& options) const override;
@@ -74,11 +101,12 @@ class Adam : public Optimizer {
   bool decoupled_;  // AdamW
 };
 
+// Adam's update with decoupled weight decay; takes AdamWOptions only.
 class AdamW : public Adam {
  public:
-  AdamW(const std::vector<Tensor>& params, const AdamOptions& defaults = AdamWOptions())
+  AdamW(const std::vector<Tensor>& params, const AdamWOptions& defaults = AdamWOptions())
       : AdamW(std::vector<ParamGroup>{ParamGroup(params)}, defaults) {}
-  AdamW(const std::vector<ParamGroup>& groups, const AdamOptions& defaults = AdamWOptions())
+  AdamW(const std::vector<ParamGroup>& groups, const AdamWOptions& defaults = AdamWOptions())
       : Adam(defaults, /*decoupled_weight_decay=*/true) {
     init(groups);
   }

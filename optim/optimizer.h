@@ -40,8 +40,10 @@ namespace heed::optim {
 
 using nn::NamedTensors;
 
-// What every optimizer's options share: the learning rate. SGDOptions and AdamOptions
-// derive from it, so that a parameter group can hold either and a schedule can set lr.
+// What every optimizer's options share: the learning rate. SGDOptions, AdamOptions and
+// AdamWOptions derive from it, so that a parameter group can hold any of them and a
+// schedule can set lr. Each optimizer's constructor takes only its own options type; a
+// group holding another's is a heed::Error naming the optimizer when it is added.
 class OptimizerOptions {
  public:
   virtual ~OptimizerOptions() = default;
@@ -59,7 +61,7 @@ class OptimizerOptions {
 // Parameters that share options. Copying a group copies its options.
 struct ParamGroup {
   explicit ParamGroup(std::vector<Tensor> params);                   // the optimizer's defaults
-  ParamGroup(std::vector<Tensor> params, const OptimizerOptions& options);
+  ParamGroup(std::vector<Tensor> params, const OptimizerOptions& options);  // checked on add
   ParamGroup(const ParamGroup& other);
   ParamGroup& operator=(const ParamGroup& other);
   ParamGroup(ParamGroup&&) = default;

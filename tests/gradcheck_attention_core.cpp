@@ -104,7 +104,7 @@ TEST_CASE("gradcheck scaled_dot_product_attention: 3-D and 4-D, masks, causal, s
   check_grad([m](const V& x) { return both(nn::scaled_dot_product_attention(x[0], x[1], x[2], m)); },
              {q, k, v});
   check_grad([m](const V& x) {
-    return both(nn::scaled_dot_product_attention(x[0], x[1], x[2], m, 0, false, 0.7));
+    return both(nn::scaled_dot_product_attention(x[0], x[1], x[2], m, {}, 0, false, 0.7));
   }, {q, k, v});
 
   Tensor qh = param({2, 2, 4, 3}), kh = param({2, 2, 3, 3}), vh = param({2, 2, 3, 2});
@@ -113,7 +113,7 @@ TEST_CASE("gradcheck scaled_dot_product_attention: 3-D and 4-D, masks, causal, s
              {qh, kh, vh});
   check_grad([](const V& x) {
     manual_seed(78);
-    return both(nn::scaled_dot_product_attention(x[0], x[1], x[2], {}, 0.25, true, 0.5));
+    return both(nn::scaled_dot_product_attention(x[0], x[1], x[2], {}, {}, 0.25, true, 0.5));
   }, {qh, kh, vh});
 }
 
@@ -128,4 +128,20 @@ TEST_CASE("gradcheck ScaledDotProductAttention module: causal option, dropout on
   }, {q, k, v});
   sdpa->eval();
   check_grad([sdpa](const V& x) { return both(sdpa->forward(x[0], x[1], x[2])); }, {q, k, v});
+}
+
+TEST_CASE("gradcheck scaled_dot_product_attention with attn_bias: w.r.t. q, k, v and the bias") {
+  manual_seed(408);
+  // (B, H, Tq, D) with a per-head bias (H, Tq, Tk) broadcast over the batch, causal Tq < Tk
+  Tensor q = param({2, 2, 3, 3}), k = param({2, 2, 4, 3}), v = param({2, 2, 4, 2});
+  Tensor bias = param({2, 3, 4});
+  const nn::AttentionMask m = nn::AttentionMask().key_padding(padding({4, 3}, 4)).causal();
+  check_grad([m](const V& x) {
+    return both(nn::scaled_dot_product_attention(x[0], x[1], x[2], m, x[3]));
+  }, {q, k, v, bias});
+  // (B, Tq, D) with a full (B, Tq, Tk) bias and a scale override
+  Tensor q3 = param({2, 3, 4}), k3 = param({2, 5, 4}), v3 = param({2, 5, 3}), b3 = param({2, 3, 5});
+  check_grad([](const V& x) {
+    return both(nn::scaled_dot_product_attention(x[0], x[1], x[2], {}, x[3], 0, false, 0.6));
+  }, {q3, k3, v3, b3});
 }

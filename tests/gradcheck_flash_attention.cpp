@@ -47,8 +47,8 @@ TEST_CASE("gradcheck flash attention: T in {1, 3, 7}, Tq != Tk, masks, odd tiles
   for (auto [Tq, Tk] : kLengths)
     for (const AttentionMask& m : mask_kinds(2, Tk))
       for (const FlashOptions& opt : options()) {
-        CAPTURE(Tq); CAPTURE(Tk); CAPTURE(m.causal_); CAPTURE(m.key_padding_.defined());
-        CAPTURE(m.mask_.defined()); CAPTURE(opt.rows()); CAPTURE(opt.cols());
+        CAPTURE(Tq); CAPTURE(Tk); CAPTURE(m.is_causal()); CAPTURE(m.key_padding().defined());
+        CAPTURE(m.mask().defined()); CAPTURE(opt.rows()); CAPTURE(opt.cols());
         CAPTURE(int(opt.backward()));
         Tensor q = param({2, 2, Tq, 3}), k = param({2, 2, Tk, 3}), v = param({2, 2, Tk, 4});
         check_grad([&](const V& x) { return flash_attention(x[0], x[1], x[2], m, {}, opt); },

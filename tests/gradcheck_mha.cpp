@@ -29,13 +29,17 @@ void randomise_biases(nn::MultiheadAttention& mha) {
   if (mha.out_proj->bias.defined()) mha.out_proj->bias.copy_(randn(mha.out_proj->bias.shape()));
 }
 
-// mha(q, k, v, m) -> output and weights, as one flat tensor, checked w.r.t. all of them.
+// mha(q, k, v, m, bias) -> output and weights, as one flat tensor, checked w.r.t. all of
+// them (and the bias, when one is given).
 void check_mha(const std::shared_ptr<nn::MultiheadAttention>& mha, const Tensor& q, const Tensor& k,
-               const Tensor& v, const nn::AttentionMask& m, bool average = true) {
-  check_grad([mha, m, average](const V& x) {
-    const nn::AttentionOutput o = mha->forward(x[0], x[1], x[2], m, true, average);
+               const Tensor& v, const nn::AttentionMask& m, bool average = true,
+               const Tensor& bias = Tensor()) {
+  const int with_bias = bias.defined();
+  check_grad([mha, m, average, with_bias](const V& x) {
+    const Tensor b = with_bias ? x[3] : Tensor();
+    const nn::AttentionOutput o = mha->forward(x[0], x[1], x[2], m, b, true, average);
     return both(o.output, o.weights);
-  }, with_params({q, k, v}, *mha));
+  }, with_params(with_bias ? V{q, k, v, bias} : V{q, k, v}, *mha));
 }
 
 }  // namespace
@@ -118,7 +122,21 @@ TEST_CASE("gradcheck MultiheadAttention: dropout on the weights, the seed set in
   Tensor x = param({2, 3, 4});
   check_grad([mha](const V& v) {
     manual_seed(81);  // every evaluation drops the same weights
-    const nn::AttentionOutput o = mha->forward(v[0], v[0], v[0], nn::AttentionMask().causal(), true, false);
+    const nn::AttentionOutput o = mha->forward(v[0], v[0], v[0], nn::AttentionMask().causal(), {}, true, false);
     return both(o.output, o.weights);
   }, with_params({x}, *mha));
+}
+
+TEST_CASE("gradcheck MultiheadAttention with attn_bias: w.r.t. inputs, parameters and the bias") {
+  manual_seed(709);
+  auto mha = std::make_shared<nn::MultiheadAttention>(nn::MultiheadAttentionOptions(4, 2));
+  randomise_biases(*mha);
+  Tensor q = param({2, 3, 4}), kv = param({2, 4, 4});
+  const nn::AttentionMask m = nn::AttentionMask().key_padding(from_vector({1, 1, 1, 1, 1, 1, 1, 0}, {2, 4}));
+  check_mha(mha, q, kv, kv, m, false, param({3, 4}));  // (Tq, Tk), shared by every batch and head
+  // (B, H, Tq, Tk), one per batch element and head; output only (the composed path that
+  // need_weights = false takes when a bias is given)
+  check_grad([mha, m](const V& x) {
+    return flatten(mha->forward(x[0], x[1], x[1], m, x[2], /*need_weights=*/false).output);
+  }, with_params({q, kv, param({2, 2, 3, 4})}, *mha));
 }

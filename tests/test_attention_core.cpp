@@ -195,7 +195,7 @@ TEST_CASE("scaled_dot_product_attention: softmax(Q K^T / sqrt(d_k)) V, and the s
   Tensor q = randn({2, 3, 4}), k = randn({2, 5, 4}), v = randn({2, 5, 6});
   const nn::Attended a = nn::scaled_dot_product_attention(q, k, v);
   CHECK(allclose(a.context, sdpa_by_hand(q, k, v, 0.5), 1e-5, 1e-6));
-  const nn::Attended s = nn::scaled_dot_product_attention(q, k, v, {}, 0, false, 1.7);
+  const nn::Attended s = nn::scaled_dot_product_attention(q, k, v, {}, {}, 0, false, 1.7);
   CHECK(allclose(s.context, sdpa_by_hand(q, k, v, 1.7), 1e-5, 1e-6));
   CHECK(allclose(s.weights, softmax(matmul(q, k.transpose(1, 2)) * real(1.7), -1), 1e-5, 1e-6));
 

@@ -60,8 +60,8 @@ Run run(const F& attention, const Tensor& q, const Tensor& k, const Tensor& v, c
 // q (B, H, Tq, D), k (B, H, Tk, D), v (B, H, Tk, Dv).
 void compare(int64_t B, int64_t H, int64_t Tq, int64_t Tk, const AttentionMask& m,
              const FlashOptions& tiles = FlashOptions(), int64_t D = 16, int64_t Dv = 8) {
-  CAPTURE(B); CAPTURE(H); CAPTURE(Tq); CAPTURE(Tk); CAPTURE(m.causal_);
-  CAPTURE(m.key_padding_.defined()); CAPTURE(m.mask_.defined());
+  CAPTURE(B); CAPTURE(H); CAPTURE(Tq); CAPTURE(Tk); CAPTURE(m.is_causal());
+  CAPTURE(m.key_padding().defined()); CAPTURE(m.mask().defined());
   CAPTURE(tiles.rows()); CAPTURE(tiles.cols());
   Tensor q = test::param({B, H, Tq, D}), k = test::param({B, H, Tk, D});
   Tensor v = test::param({B, H, Tk, Dv}), w = randn({B, H, Tq, Dv});

@@ -87,7 +87,7 @@ TEST_CASE("golden attention: scaled dot-product, (B, Tq, D) with key padding") {
 TEST_CASE("golden attention: scaled dot-product, (B, H, Tq, D), causal Tq < Tk, padding, scale") {
   run("sdpa_causal_heads", {"q", "k", "v"}, {"key_padding"}, nullptr, [](const V& x) {
     return pair_of(nn::scaled_dot_product_attention(
-        x[0], x[1], x[2], nn::AttentionMask().key_padding(x[3]).causal(), 0, false, 0.7));
+        x[0], x[1], x[2], nn::AttentionMask().key_padding(x[3]).causal(), {}, 0, false, 0.7));
   });
 }
 
@@ -102,7 +102,7 @@ TEST_CASE("golden attention: nn.MultiheadAttention(8, 2) causal + key padding, w
   nn::MultiheadAttention mha(nn::MultiheadAttentionOptions(8, 2));
   run("mha_self_causal", {"x"}, {"key_padding"}, &mha, [&mha](const V& x) {
     return pair_of(mha.forward(x[0], x[0], x[0], nn::AttentionMask().key_padding(x[1]).causal(),
-                               true, /*average_attn_weights=*/false));
+                               {}, true, /*average_attn_weights=*/false));
   });
 }
 
@@ -123,4 +123,28 @@ TEST_CASE("golden attention: nn.MultiheadAttention(6, 3, bias=False) cross-atten
   nn::MultiheadAttention mha(nn::MultiheadAttentionOptions(6, 3).bias(false));
   run("mha_cross_nobias", {"query", "memory"}, {}, &mha,
       [&mha](const V& x) { return pair_of(mha.forward(x[0], x[1], x[1])); });
+}
+
+// attn_bias is torch's float attn_mask (gen_attention.py adds it to the scores by hand for
+// scaled dot-product attention, and passes it to nn.MultiheadAttention as attn_mask).
+TEST_CASE("golden attention: scaled dot-product with attn_bias (H, Tq, Tk), causal, padding") {
+  run("sdpa_bias_heads", {"q", "k", "v", "bias"}, {"key_padding"}, nullptr, [](const V& x) {
+    return pair_of(nn::scaled_dot_product_attention(
+        x[0], x[1], x[2], nn::AttentionMask().key_padding(x[4]).causal(), x[3]));
+  });
+}
+
+TEST_CASE("golden attention: nn.MultiheadAttention(8, 2) with a float attn_mask (Tq, Tk) as attn_bias") {
+  nn::MultiheadAttention mha(nn::MultiheadAttentionOptions(8, 2));
+  run("mha_self_bias", {"x", "bias"}, {"key_padding"}, &mha, [&mha](const V& x) {
+    return pair_of(mha.forward(x[0], x[0], x[0], nn::AttentionMask().key_padding(x[2]), x[1], true,
+                               /*average_attn_weights=*/false));
+  });
+}
+
+TEST_CASE("golden attention: nn.MultiheadAttention(8, 2) cross, attn_bias (B, H, Tq, Tk) = torch's (B*H, Tq, Tk)") {
+  nn::MultiheadAttention mha(nn::MultiheadAttentionOptions(8, 2));
+  run("mha_cross_bias_per_head", {"query", "memory", "bias"}, {}, &mha, [&mha](const V& x) {
+    return pair_of(mha.forward(x[0], x[1], x[1], {}, x[2], true, /*average_attn_weights=*/false));
+  });
 }

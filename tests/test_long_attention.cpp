@@ -161,7 +161,7 @@ TEST_CASE("long_attention: sliding window equals full attention with the band ma
             AttentionMask m = AttentionMask().causal(causal);
             if (padded) m.key_padding(left_padding(B, T));
             AttentionMask ref = AttentionMask().mask(nn::sliding_window_pattern(T, w, causal));
-            if (padded) ref.key_padding(m.key_padding_);
+            if (padded) ref.key_padding(m.key_padding());
             check_same([&](auto& q, auto& k, auto& v) {
                          return nn::sliding_window_attention(q, k, v, m, w, {}, 0, false, block); },
                        [&](auto& q, auto& k, auto& v) { return full_attention(q, k, v, ref); },

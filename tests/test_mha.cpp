@@ -123,13 +123,13 @@ TEST_CASE("MultiheadAttention: weights averaged over heads or per head; need_wei
   Tensor x = randn({2, 4, 6}), mem = randn({2, 7, 6});
   nn::MultiheadAttention mha(nn::MultiheadAttentionOptions(6, 3));
   const nn::AttentionOutput avg = mha.forward(x, mem, mem);
-  const nn::AttentionOutput per = mha.forward(x, mem, mem, {}, true, false);
+  const nn::AttentionOutput per = mha.forward(x, mem, mem, {}, {}, true, false);
   CHECK(avg.weights.shape() == Shape{2, 4, 7});
   CHECK(per.weights.shape() == Shape{2, 3, 4, 7});
   CHECK(allclose(avg.weights, mean(per.weights, 1)));
   for (real s : sum(per.weights, -1).to_vector()) CHECK(s == doctest::Approx(1).epsilon(1e-5));
   CHECK(allclose(avg.output, per.output, 0, 0));
-  const nn::AttentionOutput none = mha.forward(x, mem, mem, {}, false);
+  const nn::AttentionOutput none = mha.forward(x, mem, mem, {}, {}, false);
   CHECK_FALSE(none.weights.defined());
   CHECK(allclose(none.output, avg.output, 1e-5, 1e-6));  // flash kernel vs composed
 }
@@ -145,7 +145,7 @@ TEST_CASE("MultiheadAttention: masks; a query that sees nothing outputs out_proj
   Tensor pad = ones({2, 3});
   for (int j = 0; j < 3; ++j) pad.data()[3 + j] = 0;  // batch 1: every key is padding
   pad.data()[2] = 0;                                  // batch 0: key 2 is padding
-  const nn::AttentionOutput o = mha.forward(x, x, x, nn::AttentionMask().key_padding(pad), true, false);
+  const nn::AttentionOutput o = mha.forward(x, x, x, nn::AttentionMask().key_padding(pad), {}, true, false);
   sum(o.output * randn(o.output.shape())).backward();
   CHECK(all_finite(o.output));
   CHECK(all_finite(x.grad()));
@@ -171,7 +171,7 @@ TEST_CASE("MultiheadAttention: masks; a query that sees nothing outputs out_proj
   // a 3-D mask is (B, Tq, Tk), one per batch element
   Tensor m3 = ones({2, 3, 3});
   m3.data()[9 + 1] = 0;  // batch 1, query 0 may not see key 1
-  const nn::AttentionOutput p = mha.forward(x, x, x, nn::AttentionMask().mask(m3), true, false);
+  const nn::AttentionOutput p = mha.forward(x, x, x, nn::AttentionMask().mask(m3), {}, true, false);
   CHECK(p.weights.at({1, 0, 0, 1}) == 0);
   CHECK(p.weights.at({1, 1, 0, 1}) == 0);
   CHECK(p.weights.at({0, 0, 0, 1}) > 0);
@@ -181,12 +181,12 @@ TEST_CASE("MultiheadAttention: dropout on the weights in training only") {
   manual_seed(605);
   nn::MultiheadAttention mha(nn::MultiheadAttentionOptions(4, 2).dropout(0.5));
   Tensor x = randn({2, 5, 4});
-  const nn::AttentionOutput train = mha.forward(x, x, x, {}, true, false);
+  const nn::AttentionOutput train = mha.forward(x, x, x, {}, {}, true, false);
   int zeros = 0;
   for (real w : train.weights.to_vector()) zeros += w == 0;
   CHECK(zeros > 0);
   mha.eval();
-  const nn::AttentionOutput eval = mha.forward(x, x, x, {}, true, false);
+  const nn::AttentionOutput eval = mha.forward(x, x, x, {}, {}, true, false);
   for (real s : sum(eval.weights, -1).to_vector()) CHECK(s == doctest::Approx(1).epsilon(1e-5));
 }
 
@@ -268,7 +268,7 @@ TEST_CASE("MultiheadAttention: need_weights=false takes the flash kernel and giv
     Tensor xi = x.detach();
     xi.requires_grad_();
     mha->zero_grad();
-    auto out = mha->forward(xi, xi, xi, mask, need_weights);
+    auto out = mha->forward(xi, xi, xi, mask, {}, need_weights);
     CHECK(out.weights.defined() == need_weights);
     sum(out.output * w).backward();
     grads = {xi.grad()};

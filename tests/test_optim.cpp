@@ -3,6 +3,7 @@
 // (The 20-step trajectories against torch.optim are in test_golden_optim.cpp.)
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #include <heed/optim/adam.h>
 #include <heed/optim/clip.h>
@@ -166,6 +167,40 @@ TEST_CASE("optim: bad options and parameters are heed::Errors naming the problem
   opt.param_groups()[0].set_lr(0.1);
   static_cast<optim::SGDOptions&>(*opt.param_groups()[0].options).momentum(0.9);
   CHECK_THROWS_WITH_AS(opt.step(), Contains("needs other state"), Error);
+}
+
+// Each optimizer is built from its own options type only (libtorch's rule). AdamW from
+// AdamOptions would run with weight_decay 0 instead of torch's 0.01; it does not compile.
+using Params = std::vector<Tensor>;
+using Groups = std::vector<ParamGroup>;
+static_assert(!std::is_constructible_v<optim::AdamW, Params, optim::AdamOptions>);
+static_assert(!std::is_constructible_v<optim::AdamW, Groups, optim::AdamOptions>);
+static_assert(!std::is_constructible_v<optim::Adam, Params, optim::AdamWOptions>);
+static_assert(!std::is_constructible_v<optim::Adam, Groups, optim::AdamWOptions>);
+static_assert(!std::is_constructible_v<optim::SGD, Params, optim::AdamOptions>);
+static_assert(!std::is_constructible_v<optim::Adam, Params, optim::SGDOptions>);
+static_assert(std::is_constructible_v<optim::AdamW, Params, optim::AdamWOptions>);
+static_assert(std::is_constructible_v<optim::Adam, Params, optim::AdamOptions>);
+static_assert(std::is_constructible_v<optim::SGD, Params, optim::SGDOptions>);
+// the chained setters keep the concrete type
+static_assert(std::is_same_v<decltype(optim::AdamWOptions().eps(1e-6)), optim::AdamWOptions&>);
+static_assert(std::is_same_v<decltype(optim::AdamOptions().amsgrad(true)), optim::AdamOptions&>);
+
+TEST_CASE("optim: a param group with another optimizer's options is a heed::Error (AdamW vs Adam)") {
+  Tensor p = leaf({1, 2}), q = leaf({3});
+  CHECK_THROWS_WITH_AS((optim::AdamW({ParamGroup({p}), ParamGroup({q}, optim::AdamOptions(0.1))})),
+                       Contains("AdamW: a param group has the options of another optimizer (use AdamWOptions)"),
+                       Error);
+  CHECK_THROWS_WITH_AS((optim::Adam({ParamGroup({p}, optim::AdamWOptions(0.1))})),
+                       Contains("Adam: a param group has the options of another optimizer (use AdamOptions)"),
+                       Error);
+  optim::AdamW opt({p}, optim::AdamWOptions(0.1).eps(1e-6));
+  CHECK_THROWS_WITH_AS(opt.add_param_group(ParamGroup({q}, optim::AdamOptions(0.1))),
+                       Contains("options of another optimizer"), Error);
+  opt.add_param_group(ParamGroup({q}, optim::AdamWOptions(0.2)));  // its own type is fine
+  CHECK(opt.param_groups().size() == 2);
+  CHECK(static_cast<const optim::AdamWOptions&>(opt.defaults()).weight_decay() == 0.01);
+  CHECK(static_cast<const optim::AdamWOptions&>(opt.defaults()).eps() == 1e-6);
 }
 
 // ---------------------------------------------------------------- state

@@ -283,3 +283,27 @@ TEST_CASE("scorers: bad input is a heed::Error naming the module and the shapes"
   CHECK_THROWS_AS(nn::LocalAttention(nn::LocalAttentionOptions(4, 6).window(0)), Error);
   CHECK_THROWS_AS(nn::AdditiveAttention(nn::AdditiveAttentionOptions(4, 6, 0)), Error);
 }
+
+TEST_CASE("scorers: AdditiveAttention equals the three-nn.Linear form under the header's mapping") {
+  manual_seed(330);
+  const int64_t Dq = 4, Dk = 6, A = 5;
+  // PyTorch's usual form, every layer with a bias: energy(tanh(query_layer(s) + key_layer(h)))
+  nn::Linear query_layer(nn::LinearOptions(Dq, A)), key_layer(nn::LinearOptions(Dk, A)),
+      energy_layer(nn::LinearOptions(A, 1));
+  nn::AdditiveAttention attn(nn::AdditiveAttentionOptions(Dq, Dk, A));
+  {
+    NoGradGuard ng;
+    attn.W_s.copy_(query_layer.weight);
+    attn.W_h.copy_(key_layer.weight);
+    attn.b.copy_(query_layer.bias + key_layer.bias);
+    attn.v.copy_(energy_layer.weight);  // (1, A) into (A); energy_layer.bias cancels in the softmax
+  }
+  const Tensor s = randn({2, 3, Dq}), h = randn({2, 5, Dk});
+  const Tensor scores = energy_layer.forward(tanh(query_layer.forward(s).unsqueeze(2) +
+                                                  key_layer.forward(h).unsqueeze(1)))
+                            .squeeze(-1);  // (B, Tq, Tk)
+  const nn::AttentionMask m = nn::AttentionMask().key_padding(padding());
+  const nn::Attended a = attn.forward(s, h, h, m);
+  CHECK(allclose(a.weights, nn::attend("by hand", scores, h, m).weights, 1e-5, 1e-6));
+  CHECK(allclose(attn.score(s, attn.precompute_keys(h)) + energy_layer.bias, scores, 1e-5, 1e-6));
+}

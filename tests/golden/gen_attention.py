@@ -45,11 +45,13 @@ def causal_visible(Tq, Tk):
     return torch.tril(torch.ones(Tq, Tk, dtype=torch.float64), diagonal=Tk - Tq)
 
 
-def sdpa(q, k, v, key_padding=None, causal=False, scale=None):
-    """Attention(Q, K, V) = softmax(Q K^T / sqrt(d_k)) V, masked where heed's masks say 0."""
+def sdpa(q, k, v, key_padding=None, causal=False, scale=None, bias=None):
+    """Attention(Q, K, V) = softmax(Q K^T / sqrt(d_k) + bias) V, masked where heed's masks say 0."""
     d_k = q.size(-1)
     scores = torch.matmul(q, k.transpose(-2, -1))
     scores = scores / math.sqrt(d_k) if scale is None else scores * scale
+    if bias is not None:  # torch's float attn_mask: added, broadcast
+        scores = scores + bias
     vis = torch.ones_like(scores)
     if key_padding is not None:  # (B, Tk) -> (B, 1.., 1, Tk)
         vis = vis * key_padding.reshape(key_padding.shape[0], *[1] * (scores.dim() - 2), -1)
@@ -149,5 +151,35 @@ cross_nb = mha(6, 3, bias=False)
 add_case(w, "mha_cross_nobias", 222, {"query": (1, 4, 6), "memory": (1, 5, 6)},
          lambda p, query, memory: call(cross_nb, p, query, memory, memory),
          module=cross_nb)
+
+# ---- attn_bias: torch's float attn_mask, added to the scores (appended: earlier cases and
+#      the modules they draw from torch.manual_seed(0) stay as they were) ----
+# (B, H, Tq, D) = (2, 2, 3, 4), Tk = 5, a per-head bias (H, Tq, Tk) broadcast over the batch
+add_case(w, "sdpa_bias_heads", 230,
+         {"q": (2, 2, 3, 4), "k": (2, 2, 5, 4), "v": (2, 2, 5, 3), "bias": (2, 3, 5)},
+         lambda p, q, k, v, bias, key_padding: sdpa(q, k, v, key_padding, causal=True, bias=bias),
+         consts={"key_padding": padding([5, 4], 5)})
+
+
+def call_bias(m, params, q, k, v, bias, key_padding=None):
+    """m(q, k, v) with a float attn_mask: (Tq, Tk) as is, (B, H, Tq, Tk) as torch's (B*H, Tq, Tk)."""
+    kpm = None if key_padding is None else key_padding == 0
+    am = bias if bias.dim() == 2 else bias.reshape(-1, bias.shape[-2], bias.shape[-1])
+    return functional_call(m, params, (q, k, v), dict(key_padding_mask=kpm, attn_mask=am,
+                                                       need_weights=True,
+                                                       average_attn_weights=False))
+
+
+# nn.MultiheadAttention(8, 2) self-attention, float attn_mask (Tq, Tk) and key padding
+bias_self = mha(8, 2)
+add_case(w, "mha_self_bias", 231, {"x": (2, 4, 8), "bias": (4, 4)},
+         lambda p, x, bias, key_padding: call_bias(bias_self, p, x, x, x, bias, key_padding),
+         module=bias_self, consts={"key_padding": padding([4, 3], 4)})
+# cross-attention, one bias per batch element and head: heed (B, H, Tq, Tk)
+bias_cross = mha(8, 2)
+add_case(w, "mha_cross_bias_per_head", 232, {"query": (2, 3, 8), "memory": (2, 5, 8),
+                                              "bias": (2, 2, 3, 5)},
+         lambda p, query, memory, bias: call_bias(bias_cross, p, query, memory, memory, bias),
+         module=bias_cross)
 
 w.write()
