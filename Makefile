@@ -57,6 +57,7 @@ DEPS += doctest-dev:/usr/include/doctest/doctest.h
 DEPS += pkgconf:/usr/bin/pkg-config
 DEPS += libstb-dev:/usr/include/stb/stb_image_write.h
 DEPS += fonts-dejavu-core:/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf
+DEPS += fortunes:/usr/share/games/fortunes/cookie
 
 deps:
 	@missing=""; \
@@ -110,11 +111,16 @@ $(BUILD)/tests_f32: $(TEST_F32_OBJS) $(BUILD)/libheed.a
 $(BUILD)/tests_f64: $(TEST_F64_OBJS) $(BUILD)/libheed_f64.a
 	$(CXX) $^ -o $@ $(LDLIBS)
 
-test: $(BUILD)/tests_f32 $(BUILD)/tests_f64 $(BUILD)/examples/translate
+# Every example has a --smoke run (tiny sizes, seconds) that exits 1 unless its loss falls
+# and its PNGs are valid files of the size drawn.
+SMOKE_EXAMPLES := translate char_gpt
+
+test: $(BUILD)/tests_f32 $(BUILD)/tests_f64 $(SMOKE_EXAMPLES:%=$(BUILD)/examples/%)
 	$(BUILD)/tests_f32
 	$(BUILD)/tests_f64
 	@mkdir -p $(BUILD)/smoke
-	$(BUILD)/examples/translate --smoke --out $(BUILD)/smoke
+	@for e in $(SMOKE_EXAMPLES); do echo "$(BUILD)/examples/$$e --smoke --out $(BUILD)/smoke"; \
+	  $(BUILD)/examples/$$e --smoke --out $(BUILD)/smoke || exit 1; done
 	@$(MAKE) --no-print-directory check-install
 
 # Install into a scratch prefix and build a program against it with pkg-config only.

@@ -1,0 +1,48 @@
+// program.h - the main() every example shares: options, --help, threads, the output
+// directory, and one-line errors.
+//
+//   int main(int argc, char** argv) {
+//     return program::run("translate", kUsage, argc, argv, parse_options, [&](const Options& o) { ... });
+//   }
+//
+// parse(argc, argv, help) returns the options (with fields `threads` and `out`); an
+// args::UsageError becomes "name: message (see --help)" and exit status 2. Then the thread
+// count is set (0: leave OpenMP's default, every core), the --out directory is made (one
+// level) and checked writable, and body(options) runs; any exception it throws (a heed::Error
+// from a bad checkpoint, an unreadable file, a PNG that cannot be written) becomes
+// "name: message" and exit status 2. Nothing escapes as a crash.
+#pragma once
+#include <heed/heed.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <stdexcept>
+
+#include "args.h"
+
+namespace program {
+
+template <class Parse, class Body>
+int run(const char* name, const char* usage, int argc, char** argv, Parse parse, Body body) {
+  decltype(parse(argc, argv, std::declval<bool&>())) o;
+  try {
+    bool help = false;
+    o = parse(argc, argv, help);
+    if (help) return std::printf("%s", usage), 0;
+  } catch (const args::UsageError& e) {
+    std::fprintf(stderr, "%s: %s (see --help)\n", name, e.what());
+    return 2;
+  }
+  try {
+    if (o.threads > 0) heed::set_num_threads(o.threads);
+    ::mkdir(o.out.c_str(), 0755);
+    if (::access(o.out.c_str(), W_OK) != 0) throw std::runtime_error("cannot write into --out directory " + o.out);
+    return body(o);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: %s\n", name, e.what());
+    return 2;
+  }
+}
+
+}  // namespace program
