@@ -113,7 +113,7 @@ $(BUILD)/tests_f64: $(TEST_F64_OBJS) $(BUILD)/libheed_f64.a
 
 # Every example has a --smoke run (tiny sizes, seconds) that exits 1 unless its loss falls
 # and its PNGs are valid files of the size drawn.
-SMOKE_EXAMPLES := translate char_gpt classify
+SMOKE_EXAMPLES := translate char_gpt classify lstm_vs_attention
 
 test: $(BUILD)/tests_f32 $(BUILD)/tests_f64 $(SMOKE_EXAMPLES:%=$(BUILD)/examples/%)
 	$(BUILD)/tests_f32
