@@ -489,10 +489,8 @@ int run(const Options& o, std::chrono::steady_clock::time_point t0) {
               r.valid_loss, r.valid_loss / std::log(2.0), (long long)o.iters, r.tokens_per_s, train_s,
               progress::seconds_since(t0), get_num_threads(), load[0]);
   if (o.smoke) {  // the checks make test relies on
-    const size_t n = std::min<size_t>(5, r.losses.size() / 2);
-    double first = 0, last = 0;
-    for (size_t i = 0; i < n; ++i) first += r.losses[i] / n, last += r.losses[r.losses.size() - 1 - i] / n;
-    const bool falls = n > 0 && last < 0.8 * first;
+    double first, last;
+    const bool falls = program::loss_falls(r.losses, 0.8, first, last, 5);
     const bool png = plot::png_size(o.out + "/loss.png") == curve && curve.first > 100;
     std::printf("smoke: loss %.3f -> %.3f (%s), PNG %s\n", first, last, falls ? "falls" : "DOES NOT FALL", png ? "valid" : "INVALID");
     return falls && png ? 0 : 1;

@@ -273,10 +273,8 @@ int run(const Options& o, std::chrono::steady_clock::time_point t0) {
   std::printf("test accuracy %.1f%% (train %.1f%%; a bag of words: 50%%) | %.1f s wall, %d threads, load average %.2f\n",
               100 * acc, 100 * train_acc, progress::seconds_since(t0), get_num_threads(), load[0]);
   if (o.smoke) {
-    const size_t n = std::min<size_t>(10, losses.size() / 2);
-    double first = 0, last = 0;
-    for (size_t i = 0; i < n; ++i) first += losses[i] / n, last += losses[losses.size() - 1 - i] / n;
-    const bool falls = n > 0 && last < 0.9 * first;
+    double first, last;
+    const bool falls = program::loss_falls(losses, 0.9, first, last);
     const bool pngs = plot::png_size(o.out + "/attention.png") == heat && plot::png_size(o.out + "/loss.png") == curve &&
                       heat.first > 100 && heat.second > 100;
     std::printf("smoke: loss %.3f -> %.3f (%s), PNGs %s\n", first, last, falls ? "falls" : "DOES NOT FALL", pngs ? "valid" : "INVALID");

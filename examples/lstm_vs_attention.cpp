@@ -209,12 +209,6 @@ Score test(CopyModel& model, int64_t L, const Options& o) {
 }
 
 // ------------------------------------------------------------------ main
-double mean_of(const std::vector<double>& v, size_t from, size_t n) {
-  double s = 0;
-  for (size_t i = from; i < from + n; ++i) s += v[i] / n;
-  return s;
-}
-
 int run(const Options& o, std::chrono::steady_clock::time_point t0) {
   plot::Font font;
   std::printf("task: copy L random digits, L in {");
@@ -253,9 +247,9 @@ int run(const Options& o, std::chrono::steady_clock::time_point t0) {
               "%d threads, load average %.2f\n",
               o.out.c_str(), png.first, png.second, seconds[0], seconds[1], progress::seconds_since(t0), get_num_threads(), load[0]);
   if (o.smoke) {
-    const size_t n = std::min<size_t>(10, o.steps / 2);
-    bool falls = n > 0;
-    for (int m = 0; m < 2; ++m) falls = falls && mean_of(losses[m], losses[m].size() - n, n) < 0.9 * mean_of(losses[m], 0, n);
+    double first, last;
+    bool falls = true;
+    for (int m = 0; m < 2; ++m) falls = program::loss_falls(losses[m], 0.9, first, last) && falls;
     const bool valid = plot::png_size(o.out + "/accuracy.png") == png && png.first > 100;
     std::printf("smoke: losses %s, PNG %s\n", falls ? "fall" : "DO NOT FALL", valid ? "valid" : "INVALID");
     return falls && valid ? 0 : 1;

@@ -16,8 +16,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <stdexcept>
+#include <vector>
 
 #include "args.h"
 
@@ -43,6 +45,15 @@ int run(const char* name, const char* usage, int argc, char** argv, Parse parse,
     std::fprintf(stderr, "%s: %s\n", name, e.what());
     return 2;
   }
+}
+
+// The smoke runs' test that training did something: the mean of the last n losses is below
+// `ratio` times the mean of the first n (n = min(max_n, half the run)). Sets first and last.
+inline bool loss_falls(const std::vector<double>& losses, double ratio, double& first, double& last, size_t max_n = 10) {
+  const size_t n = std::min(max_n, losses.size() / 2);
+  first = last = 0;
+  for (size_t i = 0; i < n; ++i) first += losses[i] / n, last += losses[losses.size() - 1 - i] / n;
+  return n > 0 && last < ratio * first;
 }
 
 }  // namespace program
