@@ -248,7 +248,7 @@ std::pair<int, int> draw_attention(Classifier& model, const std::vector<Example>
   model.train();
   return plot::attention_heatmap(path, rows, col_labels, row_labels,
                                  "self-attention (rows: letters) and pooling weights, " + std::to_string(n) + " test strings",
-                                 font);
+                                 font, "key position j (last digit)", "query letter t");
 }
 
 int run(const Options& o, std::chrono::steady_clock::time_point t0) {

@@ -32,7 +32,9 @@ inline std::string char_label(char c) { return c == ' ' ? "\xC2\xB7" : std::stri
 inline std::pair<int, int> attention_heatmap(const std::string& path, const std::vector<std::vector<float>>& weights,
                                              const std::vector<std::string>& source_labels,
                                              const std::vector<std::string>& output_labels,
-                                             const std::string& title, const Font& font) {
+                                             const std::string& title, const Font& font,
+                                             const std::string& x_title = "source character j",
+                                             const std::string& y_title = "output t") {
   const int T = weights.size(), S = source_labels.size(), cell = 22;
   int left = 20 + 16;  // the axis title, then the widest output label
   for (const auto& l : output_labels) left = std::max(left, 36 + 8 + Canvas(1, 1).text_width(font, l, 14));
@@ -40,8 +42,8 @@ inline std::pair<int, int> attention_heatmap(const std::string& path, const std:
   const int W = std::max(left + S * cell + right, Canvas(1, 1).text_width(font, title, 15) + 20), H = top + T * cell + 14;
   Canvas c(W, H);
   c.text(font, title, 10, 6, 15, kBlack);
-  c.text_centred(font, "source character j", left + S * cell / 2, 36, 13, kDarkGrey);
-  c.text_centred(font, "output t", 12, top + T * cell / 2, 13, kDarkGrey, true);
+  c.text_centred(font, x_title, left + S * cell / 2, 36, 13, kDarkGrey);
+  c.text_centred(font, y_title, 12, top + T * cell / 2, 13, kDarkGrey, true);
   for (int j = 0; j < S; ++j) c.text_centred(font, source_labels[j], left + j * cell + cell / 2, top - 12, 14, kBlack);
   for (int t = 0; t < T; ++t) {
     int w = c.text_width(font, output_labels[t], 14);
