@@ -56,7 +56,8 @@ std::string leaf_label(const TensorImpl* leaf, const DotOptions& o) {
 std::string to_dot(const Tensor& root, const DotOptions& o) {
   HEED_CHECK(root.defined(), "to_dot", "the root tensor is undefined");
   std::ostringstream out;
-  out << "digraph heed {\n  rankdir=LR;\n  node [fontname=\"DejaVu Sans\", fontsize=11];\n";
+  out << "digraph heed {\n  rankdir=LR;\n  graph [fontname=\"DejaVu Sans\"];\n  node [fontname=\"DejaVu Sans\", fontsize=11];\n"
+      << "  edge [fontname=\"DejaVu Sans\"];\n";
   if (!o.title().empty()) out << "  labelloc=t;\n  label=\"" << escape(o.title()) << "\";\n";
 
   // A leaf or a tensor that needs no grad: one box, no graph.
