@@ -452,8 +452,14 @@ int run(const Options& o, std::chrono::steady_clock::time_point t0) {
   // AdamW decays the matrices (embeddings, projections) but not biases and LayerNorm gains.
   std::vector<Tensor> decay, no_decay;
   for (const Tensor& p : model.parameters()) (p.dim() >= 2 ? decay : no_decay).push_back(p);
-  optim::AdamW opt({optim::ParamGroup(decay), optim::ParamGroup(no_decay, optim::AdamWOptions(o.lr).weight_decay(0))},
-                   optim::AdamWOptions(o.lr).betas({0.9, 0.99}).weight_decay(o.weight_decay));
+  // (The options are set one statement each so that they stay AdamWOptions, not the
+  // AdamOptions& a chained base-class setter returns.)
+  optim::AdamWOptions defaults(o.lr), without_decay(o.lr);
+  defaults.betas({0.9, 0.99});
+  defaults.weight_decay(o.weight_decay);
+  without_decay.betas({0.9, 0.99});
+  without_decay.weight_decay(0);
+  optim::AdamW opt({optim::ParamGroup(decay), optim::ParamGroup(no_decay, without_decay)}, defaults);
   if (!o.resume.empty()) {
     try {
       load_checkpoint(o.resume, model, opt);
