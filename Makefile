@@ -59,6 +59,7 @@ DEPS += doctest-dev:/usr/include/doctest/doctest.h
 DEPS += pkgconf:/usr/bin/pkg-config
 DEPS += libstb-dev:/usr/include/stb/stb_image_write.h
 DEPS += fonts-dejavu-core:/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf
+DEPS += fortunes:/usr/share/games/fortunes/cookie
 
 deps:
 	@missing=""; \
@@ -112,11 +113,16 @@ $(BUILD)/tests_f32: $(TEST_F32_OBJS) $(BUILD)/libheed.a
 $(BUILD)/tests_f64: $(TEST_F64_OBJS) $(BUILD)/libheed_f64.a
 	$(CXX) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 
-test: $(BUILD)/tests_f32 $(BUILD)/tests_f64 $(BUILD)/examples/translate
+# Every example has a --smoke run (tiny sizes, seconds) that exits 1 unless its loss falls
+# and its PNGs are valid files of the size drawn.
+SMOKE_EXAMPLES := translate char_gpt classify lstm_vs_attention
+
+test: $(BUILD)/tests_f32 $(BUILD)/tests_f64 $(SMOKE_EXAMPLES:%=$(BUILD)/examples/%)
 	$(BUILD)/tests_f32
 	$(BUILD)/tests_f64
 	@mkdir -p $(BUILD)/smoke
-	$(BUILD)/examples/translate --smoke --out $(BUILD)/smoke
+	@for e in $(SMOKE_EXAMPLES); do echo "$(BUILD)/examples/$$e --smoke --out $(BUILD)/smoke"; \
+	  $(BUILD)/examples/$$e --smoke --out $(BUILD)/smoke || exit 1; done
 	@$(MAKE) --no-print-directory check-install
 
 # AddressSanitizer + UndefinedBehaviorSanitizer: the library and both test binaries built

@@ -32,6 +32,7 @@
 #include "common/dates.h"
 #include "common/decode.h"
 #include "common/plots.h"
+#include "common/program.h"
 #include "common/progress.h"
 #include "common/seq2seq.h"
 
@@ -60,7 +61,7 @@ struct Options {
   // One thread: at these sizes (64 x 128 matrices) a second thread gains little, and on a
   // machine shared with other jobs OpenMP's waiting threads made a step 15x slower (README).
   int threads = 1;
-  std::string out = "build/demo", save, resume, translate;
+  std::string out = "build/demo", save, resume, translate, graph;
   bool smoke = false;
 };
 
@@ -86,6 +87,8 @@ const char* kUsage =
     "  --resume FILE        continue training from a checkpoint\n"
     "  --translate TEXT     load a checkpoint (--resume, else DIR/translate.ckpt),\n"
     "                       translate TEXT and draw DIR/translation.png\n"
+    "  --graph FILE.dot     after training, write the autograd graph of one decoder step\n"
+    "                       (Graphviz DOT; render with  dot -Tpng FILE.dot -o FILE.png)\n"
     "  --smoke              a few seconds at tiny sizes; exits 1 unless the loss falls\n"
     "                       and the PNGs are valid (part of make test)\n"
     "  --help\n";
@@ -124,6 +127,7 @@ Options parse_options(int argc, char** argv, bool& help) {
   o.save = p.get("save", o.out + "/translate.ckpt");
   o.resume = p.get("resume", "");
   o.translate = p.get("translate", "");
+  o.graph = p.get("graph", "");
   if (p.given("translate") && o.translate.empty())
     throw args::UsageError("--translate needs a date, e.g. \"12 Dec 1999\"");
   p.finish();
@@ -263,6 +267,33 @@ size_t showcase(const std::vector<dates::Example>& test) {
   return best;
 }
 
+// The graph backward() walks for the first output character of `ex` (heed::to_dot), cut at the
+// step's inputs: the encoder states h_j, their projection and the state (s, cell, h~) coming
+// in become leaves, so the picture is one decoder step. Parameters are labelled with their
+// names and, after backward, the norms of their gradients.
+void write_step_graph(Seq2Seq& model, const dates::Example& ex, const std::string& path) {
+  Batch b = seq2seq::make_batch({ex}, {0});
+  seq2seq::Encoded e = model.encode(b.src, b.lengths);
+  auto cut = [](const Tensor& t) { return t.defined() ? t.detach().requires_grad_() : t; };
+  e.keys = cut(e.keys), e.projected = cut(e.projected);
+  seq2seq::DecoderState in = model.start(e);
+  in = {cut(in.s), cut(in.cell), cut(in.feed)};
+  seq2seq::Step step = model.step(IndexTensor(std::vector<int64_t>{dates::kStart}), in, e);  // logits (1, V)
+  IndexTensor first(std::vector<int64_t>{b.tgt.data()[0]});
+  Tensor loss = F::cross_entropy(step.logits, first);
+  model.zero_grad();
+  loss.backward();
+  auto names = model.named_parameters();
+  names.push_back({"h_j  encoder states", e.keys});
+  if (e.projected.defined()) names.push_back({"keys projected once", e.projected});
+  names.push_back({"s_{t-1}", in.s});
+  names.push_back({"cell_{t-1}", in.cell});
+  names.push_back({"h~_{t-1}  (input feeding)", in.feed});
+  write_dot(path, loss, DotOptions().names(names).grad_norms(true).title(
+      "one decoder step of \"" + ex.source + "\" (" + model.options.score() + " attention): loss of its first character"));
+  model.zero_grad();
+}
+
 // ------------------------------------------------------------------ main
 // Runs a load_checkpoint call; a checkpoint of another model gets a hint added to heed's message.
 template <class F>
@@ -311,6 +342,10 @@ int run_training(const Options& o, std::chrono::steady_clock::time_point t0) {
   auto heat = draw_attention(o.out + "/attention.png", data.test[k].source, translate_one(*model, data.test[k].source, o),
                              o.score, font);
   auto curve = plot::loss_curve(o.out + "/loss.png", losses, "date translation, " + o.score + " attention", font);
+  if (!o.graph.empty()) {
+    write_step_graph(*model, data.test[k], o.graph);
+    std::printf("wrote %s (render: dot -Tpng %s -o graph.png)\n", o.graph.c_str(), o.graph.c_str());
+  }
   std::printf("\nwrote %s/attention.png (%dx%d) and %s/loss.png (%dx%d)%s%s\n", o.out.c_str(), heat.first, heat.second,
               o.out.c_str(), curve.first, curve.second, o.save.empty() || losses.empty() ? "" : ", checkpoint ",
               o.save.empty() || losses.empty() ? "" : o.save.c_str());
@@ -345,22 +380,5 @@ int run_training(const Options& o, std::chrono::steady_clock::time_point t0) {
 
 int main(int argc, char** argv) {
   const auto t0 = std::chrono::steady_clock::now();
-  Options o;
-  try {
-    bool help = false;
-    o = parse_options(argc, argv, help);
-    if (help) return std::printf("%s", kUsage), 0;
-  } catch (const args::UsageError& e) {
-    std::fprintf(stderr, "translate: %s (see --help)\n", e.what());
-    return 2;
-  }
-  try {
-    if (o.threads > 0) set_num_threads(o.threads);
-    ::mkdir(o.out.c_str(), 0755);  // one level, like the default build/demo
-    if (::access(o.out.c_str(), W_OK) != 0) throw std::runtime_error("cannot write into --out directory " + o.out);
-    return o.translate.empty() ? run_training(o, t0) : run_translate(o);
-  } catch (const std::exception& e) {  // heed::Error (e.g. an unreadable checkpoint), a bad date, a PNG write
-    std::fprintf(stderr, "translate: %s\n", e.what());
-    return 2;
-  }
+  return program::run("translate", kUsage, argc, argv, parse_options, [&](const Options& o) { return o.translate.empty() ? run_training(o, t0) : run_translate(o); });
 }

@@ -3,6 +3,7 @@
 //   attention_heatmap  weights alpha_tj (T_out rows, S columns): output characters down the
 //                      left, source characters along the top, a colour scale on the right
 //   loss_curve         loss per training step on a log scale, with its moving mean
+//   line_chart         a few named series y(x) on linear axes, with a legend
 #pragma once
 #include <cstdio>
 #include <string>
@@ -31,7 +32,9 @@ inline std::string char_label(char c) { return c == ' ' ? "\xC2\xB7" : std::stri
 inline std::pair<int, int> attention_heatmap(const std::string& path, const std::vector<std::vector<float>>& weights,
                                              const std::vector<std::string>& source_labels,
                                              const std::vector<std::string>& output_labels,
-                                             const std::string& title, const Font& font) {
+                                             const std::string& title, const Font& font,
+                                             const std::string& x_title = "source character j",
+                                             const std::string& y_title = "output t") {
   const int T = weights.size(), S = source_labels.size(), cell = 22;
   int left = 20 + 16;  // the axis title, then the widest output label
   for (const auto& l : output_labels) left = std::max(left, 36 + 8 + Canvas(1, 1).text_width(font, l, 14));
@@ -39,8 +42,8 @@ inline std::pair<int, int> attention_heatmap(const std::string& path, const std:
   const int W = std::max(left + S * cell + right, Canvas(1, 1).text_width(font, title, 15) + 20), H = top + T * cell + 14;
   Canvas c(W, H);
   c.text(font, title, 10, 6, 15, kBlack);
-  c.text_centred(font, "source character j", left + S * cell / 2, 36, 13, kDarkGrey);
-  c.text_centred(font, "output t", 12, top + T * cell / 2, 13, kDarkGrey, true);
+  c.text_centred(font, x_title, left + S * cell / 2, 36, 13, kDarkGrey);
+  c.text_centred(font, y_title, 12, top + T * cell / 2, 13, kDarkGrey, true);
   for (int j = 0; j < S; ++j) c.text_centred(font, source_labels[j], left + j * cell + cell / 2, top - 12, 14, kBlack);
   for (int t = 0; t < T; ++t) {
     int w = c.text_width(font, output_labels[t], 14);
@@ -117,6 +120,55 @@ inline std::pair<int, int> loss_curve(const std::string& path, const std::vector
   c.line(left, top + ph, left + pw, top + ph, kBlack);
   c.text(font, "per step", left + pw - 150, top + 6, 12, {120, 150, 200});
   c.text(font, "moving mean", left + pw - 150, top + 22, 12, {20, 60, 160});
+  c.write_png(path);
+  return {W, H};
+}
+
+// One series of a line chart: its name in the legend, its colour, its points.
+struct Series {
+  std::string name;
+  Rgb colour;
+  std::vector<double> y;  // one per x
+};
+
+// Writes series[k].y against x (linear axes, y from y_lo to y_hi, 5 ticks each way) with
+// a dot at every point and a legend, and returns the size.
+inline std::pair<int, int> line_chart(const std::string& path, const std::vector<double>& x, const std::vector<Series>& series,
+                                      double y_lo, double y_hi, const std::string& title, const std::string& x_label,
+                                      const std::string& y_label, const Font& font) {
+  const int W = 640, H = 400, left = 78, right = 20, top = 40, bottom = 56;
+  const int pw = W - left - right, ph = H - top - bottom;
+  Canvas c(W, H);
+  c.text(font, title, left, 10, 15, kBlack);
+  c.text_centred(font, x_label, left + pw / 2, H - 14, 13, kDarkGrey);
+  c.text_centred(font, y_label, 14, top + ph / 2, 13, kDarkGrey, true);
+  double x_lo = x.empty() ? 0 : *std::min_element(x.begin(), x.end()), x_hi = x.empty() ? 1 : *std::max_element(x.begin(), x.end());
+  if (x_hi <= x_lo) x_hi = x_lo + 1;
+  auto X = [&](double v) { return left + float((v - x_lo) / (x_hi - x_lo) * pw); };
+  auto Y = [&](double v) { return top + float((y_hi - v) / (y_hi - y_lo) * ph); };
+  for (int k = 0; k <= 4; ++k) {
+    const double v = y_lo + (y_hi - y_lo) * k / 4;
+    c.line(left, Y(v), left + pw, Y(v), k == 0 ? kBlack : Rgb{235, 235, 235});
+    char s[16];
+    std::snprintf(s, sizeof s, "%g", v);
+    c.text(font, s, left - 8 - c.text_width(font, s, 12), int(Y(v)) - 9, 12, kBlack);
+  }
+  for (double v : x) {
+    c.line(X(v), top + ph, X(v), top + ph + 4, kBlack);
+    char s[16];
+    std::snprintf(s, sizeof s, "%g", v);
+    c.text_centred(font, s, int(X(v)), top + ph + 14, 12, kBlack);
+  }
+  c.line(left, top, left, top + ph, kBlack);
+  for (size_t k = 0; k < series.size(); ++k) {
+    const Series& s = series[k];
+    for (size_t i = 0; i < s.y.size() && i < x.size(); ++i) {
+      if (i > 0) c.line(X(x[i - 1]), Y(s.y[i - 1]), X(x[i]), Y(s.y[i]), s.colour);
+      c.fill_rect(int(X(x[i])) - 3, int(Y(s.y[i])) - 3, 7, 7, s.colour);
+    }
+    c.fill_rect(left + pw - 190, top + 10 + 18 * k, 14, 4, s.colour);
+    c.text(font, s.name, left + pw - 170, top + 1 + 18 * k, 12, kBlack);
+  }
   c.write_png(path);
   return {W, H};
 }

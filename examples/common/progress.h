@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdio>
 #include <string>
+#include <utility>
 
 namespace progress {
 
@@ -27,9 +28,11 @@ inline std::string clock_text(double s) {  // 65 -> "1:05"
 
 class Bar {
  public:
-  // steps_total: every step of the run, for the ETA; steps_before: already done (resumed).
-  Bar(int64_t steps_total, int64_t steps_before)
-      : tty_(isatty(fileno(stdout))), total_(steps_total), before_(steps_before), t0_(std::chrono::steady_clock::now()) {}
+  // steps_total: every step of the run, for the ETA; steps_before: already done (resumed);
+  // unit: what the outer count is called on the line ("epoch", or "interval" between evaluations).
+  Bar(int64_t steps_total, int64_t steps_before, std::string unit = "epoch")
+      : tty_(isatty(fileno(stdout))), total_(steps_total), before_(steps_before), unit_(std::move(unit)),
+        t0_(std::chrono::steady_clock::now()) {}
 
   void start_epoch(int epoch, int epochs, int64_t steps) {
     epoch_ = epoch, epochs_ = epochs, steps_ = steps, tokens_ = 0, next_quarter_ = 1;
@@ -60,13 +63,14 @@ class Bar {
     const double elapsed = seconds_since(t0_);
     const double eta = elapsed / done_ * double(total_ - before_ - done_);
     char b[160];
-    std::snprintf(b, sizeof b, "epoch %d/%d  step %lld/%lld  loss %.4f  %.1fk tok/s  ETA %s   ", epoch_, epochs_,
+    std::snprintf(b, sizeof b, "%s %d/%d  step %lld/%lld  loss %.4f  %.1fk tok/s  ETA %s   ", unit_.c_str(), epoch_, epochs_,
                   (long long)step, (long long)steps_, loss_, tokens_per_second() / 1000, clock_text(eta).c_str());
     return b;
   }
 
   bool tty_;
   int64_t total_, before_, done_ = 0;
+  std::string unit_;
   std::chrono::steady_clock::time_point t0_, te_, last_draw_{};
   int epoch_ = 0, epochs_ = 0;
   int64_t steps_ = 0, tokens_ = 0, next_quarter_ = 1;

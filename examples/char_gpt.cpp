@@ -1,0 +1,510 @@
+// char_gpt.cpp - a GPT-style character language model (Radford et al. 2018/2019, "GPT",
+// "GPT-2"; the Transformer of Vaswani et al. 2017 with pre-norm blocks, Xiong et al. 2020).
+//
+// It reads a text, learns p(next character | the previous `block` characters), and writes
+// new text from a prompt. Read top to bottom:
+//   Options        every setting and its default (the "baby GPT": block 64, batch 12,
+//                  4 layers, 4 heads, width 128)
+//   Corpus         any UTF-8 file, or by default the Debian `fortunes` package's files
+//                  concatenated in sorted order; characters are code points; 90% / 10%
+//                  train / validation split (the validation text is the file's end)
+//   GPT            embedding + positions (learned | sinusoidal | rotary) -> N blocks -> norm -> logits
+//   train          AdamW with decoupled weight decay on the matrices only (Loshchilov & Hutter
+//                  2019), linear warmup + cosine decay, gradient clipping, validation loss
+//                  every eval interval, checkpoints
+//   generate       sampling with temperature and top-k from a prompt
+//
+// One block (pre-norm, causal):
+//   x = x + Dropout(W_o · Attention(rope?(LN1(x) W_q), rope?(LN1(x) W_k), LN1(x) W_v))
+//   x = x + Dropout(W_2 · GELU(W_1 · LN2(x)))
+// Attention = softmax(Q K^T / sqrt(D) + causal mask) V per head, computed by heed's tiled
+// ("flash") kernel, which never forms the (T, T) scores (Dao et al. 2022).
+// Shapes: B batch, T time (<= block), E width, H heads, D = E / H head width, V vocabulary.
+//
+//   build/examples/char_gpt                              train the baby GPT on the fortunes
+//   build/examples/char_gpt --text book.txt --pos rope --save book.ckpt
+//   build/examples/char_gpt --resume book.ckpt --text book.txt --iters 0 --prompt "The " --samples 3
+#include <heed/heed.h>
+
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "common/args.h"
+#include "common/plots.h"
+#include "common/program.h"
+#include "common/progress.h"
+
+using namespace heed;
+namespace F = heed::nn::functional;
+
+// ------------------------------------------------------------------ options
+struct Options {
+  std::string text = "/usr/share/games/fortunes";  // a file, or a directory of fortune files
+  // model: the baby GPT
+  int64_t block = 64, layers = 4, heads = 4, width = 128;
+  double dropout = 0.1;
+  std::string pos = "learned";  // learned | sinusoidal | rope
+  // training
+  int64_t batch = 12, iters = 2000, warmup = 100, eval_interval = 200, eval_iters = 20;
+  double lr = 2e-3, min_lr = 1e-4, weight_decay = 0.1, clip = 1.0, valid_fraction = 0.1;
+  // sampling
+  std::string prompt = "The ";
+  double temperature = 0.8;
+  int64_t top_k = 20, samples = 2, sample_len = 300;
+  // running
+  uint64_t seed = 1;
+  int threads = 1;  // see examples/translate.cpp and the README: spinning OpenMP threads on a shared machine
+  std::string out = "build/char_gpt", save, resume;
+  bool smoke = false;
+};
+
+const char* kUsage =
+    "usage: char_gpt [options]\n"
+    "  train a GPT-style character language model, then sample from it\n"
+    "  --text PATH          UTF-8 text file, or a directory of fortune files (/usr/share/games/fortunes)\n"
+    "  --block N            context length in characters                   (64)\n"
+    "  --layers N --heads N --width N   model size                         (4 4 128)\n"
+    "  --pos P              learned | sinusoidal | rope                    (learned)\n"
+    "  --dropout X          residual and embedding dropout                 (0.1)\n"
+    "  --batch N            sequences per step                             (12)\n"
+    "  --iters N            training steps (0: only sample a checkpoint)   (2000)\n"
+    "  --lr X --min-lr X    peak and final AdamW learning rate             (0.002 0.0001)\n"
+    "  --warmup N           linear warmup steps, then cosine decay         (100)\n"
+    "  --weight-decay X     AdamW decoupled weight decay (matrices only)   (0.1)\n"
+    "  --clip X             gradient norm clipping                         (1)\n"
+    "  --eval-interval N    steps between validation losses                (200)\n"
+    "  --eval-iters N       batches per loss estimate                      (20)\n"
+    "  --valid-fraction X   the text's end held out for validation         (0.1)\n"
+    "  --prompt TEXT        start of every sample                          (\"The \")\n"
+    "  --temperature X      divide the logits by X before sampling         (0.8)\n"
+    "  --top-k N            sample among the N likeliest (0: all)          (20)\n"
+    "  --samples N --sample-len N   how many samples, characters each      (2 300)\n"
+    "  --seed N             initialisation, batches and sampling           (1)\n"
+    "  --threads N          threads (0: every core)                        (1)\n"
+    "  --out DIR            loss curve and default checkpoint              (build/char_gpt)\n"
+    "  --save FILE          checkpoint at every evaluation                 (DIR/char_gpt.ckpt)\n"
+    "  --resume FILE        continue from a checkpoint (same --text and sizes)\n"
+    "  --smoke              a few seconds at tiny sizes; exits 1 unless the loss falls\n"
+    "                       and the PNG is valid (part of make test)\n"
+    "  --help\n";
+
+Options parse_options(int argc, char** argv, bool& help) {
+  args::Parser p(argc, argv, {"help", "smoke"});
+  Options o;
+  help = p.flag("help");
+  o.smoke = p.flag("smoke");
+  if (o.smoke) {  // tiny sizes on a slice of the corpus; every other option may still override them
+    o.block = 16, o.layers = 1, o.heads = 2, o.width = 32, o.batch = 8, o.iters = 120, o.warmup = 5;
+    o.eval_interval = 60, o.eval_iters = 2, o.lr = 1e-2, o.samples = 1, o.sample_len = 40, o.out = "build/smoke";
+    o.dropout = 0;
+  }
+  o.text = p.get("text", o.text);
+  o.block = p.get_int("block", o.block, 2, 4096);
+  o.layers = p.get_int("layers", o.layers, 1, 64);
+  o.heads = p.get_int("heads", o.heads, 1, 64);
+  o.width = p.get_int("width", o.width, 2, 4096);
+  o.pos = p.get("pos", o.pos);
+  if (o.pos != "learned" && o.pos != "sinusoidal" && o.pos != "rope")
+    throw args::UsageError("--pos must be learned, sinusoidal or rope, got '" + o.pos + "'");
+  if (o.width % o.heads != 0)
+    throw args::UsageError("--width " + std::to_string(o.width) + " is not a multiple of --heads " + std::to_string(o.heads));
+  if (o.pos == "rope" && (o.width / o.heads) % 2 != 0)
+    throw args::UsageError("--pos rope needs an even head width (--width / --heads)");
+  o.dropout = p.get_double("dropout", o.dropout, 0, 0.9);
+  o.batch = p.get_int("batch", o.batch, 1, 4096);
+  o.iters = p.get_int("iters", o.iters, 0, 10000000);
+  o.lr = p.get_double("lr", o.lr, 1e-7, 1);
+  o.min_lr = p.get_double("min-lr", o.min_lr, 0, 1);
+  o.warmup = p.get_int("warmup", o.warmup, 0, 10000000);
+  o.weight_decay = p.get_double("weight-decay", o.weight_decay, 0, 10);
+  o.clip = p.get_double("clip", o.clip, 1e-6, 1e6);
+  o.eval_interval = p.get_int("eval-interval", o.eval_interval, 1, 10000000);
+  o.eval_iters = p.get_int("eval-iters", o.eval_iters, 1, 100000);
+  o.valid_fraction = p.get_double("valid-fraction", o.valid_fraction, 0.01, 0.5);
+  o.prompt = p.get("prompt", o.prompt);
+  o.temperature = p.get_double("temperature", o.temperature, 1e-3, 100);
+  o.top_k = p.get_int("top-k", o.top_k, 0, 1000000);
+  o.samples = p.get_int("samples", o.samples, 0, 1000);
+  o.sample_len = p.get_int("sample-len", o.sample_len, 1, 100000);
+  o.seed = p.get_int("seed", o.seed, 0, INT64_MAX);
+  o.threads = p.get_int("threads", o.threads, 0, 1024);
+  o.out = p.get("out", o.out);
+  o.save = p.get("save", o.out + "/char_gpt.ckpt");
+  o.resume = p.get("resume", "");
+  if (o.iters == 0 && o.resume.empty()) throw args::UsageError("--iters 0 samples a trained model: give --resume FILE");
+  p.finish();
+  return o;
+}
+
+// ------------------------------------------------------------------ corpus
+// The bytes of `path`, or of every fortune file in a directory: the regular files sorted by
+// name, skipping the strfile indexes (*.dat) and the *.u8 links, joined in that order.
+std::string read_text(const std::string& path) {
+  auto slurp = [](const std::string& file) {
+    std::ifstream f(file, std::ios::binary);
+    if (!f) throw std::runtime_error("cannot read " + file);
+    return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+  };
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) throw std::runtime_error("cannot read " + path + " (no such file or directory)");
+  if (!S_ISDIR(st.st_mode)) return slurp(path);
+  std::vector<std::string> names;
+  DIR* dir = ::opendir(path.c_str());
+  if (!dir) throw std::runtime_error("cannot read directory " + path);
+  while (dirent* e = ::readdir(dir)) {
+    std::string n = e->d_name, full = path + "/" + n;
+    auto ends = [&](const char* s) { return n.size() >= std::strlen(s) && n.compare(n.size() - std::strlen(s), std::string::npos, s) == 0; };
+    struct stat fs;
+    if (n[0] == '.' || ends(".dat") || ends(".u8") || ::lstat(full.c_str(), &fs) != 0 || !S_ISREG(fs.st_mode)) continue;
+    names.push_back(n);
+  }
+  ::closedir(dir);
+  std::sort(names.begin(), names.end());
+  std::string all;
+  for (const auto& n : names) all += slurp(path + "/" + n);
+  return all;
+}
+
+// UTF-8 -> code points; throws naming the byte offset of the first malformed sequence.
+std::vector<int32_t> decode_utf8(const std::string& s, const std::string& what) {
+  std::vector<int32_t> out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size();) {
+    const unsigned char c = s[i];
+    const int n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+    bool ok = n > 0 && i + n <= s.size();
+    int32_t cp = n == 1 ? c : c & (0xff >> (n + 1));
+    for (int k = 1; ok && k < n; ++k) {
+      ok = (static_cast<unsigned char>(s[i + k]) >> 6) == 2;
+      cp = (cp << 6) | (s[i + k] & 0x3f);
+    }
+    if (!ok) throw std::runtime_error(what + " is not UTF-8 text (bad byte at offset " + std::to_string(i) + ")");
+    out.push_back(cp);
+    i += n;
+  }
+  return out;
+}
+
+std::string encode_utf8(int32_t cp) {
+  std::string s;
+  if (cp < 0x80) s += char(cp);
+  else if (cp < 0x800) s += char(0xC0 | (cp >> 6)), s += char(0x80 | (cp & 0x3F));
+  else if (cp < 0x10000) s += char(0xE0 | (cp >> 12)), s += char(0x80 | ((cp >> 6) & 0x3F)), s += char(0x80 | (cp & 0x3F));
+  else s += char(0xF0 | (cp >> 18)), s += char(0x80 | ((cp >> 12) & 0x3F)), s += char(0x80 | ((cp >> 6) & 0x3F)), s += char(0x80 | (cp & 0x3F));
+  return s;
+}
+
+// The text as ids into a vocabulary of its distinct characters (sorted by code point), split
+// into the first (1 - valid_fraction) for training and the rest for validation.
+struct Corpus {
+  std::vector<int32_t> chars;                // id -> code point
+  std::map<int32_t, int64_t> id;             // code point -> id
+  std::vector<int64_t> train, valid;         // ids
+  int64_t vocab() const { return chars.size(); }
+  std::string decode(const std::vector<int64_t>& ids) const {
+    std::string s;
+    for (int64_t i : ids) s += encode_utf8(chars[i]);
+    return s;
+  }
+};
+
+Corpus make_corpus(const Options& o) {
+  std::vector<int32_t> cps = decode_utf8(read_text(o.text), o.text);
+  if (o.smoke) cps.resize(std::min<size_t>(cps.size(), 20000));
+  if (cps.empty()) throw std::runtime_error("the corpus " + o.text + " is empty");
+  Corpus c;
+  c.chars = cps;
+  std::sort(c.chars.begin(), c.chars.end());
+  c.chars.erase(std::unique(c.chars.begin(), c.chars.end()), c.chars.end());
+  for (size_t i = 0; i < c.chars.size(); ++i) c.id[c.chars[i]] = i;
+  const size_t n_train = size_t(cps.size() * (1 - o.valid_fraction));
+  for (size_t i = 0; i < cps.size(); ++i) (i < n_train ? c.train : c.valid).push_back(c.id[cps[i]]);
+  const size_t need = o.block + 1;
+  if (c.train.size() < need || c.valid.size() < need)
+    throw std::runtime_error("the corpus " + o.text + " has " + std::to_string(cps.size()) + " characters: too few for --block " +
+                             std::to_string(o.block) + " with a validation split");
+  return c;
+}
+
+// B random windows of `data`: inputs x (B, T) and the next characters y (B, T).
+std::pair<IndexTensor, IndexTensor> get_batch(const std::vector<int64_t>& data, int64_t B, int64_t T, std::mt19937_64& rng) {
+  std::uniform_int_distribution<size_t> start(0, data.size() - T - 1);
+  std::vector<int64_t> x(B * T), y(B * T);
+  for (int64_t b = 0; b < B; ++b) {
+    const size_t s = start(rng);
+    std::copy(data.begin() + s, data.begin() + s + T, x.begin() + b * T);
+    std::copy(data.begin() + s + 1, data.begin() + s + T + 1, y.begin() + b * T);
+  }
+  return {IndexTensor(x, {B, T}), IndexTensor(y, {B, T})};
+}
+
+// ------------------------------------------------------------------ model
+// Causal multi-head self-attention: one packed projection to Q, K, V, rotary positions on
+// Q and K when asked, heed::flash_attention with a causal mask, the output projection.
+class CausalSelfAttention : public nn::Module {
+ public:
+  CausalSelfAttention(int64_t E, int64_t H, double dropout, bool rope) : E_(E), H_(H) {
+    qkv = register_module("qkv", std::make_shared<nn::Linear>(E, 3 * E));
+    proj = register_module("proj", std::make_shared<nn::Linear>(E, E));
+    drop = register_module("drop", std::make_shared<nn::Dropout>(dropout));
+    if (rope) this->rope = register_module("rope", std::make_shared<nn::RotaryEmbedding>(E / H));
+  }
+  Tensor forward(const Tensor& x) {  // (B, T, E) -> (B, T, E)
+    const int64_t B = x.size(0), T = x.size(1), D = E_ / H_;
+    Tensor qkv_ = qkv->forward(x);  // (B, T, 3E)
+    auto head = [&](int64_t i) { return narrow(qkv_, 2, i * E_, E_).reshape({B, T, H_, D}).transpose(1, 2); };
+    Tensor q = head(0), k = head(1), v = head(2);  // (B, H, T, D) each
+    if (rope) q = rope->forward(q), k = rope->forward(k);
+    Tensor y = flash_attention(q, k, v, nn::AttentionMask().causal());  // (B, H, T, D)
+    return drop->forward(proj->forward(y.transpose(1, 2).reshape({B, T, E_})));
+  }
+  std::string repr() const override { return "CausalSelfAttention"; }
+  std::shared_ptr<nn::Linear> qkv, proj;
+  std::shared_ptr<nn::Dropout> drop;
+  std::shared_ptr<nn::RotaryEmbedding> rope;  // only with --pos rope
+
+ private:
+  int64_t E_, H_;
+};
+
+// x = x + attn(ln1(x));  x = x + mlp(ln2(x)),  mlp = dropout(fc2(gelu(fc1(.)))), hidden 4E.
+class Block : public nn::Module {
+ public:
+  Block(int64_t E, int64_t H, double dropout, bool rope) {
+    ln1 = register_module("ln1", std::make_shared<nn::LayerNorm>(nn::LayerNormOptions({E})));
+    attn = register_module("attn", std::make_shared<CausalSelfAttention>(E, H, dropout, rope));
+    ln2 = register_module("ln2", std::make_shared<nn::LayerNorm>(nn::LayerNormOptions({E})));
+    fc1 = register_module("fc1", std::make_shared<nn::Linear>(E, 4 * E));
+    fc2 = register_module("fc2", std::make_shared<nn::Linear>(4 * E, E));
+    drop = register_module("drop", std::make_shared<nn::Dropout>(dropout));
+  }
+  Tensor forward(Tensor x) {  // (B, T, E)
+    x = x + attn->forward(ln1->forward(x));
+    return x + drop->forward(fc2->forward(gelu(fc1->forward(ln2->forward(x)))));
+  }
+  std::string repr() const override { return "Block"; }
+  std::shared_ptr<nn::LayerNorm> ln1, ln2;
+  std::shared_ptr<CausalSelfAttention> attn;
+  std::shared_ptr<nn::Linear> fc1, fc2;
+  std::shared_ptr<nn::Dropout> drop;
+};
+
+class GPT : public nn::Module {
+ public:
+  GPT(const Options& o, int64_t V) : block_(o.block), pos_(o.pos) {
+    tok = register_module("tok", std::make_shared<nn::Embedding>(V, o.width));
+    if (o.pos == "learned") learned = register_module("pos", std::make_shared<nn::LearnedPositionalEmbedding>(o.block, o.width));
+    if (o.pos == "sinusoidal")
+      sinusoidal = register_module("pos", std::make_shared<nn::SinusoidalPositionalEncoding>(o.width, o.block));
+    drop = register_module("drop", std::make_shared<nn::Dropout>(o.dropout));
+    blocks = register_module("blocks", std::make_shared<nn::LayerStack<Block>>());
+    for (int64_t i = 0; i < o.layers; ++i) blocks->push_back(std::make_shared<Block>(o.width, o.heads, o.dropout, o.pos == "rope"));
+    ln_f = register_module("ln_f", std::make_shared<nn::LayerNorm>(nn::LayerNormOptions({o.width})));
+    head = register_module("head", std::make_shared<nn::Linear>(o.width, V));
+    init_gpt2(o.layers);
+  }
+  Tensor forward(const IndexTensor& ids) {  // (B, T) -> logits (B, T, V)
+    Tensor x = tok->forward(ids);           // (B, T, E)
+    if (learned) x = learned->forward(x);
+    if (sinusoidal) x = sinusoidal->forward(x);
+    x = drop->forward(x);
+    for (size_t i = 0; i < blocks->size(); ++i) x = (*blocks)[i].forward(x);
+    return head->forward(ln_f->forward(x));
+  }
+  std::string repr() const override { return "GPT(pos=" + pos_ + ")"; }
+  int64_t block() const { return block_; }
+
+  std::shared_ptr<nn::Embedding> tok;
+  std::shared_ptr<nn::LearnedPositionalEmbedding> learned;
+  std::shared_ptr<nn::SinusoidalPositionalEncoding> sinusoidal;
+  std::shared_ptr<nn::Dropout> drop;
+  std::shared_ptr<nn::LayerStack<Block>> blocks;
+  std::shared_ptr<nn::LayerNorm> ln_f;
+  std::shared_ptr<nn::Linear> head;
+
+ private:
+  // GPT-2's initialisation (Radford et al. 2019, sec. 2.3): every matrix N(0, 0.02), the
+  // projections that write into the residual stream N(0, 0.02 / sqrt(2 L)), biases 0.
+  void init_gpt2(int64_t L) {
+    NoGradGuard no_grad;
+    for (auto& [name, p] : named_parameters()) {
+      const bool residual = name.find("proj.weight") != std::string::npos || name.find("fc2.weight") != std::string::npos;
+      if (p.dim() >= 2) p.copy_(randn(p.shape()) * real(residual ? 0.02 / std::sqrt(2.0 * L) : 0.02));
+      else if (name.find("bias") != std::string::npos) p.zero_();
+    }
+  }
+  int64_t block_;
+  std::string pos_;
+};
+
+// ------------------------------------------------------------------ training
+// Mean loss over `iters` random batches of `data`, without dropout or a graph.
+double estimate_loss(GPT& model, const std::vector<int64_t>& data, int64_t V, const Options& o, std::mt19937_64& rng) {
+  NoGradGuard no_grad;
+  model.eval();
+  double sum = 0;
+  for (int64_t i = 0; i < o.eval_iters; ++i) {
+    auto [x, y] = get_batch(data, o.batch, o.block, rng);
+    sum += F::cross_entropy(model.forward(x).reshape({-1, V}), y.reshape({x.numel()})).item();
+  }
+  model.train();
+  return sum / o.eval_iters;
+}
+
+struct TrainResult {
+  std::vector<double> losses;  // every step's training loss
+  double valid_loss = 0, tokens_per_s = 0;
+};
+
+TrainResult train(GPT& model, optim::AdamW& opt, const Options& o, const Corpus& c) {
+  optim::LinearWarmupCosine schedule(
+      optim::WarmupDecayOptions(o.lr, o.warmup, std::max<int64_t>(o.iters, o.warmup + 1)).min_lr(o.min_lr));
+  std::mt19937_64 rng(o.seed * 7919 + opt.step_count()), eval_rng(o.seed + 17);
+  const int64_t first = opt.step_count(), intervals = (o.iters + o.eval_interval - 1) / o.eval_interval;
+  progress::Bar bar(o.iters, first, "interval");
+  TrainResult r;
+  double tokens = 0, seconds = 0;
+  for (int64_t step = first; step < o.iters;) {
+    const int64_t interval = step / o.eval_interval, end = std::min(o.iters, (interval + 1) * o.eval_interval);
+    bar.start_epoch(interval + 1, intervals, end - interval * o.eval_interval);
+    const auto t0 = std::chrono::steady_clock::now();
+    tokens += double(end - step) * o.batch * o.block;
+    for (; step < end; ++step) {
+      auto [x, y] = get_batch(c.train, o.batch, o.block, rng);  // (B, T) each
+      schedule.apply(opt, opt.step_count());
+      Tensor logits = model.forward(x);  // (B, T, V)
+      Tensor loss = F::cross_entropy(logits.reshape({-1, c.vocab()}), y.reshape({x.numel()}));
+      opt.zero_grad();
+      loss.backward();
+      optim::clip_grad_norm_(model.parameters(), o.clip);
+      opt.step();
+      r.losses.push_back(loss.item());
+      bar.update(step + 1 - interval * o.eval_interval, r.losses.back(), x.numel());
+    }
+    seconds += progress::seconds_since(t0);
+    r.valid_loss = estimate_loss(model, c.valid, c.vocab(), o, eval_rng);
+    std::printf("step %lld: train loss %.4f, validation loss %.4f, lr %.2g\n", (long long)step,
+                estimate_loss(model, c.train, c.vocab(), o, eval_rng), r.valid_loss, schedule.lr_at(opt.step_count() - 1));
+    if (!o.save.empty()) save_checkpoint(o.save, model, opt);
+  }
+  r.tokens_per_s = seconds > 0 ? tokens / seconds : 0;
+  return r;
+}
+
+// ------------------------------------------------------------------ sampling
+// Continues `prompt` by n characters: each step runs the model on the last `block`
+// characters, divides the last position's logits by the temperature, keeps the top_k
+// largest (0: all), and draws from their softmax.
+std::vector<int64_t> generate(GPT& model, std::vector<int64_t> ids, int64_t n, double temperature, int64_t top_k,
+                              std::mt19937_64& rng) {
+  NoGradGuard no_grad;
+  model.eval();
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t T = std::min<int64_t>(ids.size(), model.block());
+    std::vector<int64_t> ctx(ids.end() - T, ids.end());
+    Tensor logits = model.forward(IndexTensor(ctx, {1, T}));  // (1, T, V)
+    const int64_t V = logits.size(2);
+    const real* last = logits.data() + (T - 1) * V;
+    std::vector<double> z(last, last + V);
+    double cut = -INFINITY;
+    if (top_k > 0 && top_k < V) {
+      std::vector<double> sorted = z;
+      std::nth_element(sorted.begin(), sorted.begin() + (top_k - 1), sorted.end(), std::greater<double>());
+      cut = sorted[top_k - 1];
+    }
+    const double zmax = *std::max_element(z.begin(), z.end());
+    std::vector<double> p(V);
+    for (int64_t v = 0; v < V; ++v) p[v] = z[v] >= cut ? std::exp((z[v] - zmax) / temperature) : 0;
+    ids.push_back(std::discrete_distribution<int64_t>(p.begin(), p.end())(rng));
+  }
+  model.train();
+  return ids;
+}
+
+// ------------------------------------------------------------------ main
+int run(const Options& o, std::chrono::steady_clock::time_point t0) {
+  plot::Font font;  // fail now, not after training, if the font is missing
+  Corpus c = make_corpus(o);
+  std::vector<int64_t> prompt;
+  for (int32_t cp : decode_utf8(o.prompt, "--prompt")) {
+    auto it = c.id.find(cp);
+    if (it == c.id.end()) throw std::runtime_error("--prompt has the character '" + encode_utf8(cp) + "', which the corpus never uses");
+    prompt.push_back(it->second);
+  }
+  if (prompt.empty()) prompt.push_back(c.id.count('\n') ? c.id['\n'] : 0);
+
+  manual_seed(o.seed);
+  GPT model(o, c.vocab());
+  // AdamW decays the matrices (embeddings, projections) but not biases and LayerNorm gains.
+  std::vector<Tensor> decay, no_decay;
+  for (const Tensor& p : model.parameters()) (p.dim() >= 2 ? decay : no_decay).push_back(p);
+  // (The options are set one statement each so that they stay AdamWOptions, not the
+  // AdamOptions& a chained base-class setter returns.)
+  optim::AdamWOptions defaults(o.lr), without_decay(o.lr);
+  defaults.betas({0.9, 0.99});
+  defaults.weight_decay(o.weight_decay);
+  without_decay.betas({0.9, 0.99});
+  without_decay.weight_decay(0);
+  optim::AdamW opt({optim::ParamGroup(decay), optim::ParamGroup(no_decay, without_decay)}, defaults);
+  if (!o.resume.empty()) {
+    try {
+      load_checkpoint(o.resume, model, opt);
+    } catch (const Error& e) {
+      throw Error(std::string(e.what()) + " (saved with another --text, --pos or model size?)");
+    }
+  }
+  std::printf("data: %s, %zu characters (%zu train / %zu validation), vocabulary %lld\n", o.text.c_str(),
+              c.train.size() + c.valid.size(), c.train.size(), c.valid.size(), (long long)c.vocab());
+  std::printf("model: %lld layers, %lld heads, width %lld, block %lld, %s positions, %lld parameters, %d threads\n",
+              (long long)o.layers, (long long)o.heads, (long long)o.width, (long long)o.block, o.pos.c_str(),
+              (long long)model.num_parameters(), get_num_threads());
+
+  TrainResult r;
+  if (opt.step_count() < o.iters) r = train(model, opt, o, c);
+  const double train_s = progress::seconds_since(t0);
+
+  std::mt19937_64 rng(o.seed + 99);
+  for (int64_t s = 0; s < o.samples; ++s) {
+    std::vector<int64_t> ids = generate(model, prompt, o.sample_len, o.temperature, o.top_k, rng);
+    std::printf("\n--- sample %lld (temperature %g, top-k %lld) ---\n%s\n", (long long)s + 1, o.temperature,
+                (long long)o.top_k, c.decode(ids).c_str());
+  }
+  if (r.losses.empty()) return 0;
+
+  auto curve = plot::loss_curve(o.out + "/loss.png", r.losses, "character GPT, " + o.pos + " positions", font);
+  double load[1] = {0};
+  getloadavg(load, 1);
+  std::printf("\nwrote %s/loss.png (%dx%d)%s%s\n", o.out.c_str(), curve.first, curve.second,
+              o.save.empty() ? "" : ", checkpoint ", o.save.c_str());
+  std::printf("validation loss %.4f (%.3f bits per character) after %lld steps | %.0f tokens/s, training %.1f s, "
+              "total %.1f s wall, %d threads, load average %.2f\n",
+              r.valid_loss, r.valid_loss / std::log(2.0), (long long)o.iters, r.tokens_per_s, train_s,
+              progress::seconds_since(t0), get_num_threads(), load[0]);
+  if (o.smoke) {  // the checks make test relies on
+    double first, last;
+    const bool falls = program::loss_falls(r.losses, 0.8, first, last, 5);
+    const bool png = plot::png_size(o.out + "/loss.png") == curve && curve.first > 100;
+    std::printf("smoke: loss %.3f -> %.3f (%s), PNG %s\n", first, last, falls ? "falls" : "DOES NOT FALL", png ? "valid" : "INVALID");
+    return falls && png ? 0 : 1;
+  }
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  const auto t0 = std::chrono::steady_clock::now();
+  return program::run("char_gpt", kUsage, argc, argv, parse_options, [&](const Options& o) { return run(o, t0); });
+}
