@@ -28,7 +28,7 @@ struct TinyModel : nn::Module {
   Tensor forward(const IndexTensor& ids) {           // ids (B, T)
     Tensor x = emb->forward(ids);                     // (B, T, E)
     Tensor h = lstm->forward(x).output;               // (B, T, E)
-    Tensor a = attn->forward(h, h, h, nn::AttentionMask().causal(), false).output;  // (B, T, E)
+    Tensor a = attn->forward(h, h, h, nn::AttentionMask().causal(), {}, false).output;  // (B, T, E)
     return head->forward(drop->forward(h + a));       // (B, T, V)
   }
   std::shared_ptr<nn::Embedding> emb;
