@@ -10,13 +10,13 @@
 // so PE(pos + k) is PE(pos) rotated by the angle k w_i in every pair: a fixed linear function
 // of PE(pos), the same for every pos (the paper's reason for choosing it). The table is
 // computed in double and then rounded, so a float build gets correctly rounded values even
-// at large pos (the seeds' float32 code loses up to ~pos * 6e-8 in each angle).
+// at large pos (float32 code computing the angles in float loses up to ~pos * 6e-8 in each).
 // An odd d_model is handled as the formula reads: the last column, 2i = d_model - 1, is a sin
-// (the seeds' code cannot fill it and raises; slicing div_term for the cos columns, as many
+// (the usual tutorial code cannot fill it and raises; slicing div_term for the cos columns, as many
 // implementations do, gives the same table as heed).
 //
 // Learned (Gehring et al. 2017, ConvS2S; BERT, GPT-2): P (max_len, d_model), a parameter
-// initialised N(0, 1) like nn.Embedding (the seeds' `nn.Embedding(max_len, d_model)`);
+// initialised N(0, 1) like nn.Embedding (`nn.Embedding(max_len, d_model)`);
 //   y[.., t, :] = x[.., t, :] + P[offset + t, :]
 // Only the rows of the positions used receive gradient.
 //
@@ -42,7 +42,7 @@ class SinusoidalPositionalEncodingOptions {
   SinusoidalPositionalEncodingOptions(int64_t d_model) : d_model_(d_model) {}  // implicit
   SinusoidalPositionalEncodingOptions& d_model(int64_t v) { d_model_ = v; return *this; }
   SinusoidalPositionalEncodingOptions& max_len(int64_t v) { max_len_ = v; return *this; }
-  // Dropout on the sum, as the paper (P_drop = 0.1); the seeds' module has none (0).
+  // Dropout on the sum, as the paper (P_drop = 0.1); 0 by default.
   SinusoidalPositionalEncodingOptions& dropout(double p) { dropout_ = p; return *this; }
   int64_t d_model() const { return d_model_; }
   int64_t max_len() const { return max_len_; }
@@ -66,7 +66,7 @@ class SinusoidalPositionalEncoding : public Module {
   std::string repr() const override;  // SinusoidalPositionalEncoding(d_model=512, max_len=5000, dropout=0.1)
 
   SinusoidalPositionalEncodingOptions options;
-  Tensor pe;  // (1, max_len, d_model), buffer "pe": the seeds' module's state_dict loads as is
+  Tensor pe;  // (1, max_len, d_model), buffer "pe": the usual PyTorch module's state_dict loads as is
 };
 
 class LearnedPositionalEmbedding : public Module {

@@ -1,13 +1,13 @@
 // additive_attention.h - nn::AdditiveAttention, Bahdanau's additive attention
 // (Bahdanau, Cho & Bengio 2015, "Neural Machine Translation by Jointly Learning to Align
-// and Translate"), in the seeds' notation:
+// and Translate"), in the README's notation:
 //
 //   e_tj     = v^T tanh(W_s s_t + W_h h_j + b)      alignment score of decoder state s_t and key h_j
 //   alpha_tj = exp(e_tj) / sum_k exp(e_tk)          (masked keys get 0: layers/attention_core.h)
 //   c_t      = sum_j alpha_tj h_j                    (or the values v_j, when they differ from the keys)
 //
-// (Seed 000 writes the same score as v_a^T tanh(W_a s_t + U_a h_i).) Bahdanau scores with
-// the decoder's previous state s_{t-1} (seed 004), Luong with the current s_t: the module
+// (The paper writes the same score as v_a^T tanh(W_a s_{i-1} + U_a h_j).) Bahdanau scores with
+// the decoder's previous state s_{t-1}, Luong with the current s_t: the module
 // scores whichever state the caller passes as the query.
 //
 // Letters: B batch, Tq queries (decoder steps), Tk keys (source positions), Dq query dim,

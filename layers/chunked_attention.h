@@ -1,9 +1,9 @@
 // chunked_attention.h - exact scaled dot-product attention computed C query rows at a
 // time, so that only a (C, Tk) slab of scores exists at once (the "query chunking" of
 // Rabe & Staats 2021, "Self-attention Does Not Need O(n^2) Memory", section 2, without
-// their key chunking; the seeds' `chunked_attention`).
+// their key chunking).
 //
-// In the seeds' notation, for the queries Q_n = rows [n C, n C + C) of Q:
+// In the README's notation, for the queries Q_n = rows [n C, n C + C) of Q:
 //   Attention(Q_n, K, V) = softmax(Q_n K^T / sqrt(d_k)) V            (scale overridable)
 //   e_tj     = q_t . k_j / sqrt(d_k),   alpha_tj = softmax_j(e_tj),   c_t = sum_j alpha_tj v_j
 //   C_out    = [ Attention(Q_0, K, V); Attention(Q_1, K, V); ... ]   concatenated over t

@@ -1,7 +1,7 @@
 // local_attention.h - nn::LocalAttention, Luong's local attention: the decoder state s_t
 // (Luong calls it h_t) attends only to a window of half-width D around an aligned source
 // position p_t (Luong, Pham & Manning 2015, "Effective Approaches to Attention-based Neural
-// Machine Translation", section 3.2). In the seeds' notation:
+// Machine Translation", section 3.2). In the paper's notation:
 //
 //   e_tj     = score(s_t, h_j)           a Luong score (dot / general / concat), the `align` submodule
 //   window   j visible iff |j - p_t| <= D, and not masked otherwise (key padding, mask, causal)

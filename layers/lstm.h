@@ -20,7 +20,7 @@
 // PyTorch's default is batch_first=False; batch_first(false) takes (T, B, In) as it does.
 // h0/c0 and h_n/c_n are (num_layers * dirs, B, H) either way, as in PyTorch.
 //
-// Example (the seeds' nn.LSTM(emb, hid, batch_first=True, bidirectional=True) and
+// Example (PyTorch's nn.LSTM(emb, hid, batch_first=True, bidirectional=True) and
 // nn.LSTMCell(in, hid)):
 //   auto lstm = std::make_shared<nn::LSTM>(nn::LSTMOptions(64, 128).bidirectional(true));
 //   auto [out, h_n, c_n] = lstm->forward(x, {}, lengths);  // x (B, T, 64) -> out (B, T, 256)
@@ -118,7 +118,7 @@ class LSTM : public Module {
   LSTMOutput forward(const Tensor& x, const std::optional<std::tuple<Tensor, Tensor>>& hx = {},
                      const std::vector<int64_t>& lengths = {});
   // The same with a (B, T) padding mask instead of lengths: nonzero at valid steps (the
-  // seeds' "1 for valid, 0 for padding"); each row must be right-padded.
+  // "1 for valid, 0 for padding"); each row must be right-padded.
   LSTMOutput forward(const Tensor& x, const std::optional<std::tuple<Tensor, Tensor>>& hx,
                      const Tensor& padding_mask);
   std::string repr() const override;  // LSTM(4, 8, num_layers=2, batch_first=True, ...)

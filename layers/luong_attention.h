@@ -1,7 +1,7 @@
 // luong_attention.h - nn::LuongAttention, Luong's multiplicative ("global") attention with
 // the dot, general and concat scores, and nn::LuongCombine, his attentional hidden state
 // (Luong, Pham & Manning 2015, "Effective Approaches to Attention-based Neural Machine
-// Translation"). In the seeds' notation:
+// Translation"). In the paper's notation:
 //
 //   dot      e_tj = s_t^T h_j                        (needs Dq == Dk; no parameters)
 //   general  e_tj = s_t^T W_a h_j                    W_a (Dq, Dk)
@@ -14,8 +14,8 @@
 // dim, r rank, Do output dim. Input conventions (2-D or 3-D query, values defaulting to the
 // keys, masks) are every scorer's: layers/additive_attention.h.
 //
-// Low rank (the seeds' M = Q^T K): the full W_a has Dq * Dk parameters, the factored one
-// r * (Dq + Dk). With Dq = Dk = d = 512 and r = d_Q = 64, as the seeds compute it:
+// Low rank (M = Q^T K, a factored bilinear form): the full W_a has Dq * Dk parameters, the factored one
+// r * (Dq + Dk). With Dq = Dk = d = 512 and r = d_Q = 64:
 //   full 512 * 512 = 262,144    factored 64 * (512 + 512) = 65,536    (4x fewer)
 // and the scores cost O(B (Tq Dq + Tk Dk) r + B Tq Tk r) instead of O(B Tk Dq Dk + B Tq Tk Dq).
 //

@@ -1,7 +1,7 @@
 // relative_position.h - relative position representations (Shaw, Uszkoreit & Vaswani 2018,
 // "Self-Attention with Relative Position Representations", NAACL).
 //
-// The seeds: "encodes relative distances between positions". Instead of adding a position
+// Encodes relative distances between positions (Shaw et al. 2018). Instead of adding a position
 // to each token, the edge from query i to key j carries two learned vectors, looked up by
 // the clipped distance, shared by all heads of a layer:
 //

@@ -1,8 +1,8 @@
 // rope.h - rotary position embedding (RoPE: Su et al. 2021, "RoFormer: Enhanced Transformer
 // with Rotary Position Embedding"), applied to queries and keys, not added to the input.
 //
-// The seeds: "applies rotation matrices to embeddings; better extrapolation to longer
-// sequences". In the paper's notation, the query at position m and the key at position n
+// RoPE applies rotation matrices to the queries and keys, which extrapolates better to
+// longer sequences (Su et al. 2021). In the paper's notation, the query at position m and the key at position n
 // are rotated before the dot product:
 //
 //   f(x, m) = R_{Theta,m} x,   R_{Theta,m} = diag(R(m theta_1), ..., R(m theta_{D/2}))

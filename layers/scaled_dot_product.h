@@ -3,7 +3,7 @@
 //
 //   Attention(Q, K, V) = softmax(Q K^T / sqrt(d_k) + bias) V
 //
-// in the seeds' notation, for query t and key j:
+// in the notation the README defines, for query t and key j:
 //   e_tj     = q_t . k_j / sqrt(d_k) + bias_tj        the score (scale overridable; the
 //                                                      additive bias is optional)
 //   alpha_tj = exp(e_tj) / sum_j' exp(e_tj')           over the visible keys only

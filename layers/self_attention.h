@@ -1,16 +1,16 @@
 // self_attention.h - nn::SelfAttention: one head of scaled dot-product self-attention,
-// the seeds' first example (Q, K and V all projected from the same sequence x).
+// the textbook first example (Q, K and V all projected from the same sequence x).
 //
 //   Q = x W_Q + b_Q     K = x W_K + b_K     V = x W_V + b_V
 //   Attention(Q, K, V) = softmax(Q K^T / sqrt(d_k)) V
 //
 //   x (B, T, d_model) -> context (B, T, d_v), weights alpha (B, T, T)
 //   W_q: Linear(d_model, d_k)   W_k: Linear(d_model, d_k)   W_v: Linear(d_model, d_v)
-// d_k and d_v default to d_model, as in the seeds. The submodules are named W_q, W_k,
-// W_v like the seeds' class, so its state_dict ("W_q.weight", ...) loads by name.
+// d_k and d_v default to d_model. The submodules are named W_q, W_k, W_v, as tutorial
+// PyTorch versions of this class name them, so such a state_dict ("W_q.weight", ...) loads by name.
 //
-// The seeds' version returns one value, yet its caller unpacks two (`out, attn =
-// self_attn(x)`); this one returns both, as nn::Attended {context, weights}. There is
+// It returns both the output and the weights (callers typically unpack `out, attn =
+// self_attn(x)`), as nn::Attended {context, weights}. There is
 // no output projection: multi-head attention (multihead_attention.h) adds W^O.
 // Masks, causal alignment and fully masked rows: layers/attention_core.h.
 //

@@ -2,13 +2,13 @@
 // costs O(T w), not O(T^2) (Beltagy et al. 2020, "Longformer", section 3.1; Child et al.
 // 2019 use the causal form as one head of their "strided" pattern).
 //
-// In the seeds' notation, for query i and key j of one sequence of length T:
+// In the README's notation, for query i and key j of one sequence of length T:
 //   W(i)     = { j : |i - j| <= w }              symmetric window (2w + 1 keys)
 //            = { j : i - w <= j <= i }           causal window    (w + 1 keys)
 //   e_ij     = q_i . k_j / sqrt(d_k)              only for j in W(i) (scale overridable)
 //   alpha_ij = exp(e_ij) / sum_{j' in W(i)} exp(e_ij')      over visible keys only
 //   c_i      = sum_{j in W(i)} alpha_ij v_j
-// Each key is counted once in each window it falls in: the seeds' version, which runs full
+// Each key is counted once in each window it falls in: a common sketch, which runs full
 // attention on overlapping slices and concatenates, counts overlaps twice and sees a seam
 // at every slice boundary; this one is exactly full attention with the band mask
 // sliding_window_pattern(T, w, causal) (layers/sparse_attention.h), which is its reference.

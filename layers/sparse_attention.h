@@ -2,7 +2,7 @@
 // and generators for the patterns of Child et al. 2019, "Generating Long Sequences with
 // Sparse Transformers" (section 4.2), plus the sliding window.
 //
-// In the seeds' notation, with S the pattern (S_ij = 1: query i may attend key j):
+// In the README's notation, with S the pattern (S_ij = 1: query i may attend key j):
 //   e_ij     = q_i . k_j / sqrt(d_k)                        (scale overridable)
 //   alpha_ij = exp(e_ij) / sum_{j' : S_ij' = 1} exp(e_ij')   over the pattern only
 //   c_i      = sum_j alpha_ij v_j

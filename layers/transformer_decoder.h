@@ -11,7 +11,7 @@
 //     x = x + dropout1(SelfAttn(norm1(x)))
 //     x = x + dropout2(CrossAttn(norm2(x), memory))
 //     x = x + dropout3(FFN(norm3(x)))
-// In cross-attention the queries come from the decoder (s_t in the seeds' notation) and the
+// In cross-attention the queries come from the decoder (s_t in the README's notation) and the
 // keys and values from the encoder's output `memory` (the h_j). The stack feeds the same
 // memory to every layer: x = layers.{N-1}( ... layers.0(tgt, memory) ..., memory), then norm.
 //

@@ -169,7 +169,7 @@ TEST_CASE("attend and visible: errors name the op and the shapes") {
             .find("myattn: key padding") == 0);  // needs a batch dim: (Tq, Tk) scores have none
 }
 
-// The seeds' scaled_dot_product_attention, one query row at a time, written with loops.
+// The textbook scaled_dot_product_attention, one query row at a time, written with loops.
 static Tensor sdpa_by_hand(const Tensor& q, const Tensor& k, const Tensor& v, double scale) {
   const int64_t B = q.size(0), Tq = q.size(1), Tk = k.size(1), Dk = q.size(2), Dv = v.size(2);
   Tensor c = zeros({B, Tq, Dv});

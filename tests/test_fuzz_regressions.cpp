@@ -1,5 +1,5 @@
 // test_fuzz_regressions.cpp - replays the checkpoint fuzzer's kept inputs (make fuzz).
-//   tests/fuzz/corpus/       the seeds: valid checkpoints of every fuzz target, each of
+//   tests/fuzz/corpus/       seed inputs: valid checkpoints of every fuzz target, each of
 //                            which must load into its own target
 //   tests/fuzz/regressions/  inputs the fuzzer found crashing, slow or otherwise
 //                            interesting: each must be accepted or refused with a heed::Error

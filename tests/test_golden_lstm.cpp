@@ -84,7 +84,7 @@ std::vector<Tensor> lstm_outputs(const nn::LSTMOutput& r) { return {r.output, r.
 
 }  // namespace
 
-TEST_CASE("golden lstm: LSTMCell(4, 3), the seeds' decoder step") {
+TEST_CASE("golden lstm: LSTMCell(4, 3), a seq2seq decoder step") {
   nn::LSTMCell cell(4, 3);
   check_case("lstm_cell", cell, {"x", "h0", "c0"}, {"h", "c"},
              [&](const std::vector<Tensor>& in, const std::vector<int64_t>&) {

@@ -1,6 +1,6 @@
 // test_golden_positional.cpp - heed's position encodings against PyTorch references
 // (tests/golden/positional.bin, made by tests/golden/gen_positional.py, which shows each
-// reference): the seeds' sinusoidal module, LLaMA's and Hugging Face's RoPE, Shaw et al.'s
+// reference): the usual PyTorch sinusoidal module, LLaMA's and Hugging Face's RoPE, Shaw et al.'s
 // relative attention written as the paper, and the ALiBi reference code's slopes.
 // Outputs and gradients in float32 against torch's float64 (rtol 1e-5, atol 1e-6 x scale).
 #include <algorithm>
@@ -23,7 +23,7 @@ void check(const golden::Check& c) { CHECK_MESSAGE(c.ok, c.message); }
 
 }  // namespace
 
-TEST_CASE("golden positional: sinusoidal table = the seeds' PositionalEncoding (run in float64)") {
+TEST_CASE("golden positional: sinusoidal table = the usual PyTorch PositionalEncoding (run in float64)") {
   const golden::File& f = positional();
   for (auto [L, d] : {std::pair<int64_t, int64_t>(1024, 8), std::pair<int64_t, int64_t>(50, 64)}) {
     const std::string c = "sinusoidal_" + std::to_string(L) + "x" + std::to_string(d);
@@ -32,10 +32,10 @@ TEST_CASE("golden positional: sinusoidal table = the seeds' PositionalEncoding (
                           golden::Tolerance().rtol(1e-6).atol(1e-7)));
     check(golden::compare(nn::SinusoidalPositionalEncoding(d, L).pe, f.array(c, "pe"), c + " buffer"));
   }
-  // The seeds' code verbatim, in float32, forms pos * div_term in float32: at pos ~1000 its
+  // That code verbatim, in float32, forms pos * div_term in float32: at pos ~1000 its
   // angles are off by up to ~1000 * 6e-8 (9e-6 in its values here). heed rounds only the result.
   const golden::Check f32 = golden::compare(f.tensor("sinusoidal_1024x8", "pe_float32"),
-                                            f.array("sinusoidal_1024x8", "pe"), "seeds' float32 table");
+                                            f.array("sinusoidal_1024x8", "pe"), "PyTorch float32 table");
   CHECK_MESSAGE(!f32.ok, f32.message);
 
   nn::SinusoidalPositionalEncoding enc(16, 40);

@@ -204,7 +204,7 @@ TEST_CASE("LSTMCell: zero state by default, the fused op underneath, errors") {
   CHECK(allclose(h, h2, 0, 0));
   CHECK(allclose(c, c3, 0, 0));
   CHECK(allclose(h, h3, 0, 0));
-  std::tie(h, c) = cell->forward(x, std::make_tuple(h, c));  // the seeds' decoder loop
+  std::tie(h, c) = cell->forward(x, std::make_tuple(h, c));  // a seq2seq decoder loop
   CHECK(h.shape() == Shape({4, 2}));
   CHECK_THROWS_WITH_AS(cell->forward(zeros({4, 5})), doctest::Contains("LSTMCell"), Error);
   CHECK_THROWS_AS(cell->forward(zeros({4, 1, 3})), Error);

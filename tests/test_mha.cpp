@@ -231,7 +231,7 @@ TEST_CASE("MultiheadAttention: repr") {
             "  (out_proj): Linear(in_features=8, out_features=8, bias=True)") != std::string::npos);
 }
 
-TEST_CASE("SelfAttention: the seeds' single head, returning the context and the weights") {
+TEST_CASE("SelfAttention: a single head, returning the context and the weights") {
   manual_seed(606);
   nn::SelfAttention attn(nn::SelfAttentionOptions(6).d_k(4).d_v(3));
   CHECK(names(attn) == std::vector<std::string>{"W_q.weight (4,6)", "W_q.bias (4)", "W_k.weight (4,6)",

@@ -114,8 +114,8 @@ TEST_CASE("scorers: forward_projected(precompute_keys(h)) is forward(h), step by
   }
 }
 
-TEST_CASE("scorers: parameter counts; low-rank general has r * (Dq + Dk), as the seeds compute") {
-  // the seeds' example: d = 512, d_Q = 64 -> 262,144 for M, 65,536 for Q and K
+TEST_CASE("scorers: parameter counts; low-rank general has r * (Dq + Dk), as computed by hand") {
+  // worked example: d = 512, d_Q = 64 -> 262,144 for M, 65,536 for Q and K
   CHECK(nn::LuongAttention(nn::LuongAttentionOptions(512, 512)).num_parameters() == 262144);
   CHECK(nn::LuongAttention(nn::LuongAttentionOptions(512, 512).rank(64)).num_parameters() == 65536);
   nn::LuongAttention low(nn::LuongAttentionOptions(4, 6).rank(2));

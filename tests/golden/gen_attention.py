@@ -18,7 +18,7 @@ Masks: heed's 1 means "may attend"; torch's boolean key_padding_mask and attn_ma
 the opposite (True = ignore), so this file converts: key_padding_mask = (key_padding == 0)
 and attn_mask = (causal visibility == 0). Debian's torch 1.13 has no
 F.scaled_dot_product_attention, so scaled dot-product attention is written out by hand as
-the seeds write it. No case has a fully masked row: torch gives NaN there (heed gives 0).
+the textbook writes it. No case has a fully masked row: torch gives NaN there (heed gives 0).
 """
 import math
 import os
@@ -114,7 +114,7 @@ def call(m, params, q, k, v, key_padding=None, causal=False, average=True):
 
 w = GoldenWriter(os.path.join(os.path.dirname(os.path.abspath(__file__)), "attention.bin"))
 
-# ---- scaled dot-product attention, written as the seeds write it ----
+# ---- scaled dot-product attention, written as the textbook writes it ----
 # (B, Tq, Dk) = (2, 3, 4) queries over Tk = 5 keys; batch 1 has 3 real keys
 w_pad = padding([5, 3], 5)
 add_case(w, "sdpa_padding", 200, {"q": (2, 3, 4), "k": (2, 5, 4), "v": (2, 5, 3)},

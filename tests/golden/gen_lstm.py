@@ -82,7 +82,7 @@ def gru_run(m, x, h0, lengths=None):
 
 w = GoldenWriter(os.path.join(os.path.dirname(os.path.abspath(__file__)), "lstm.bin"))
 
-# ---- LSTMCell(4, 3), B = 2: the seeds' decoder step ----
+# ---- LSTMCell(4, 3), B = 2: a seq2seq decoder step ----
 add_case(w, "lstm_cell", nn.LSTMCell(4, 3), {"x": (2, 4), "h0": (2, 3), "c0": (2, 3)},
          lambda m, x, h0, c0: OrderedDict(zip(("h", "c"), m(x, (h0, c0)))), seed=1)
 

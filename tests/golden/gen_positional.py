@@ -3,7 +3,7 @@
 Run from the repo root:  /usr/bin/python3 tests/golden/gen_positional.py   (or `make goldens`)
 Checked by tests/test_golden_positional.cpp. Every reference here is written independently
 of heed, the way its source writes it:
-  sinusoidal  the seeds' PositionalEncoding (seeds/001), run in float64 (its `.float()` calls
+  sinusoidal  the usual PyTorch PositionalEncoding, run in float64 (its `.float()` calls
               become `.to(dtype)`), and verbatim in float32 to show what float32 angles cost
   RoPE        Meta LLaMA's precompute_freqs_cis / apply_rotary_emb (complex numbers,
               interleaved pairs), and Hugging Face's rotate_half (half-split pairs)
@@ -30,7 +30,7 @@ def randn32(shape, seed, scale=1.0):
 w = GoldenWriter(os.path.join(os.path.dirname(os.path.abspath(__file__)), "positional.bin"))
 
 
-# ---- sinusoidal: the seeds' module ----
+# ---- sinusoidal: the usual PyTorch module ----
 class PositionalEncoding(nn.Module):
     def __init__(self, d_model, max_len=5000, dtype=torch.float32):
         super().__init__()

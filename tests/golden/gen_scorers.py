@@ -3,7 +3,7 @@
 Run from the repo root:  /usr/bin/python3 tests/golden/gen_scorers.py   (or `make goldens`)
 Checked by tests/test_golden_scorers.cpp.
 
-Each scorer is written here in PyTorch as the seeds write it (a small nn.Module per
+Each scorer is written here in PyTorch as the papers write it (a small nn.Module per
 equation, with the same parameter names as heed's module), independently of heed's code:
 general is s^T W_a h as an einsum, low rank builds M = Q^T K, concat builds [s_t; h_j] for
 every pair, local-p multiplies the softmax by the Gaussian. Masks use heed's convention
@@ -33,7 +33,7 @@ def randn32(shape, seed, scale=1.0):
 
 
 def attend(scores, values, vis):
-    """alpha = softmax(e masked to -inf where vis == 0), c = alpha @ V (the seeds' steps 2-3)."""
+    """alpha = softmax(e masked to -inf where vis == 0), c = alpha @ V (steps 2-3)."""
     scores = scores.masked_fill(vis == 0, float("-inf"))
     weights = torch.softmax(scores, dim=-1)
     return weights @ values, weights
@@ -49,7 +49,7 @@ def drop(step, context, weights):
 
 
 class AdditiveAttention(nn.Module):
-    """e_tj = v^T tanh(W_s s_t + W_h h_j + b)   (Bahdanau; seed 004's AdditiveAttention)."""
+    """e_tj = v^T tanh(W_s s_t + W_h h_j + b)   (Bahdanau et al. 2015)."""
 
     def __init__(self, W_s, W_h, b, v):
         super().__init__()
