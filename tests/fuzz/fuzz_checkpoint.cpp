@@ -8,7 +8,6 @@
 #include <unistd.h>
 
 #include <cstdint>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -17,10 +16,6 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static std::vector<heed::fuzz::Target> ts = heed::fuzz::targets();
   static const std::string path = "/tmp/heed-fuzz-" + std::to_string(getpid()) + ".ckpt";
-  std::vector<uint8_t> bytes(data, data + size);
-  if (bytes.size() >= 32) heed::reseal_checkpoint(bytes);
-  std::ofstream(path, std::ios::binary | std::ios::trunc)
-      .write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
-  heed::fuzz::load_into_all(path, ts);
+  heed::fuzz::replay_fuzz_input(std::vector<uint8_t>(data, data + size), path, ts);
   return 0;
 }

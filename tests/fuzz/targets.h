@@ -2,6 +2,8 @@
 // fuzz target (fuzz_checkpoint.cpp), its seed writer (write_seeds.cpp) and the regression
 // test that replays the kept inputs (tests/test_fuzz_regressions.cpp).
 #pragma once
+#include <cstdint>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -53,6 +55,18 @@ inline int load_into_all(const std::string& path, std::vector<Target>& ts) {
     attempt([&] { load_checkpoint(path, *t.model); });
   }
   return accepted;
+}
+
+// What the fuzz target does with one input, and the regression test with a kept one: an
+// input of at least header + checksum size is resealed (size field and checksum rewritten,
+// reseal_checkpoint) so that mutations reach the record parser; the bytes are written to
+// `path` and loaded into every target. Returns how many loads accepted it.
+inline int replay_fuzz_input(std::vector<uint8_t> bytes, const std::string& path,
+                             std::vector<Target>& ts) {
+  if (bytes.size() >= 32) reseal_checkpoint(bytes);
+  std::ofstream(path, std::ios::binary | std::ios::trunc)
+      .write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
+  return load_into_all(path, ts);
 }
 
 }  // namespace heed::fuzz
