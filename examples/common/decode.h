@@ -90,7 +90,7 @@ inline Translation beam_search(Seq2Seq& model, const Batch& one, int64_t width, 
     Encoded e;
     e.keys = heed::index_select(e1.keys, 0, zero);            // (K, S, 2H)
     e.projected = heed::index_select(e1.projected, 0, zero);  // (K, S, P)
-    e.mask = nn::AttentionMask().key_padding(heed::index_select(e1.mask.key_padding_, 0, zero));
+    e.mask = nn::AttentionMask().key_padding(heed::index_select(e1.mask.key_padding(), 0, zero));
     Step o = model.step(IndexTensor(prev), cur, e);
     std::vector<heed::real> lp = heed::log_softmax(o.logits, 1).to_vector();  // (K, V)
     std::vector<heed::real> a = o.alpha.to_vector();                          // (K, S)
