@@ -3,7 +3,7 @@
 // value or shape. Kinds are numbered K01, K02, ... (one `kind(...)` call each), grouped by
 // area in one TEST_CASE per area; the count is KINDS below.
 //
-// KINDS: 120 (K01 .. K120). HEED_CATALOGUE_PRINT=1 prints every message as it is checked.
+// KINDS: 158 (K01 .. K158). HEED_CATALOGUE_PRINT=1 prints every message as it is checked.
 // Entries whose message has no offending value to name (cat or pad_sequence of nothing,
 // arange's zero step) name the op and the rule instead.
 #include <cstdio>
@@ -392,4 +392,110 @@ TEST_CASE("catalogue: checkpoint corruptions") {
     save_checkpoint(bad, model);
     load_checkpoint(bad, model, sgd);
   }, {"load_checkpoint", bad, "holds no optimizer state"});
+}
+
+TEST_CASE("catalogue: more dims, sizes and hyperparameters") {
+  Tensor x = zeros({2, 3});  // (2, 3)
+  Tensor p = test::param({2});
+  // K121 narrow with a negative start
+  kind("K121", [&] { narrow(x, 1, -1, 1); }, {"narrow", "start -1", "(2,3)"});
+  // K122 index_select along a dim past the rank
+  kind("K122", [&] { index_select(x, 5, IndexTensor({0}, {1})); }, {"index_select", "dim 5", "rank 2"});
+  // K123 topk along a dim past the rank
+  kind("K123", [&] { topk(x, 1, 4); }, {"topk", "dim 4", "rank 2"});
+  // K124 unsqueeze past rank + 1
+  kind("K124", [&] { x.unsqueeze(5); }, {"unsqueeze", "dim 5", "rank 3"});
+  // K125 an element count that overflows int64
+  kind("K125", [] { randn({int64_t(1) << 40, int64_t(1) << 40}); }, {"Shape", "(1099511627776,1099511627776)", "overflows"});
+  // K126 more elements than any buffer can hold
+  kind("K126", [] { zeros({int64_t(1) << 62}); }, {"zeros", "(4611686018427387904)", "more than"});
+  // K127 use of an undefined tensor
+  kind("K127", [] { Tensor().shape(); }, {"Tensor", "undefined tensor"});
+  // K128 sum_to a shape the tensor does not broadcast from
+  kind("K128", [&] { sum_to(x, {4}); }, {"sum_to", "(4)", "(2,3)"});
+  // K129 backward through a freed graph
+  kind("K129", [&] { Tensor y = mul(p, p).sum(); y.backward(); y.backward(); }, {"sum", "second time", "retain_graph"});
+  // K130 nll_loss target past the classes
+  kind("K130", [] { F::nll_loss(zeros({2, 4}), IndexTensor({5, 0}, {2})); }, {"nll_loss", "target 5", "C = 4"});
+  // K131 binary_cross_entropy_with_logits of mismatched shapes
+  kind("K131", [] { F::binary_cross_entropy_with_logits(zeros({2}), zeros({3})); },
+       {"binary_cross_entropy_with_logits", "(2)", "(3)"});
+  // K132 cross_entropy over zero classes
+  kind("K132", [] { F::cross_entropy(zeros({2, 0}), IndexTensor({0, 0}, {2})); }, {"cross_entropy", "(2,0)", "no classes"});
+  // K133 a NaN hyperparameter (every `x >= 0` check also refuses NaN)
+  kind("K133", [&] { optim::Adam(std::vector<Tensor>{p}, optim::AdamOptions(NAN)); }, {"Adam", "learning rate nan"});
+  // K134 Embedding.from_pretrained of a 1-D tensor
+  kind("K134", [] { nn::Embedding::from_pretrained(zeros({3})); }, {"Embedding.from_pretrained", "(3)"});
+  // K135 embedding with a 3-D weight
+  kind("K135", [] { embedding(IndexTensor({0}, {1}), zeros({2, 2, 2})); }, {"embedding", "(2,2,2)"});
+  // K136 negative layer sizes
+  kind("K136", [] { nn::Linear(-1, 3); }, {"Linear", "got -1 and 3"});
+  // K137 init fan of a 1-D tensor
+  kind("K137", [] { Tensor w = zeros({3}); nn::init::xavier_uniform_(w); }, {"fans", "(3)"});
+  // K138 init with an unknown fan mode
+  kind("K138", [] { Tensor w = zeros({3, 3}); nn::init::kaiming_uniform_(w, 0, "fan_x"); }, {"kaiming_uniform_", "'fan_x'"});
+  // K139 a module name containing '.'
+  kind("K139", [] {
+    struct M : nn::Module {
+      M() { register_parameter("a.b", zeros({1})); }
+      std::string repr() const override { return "M"; }
+    } m;
+  }, {"register_parameter", "'a.b'"});
+  // K140 LayerNorm with an empty normalized_shape
+  kind("K140", [] { nn::LayerNorm(nn::LayerNormOptions(std::vector<int64_t>{})); }, {"LayerNorm", "normalized_shape", "()"});
+}
+
+TEST_CASE("catalogue: more recurrent and attention inputs") {
+  manual_seed(4);
+  Tensor q = randn({1, 2, 8});  // (B=1, T=2, E=8)
+  nn::MultiheadAttention mha(nn::MultiheadAttentionOptions(8, 2));
+  // K141 LSTM given h0 without c0
+  kind("K141", [] { nn::LSTM(4, 5).forward(randn({2, 3, 4}), std::make_tuple(zeros({1, 2, 5}), Tensor())); },
+       {"LSTM", "(h0, c0)"});
+  // K142 LSTM with zero layers
+  kind("K142", [] { nn::LSTM(nn::LSTMOptions(4, 5).num_layers(0)); }, {"LSTM", "num_layers", "got 0"});
+  // K143 LSTM with hidden_size 0
+  kind("K143", [] { nn::LSTM(nn::LSTMOptions(4, 0)); }, {"LSTM", "got 4 and 0"});
+  // K144 GRU initial state of the wrong batch
+  kind("K144", [] { nn::GRU(4, 5).forward(randn({2, 3, 4}), zeros({1, 3, 5})); }, {"GRU", "h0", "(1,2,5)", "(1,3,5)"});
+  // K145 pad_sequence of an undefined sequence
+  kind("K145", [] { nn::utils::pad_sequence(std::vector<Tensor>{Tensor()}); }, {"pad_sequence", "sequence 0"});
+  // K146 pad_sequence of no id lists
+  kind("K146", [] { nn::utils::pad_sequence(std::vector<std::vector<int64_t>>{}); }, {"pad_sequence", "got no sequences"});
+  // K147 positions past the positional encoding's max_len
+  kind("K147", [] {
+    nn::SinusoidalPositionalEncoding pe(nn::SinusoidalPositionalEncodingOptions(8).max_len(4));
+    pe.forward(zeros({1, 5, 8}));
+  }, {"SinusoidalPositionalEncoding", "0 .. 4", "max_len 4"});
+  // K148 zero heads
+  kind("K148", [] { nn::MultiheadAttention(nn::MultiheadAttentionOptions(8, 0)); }, {"MultiheadAttention", "got 8 and 0"});
+  // K149 a fractional key padding mask on the flash path (need_weights = false)
+  kind("K149", [&] { mha.forward(q, q, q, nn::AttentionMask().key_padding(full({1, 2}, 0.5)), {}, false); },
+       {"MultiheadAttention", "key padding mask (1,2) holds 0.5"});
+  // K150 attn_bias holding +inf
+  kind("K150", [&] {
+    Tensor b = zeros({1, 1, 2, 2});
+    b.data()[0] = INFINITY;
+    mha.forward(q, q, q, {}, b);
+  }, {"MultiheadAttention", "attn_bias (1,1,2,2) holds inf"});
+  // K151 rotary embedding of an odd dim
+  kind("K151", [] { nn::RotaryEmbedding(nn::RotaryEmbeddingOptions(5)); }, {"RotaryEmbedding", "got 5"});
+  // K152 linear attention heads not dividing embed_dim
+  kind("K152", [] { nn::LinearAttention(nn::LinearAttentionOptions(8, 3)); }, {"LinearAttention", "(8)", "(3)"});
+  // K153 ALiBi with zero heads
+  kind("K153", [] { nn::alibi_slopes(0); }, {"alibi_slopes", "got 0"});
+  // K154 a sparse pattern holding a value other than 0/1
+  kind("K154", [] { nn::sparse_attention(zeros({1, 2, 4}), zeros({1, 2, 4}), zeros({1, 2, 4}), full({2, 2}, 2)); },
+       {"sparse_attention", "found 2"});
+  // K155 a negative sliding window
+  kind("K155", [] { nn::sliding_window_attention(zeros({1, 2, 4}), zeros({1, 2, 4}), zeros({1, 2, 4}), {}, -1); },
+       {"sliding_window_attention", "got -1"});
+  // K156 chunk_size 0
+  kind("K156", [] { nn::chunked_attention(zeros({1, 2, 4}), zeros({1, 2, 4}), zeros({1, 2, 4}), {}, 0); },
+       {"chunked_attention", "got 0"});
+  // K157 a transformer stack of zero layers
+  kind("K157", [] { nn::TransformerEncoder(nn::TransformerEncoderOptions(nn::TransformerEncoderLayerOptions(8, 2), 0)); },
+       {"TransformerEncoder", "got 0"});
+  // K158 additive (Bahdanau) attention with a zero size
+  kind("K158", [] { nn::AdditiveAttention(nn::AdditiveAttentionOptions(0, 4, 4)); }, {"AdditiveAttention", "got 0, 4 and 4"});
 }
