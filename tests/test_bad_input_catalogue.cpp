@@ -3,7 +3,7 @@
 // value or shape. Kinds are numbered K01, K02, ... (one `kind(...)` call each), grouped by
 // area in one TEST_CASE per area; the count is KINDS below.
 //
-// KINDS: 158 (K01 .. K158). HEED_CATALOGUE_PRINT=1 prints every message as it is checked.
+// KINDS: 173 (K01 .. K173). HEED_CATALOGUE_PRINT=1 prints every message as it is checked.
 // Entries whose message has no offending value to name (cat or pad_sequence of nothing,
 // arange's zero step) name the op and the rule instead.
 #include <cstdio>
@@ -498,4 +498,63 @@ TEST_CASE("catalogue: more recurrent and attention inputs") {
        {"TransformerEncoder", "got 0"});
   // K158 additive (Bahdanau) attention with a zero size
   kind("K158", [] { nn::AdditiveAttention(nn::AdditiveAttentionOptions(0, 4, 4)); }, {"AdditiveAttention", "got 0, 4 and 4"});
+}
+
+TEST_CASE("catalogue: batch dims, empty tensors, gradients and checkpoints (more)") {
+  Tensor x = zeros({2, 3});  // (2, 3)
+  // K159 matmul batch dims that do not broadcast
+  kind("K159", [] { matmul(zeros({2, 3, 4, 5}), zeros({3, 2, 5, 6})); }, {"matmul", "(2,3)", "(3,2)", "cannot be broadcast"});
+  // K160 gather with a negative id
+  kind("K160", [&] { gather(x, 1, IndexTensor({-1, 0}, {2, 1})); }, {"gather", "index -1", "[0, 3)"});
+  // K161 item() of an empty tensor
+  kind("K161", [] { zeros({0}).item(); }, {"item", "(0)"});
+  // K162 set_grad with a gradient of another shape
+  kind("K162", [] { Tensor a = test::param({2}); a.set_grad(zeros({3})); }, {"set_grad", "(3)", "(2)"});
+  // K163 flash attention tiles of 0 rows
+  kind("K163", [] { flash_attention(zeros({1, 2, 4}), zeros({1, 2, 4}), zeros({1, 2, 4}), {}, {}, FlashOptions().rows(0)); },
+       {"flash_attention", "got 0 x"});
+  // K164 decoder tgt and memory of different batch sizes
+  kind("K164", [] {
+    nn::TransformerDecoderLayer d(nn::TransformerDecoderLayerOptions(8, 2));
+    d.forward(zeros({2, 3, 8}), zeros({1, 3, 8}));
+  }, {"TransformerDecoderLayer", "(2,3,8)", "(1,3,8)"});
+  // K165 unbiased variance over a dim of size 1
+  kind("K165", [] { var(zeros({2, 1}), 1); }, {"var", "dim 1", "(2,1)"});
+  // K166 permute with the wrong number of dims
+  kind("K166", [&] { x.permute({0}); }, {"permute", "[0]", "(2,3)"});
+  // K167 select from a 0-dim tensor
+  kind("K167", [] { select(scalar_tensor(1), 0, 0); }, {"select", "0-dim"});
+  // K168 a checkpoint missing a tensor the model has
+  kind("K168", [] {
+    test::TmpDir tmp;
+    nn::Linear a(4, 2);
+    save_checkpoint(tmp.file("a.ckpt"), a);
+    struct Bigger : nn::Module {
+      Bigger() {
+        register_parameter("weight", zeros({2, 4}));
+        register_parameter("bias", zeros({2}));
+        register_parameter("extra", zeros({1}));
+      }
+      std::string repr() const override { return "Bigger"; }
+    } b;
+    load_checkpoint(tmp.file("a.ckpt"), b);
+  }, {"load_checkpoint", "missing tensor 'extra'"});
+  // K169 functional embedding with padding_idx out of range
+  kind("K169", [] { embedding(IndexTensor({0}, {1}), zeros({3, 2}), int64_t(5)); }, {"embedding", "padding_idx 5", "[0, 3)"});
+  // K170 key width not matching kdim
+  kind("K170", [] {
+    nn::MultiheadAttention m(nn::MultiheadAttentionOptions(8, 2).kdim(4));
+    Tensor q = randn({1, 2, 8});
+    m.forward(q, q, q);
+  }, {"MultiheadAttention", "key (1,2,8)", "kdim = 4"});
+  // K171 a non-finite gradient norm with error_if_nonfinite
+  kind("K171", [] {
+    Tensor a = test::param({2});
+    a.set_grad(full({2}, NAN));
+    optim::clip_grad_norm_({a}, 1.0, 2, true);
+  }, {"clip_grad_norm_", "is nan"});
+  // K172 the GELU module with an unknown approximation
+  kind("K172", [] { nn::GELU(nn::GELUOptions().approximate("fast")); }, {"GELU", "'fast'"});
+  // K173 reshape inferring -1 beside a zero-size dim
+  kind("K173", [] { zeros({0, 3}).reshape({-1, 0}); }, {"reshape", "(0,3)", "(-1,0)"});
 }
