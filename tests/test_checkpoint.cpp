@@ -20,43 +20,20 @@
 #include <heed/optim/schedule.h>
 #include <heed/optim/sgd.h>
 #include "helpers.h"
+#include "tmp_files.h"
 
 using namespace heed;
 using heed::test::error_of;
 using doctest::Contains;
 namespace fs = std::filesystem;
 namespace F = nn::functional;
-using Bytes = std::vector<uint8_t>;
+using heed::test::Bytes;
+using heed::test::read_bytes;
+using heed::test::TmpDir;
+using heed::test::write_bytes;
 using OptimizerPtr = std::unique_ptr<optim::Optimizer>;
 
 namespace {
-
-// A fresh directory under the system temp dir, removed with everything in it.
-struct TmpDir {
-  TmpDir() {
-    static int n = 0;
-    dir = fs::temp_directory_path() / ("heed_ckpt_" + std::to_string(getpid()) + "_" + std::to_string(n++));
-    fs::create_directories(dir);
-  }
-  ~TmpDir() { fs::remove_all(dir); }
-  std::string file(const std::string& name) const { return (dir / name).string(); }
-  std::vector<std::string> listing() const {  // sorted file names
-    std::vector<std::string> out;
-    for (const auto& e : fs::directory_iterator(dir)) out.push_back(e.path().filename().string());
-    std::sort(out.begin(), out.end());
-    return out;
-  }
-  fs::path dir;
-};
-
-Bytes read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return Bytes(std::istreambuf_iterator<char>(in), {});
-}
-
-void write_bytes(const std::string& path, const Bytes& b, size_t n) {
-  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(b.data()), std::streamsize(n));
-}
 
 // reseal_checkpoint (optim/checkpoint.h) recomputes the size field and trailing checksum,
 // so a test can plant a bad length in an otherwise valid file and reach the parser's checks.
