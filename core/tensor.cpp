@@ -132,9 +132,15 @@ Tensor ones_like(const Tensor& t) { return ones(t.shape()); }
 Tensor arange(real end) { return arange(0, end, 1); }
 
 Tensor arange(real start, real end, real step) {
+  HEED_CHECK(std::isfinite(double(start)) && std::isfinite(double(end)) && std::isfinite(double(step)),
+             "arange", "start, end and step must be finite; got ", start, ", ", end, ", ", step);
   HEED_CHECK(step != 0, "arange", "step must be non-zero");
-  const double n = std::ceil((double(end) - double(start)) / double(step));
-  Tensor t = empty(Shape{n > 0 ? int64_t(n) : 0});
+  HEED_CHECK(start == end || (end > start) == (step > 0), "arange", "end ", end,
+             " lies on the wrong side of start ", start, " for step ", step, " (as PyTorch, an error)");
+  const double n = std::ceil((double(end) - double(start)) / double(step));  // >= 0 now
+  HEED_CHECK(n <= double(kMaxElements), "arange", "(end - start) / step = ", n,
+             " elements, more than the ", kMaxElements, " any buffer can hold");
+  Tensor t = empty_for("arange", Shape{int64_t(n)});
   for (int64_t i = 0; i < t.numel(); ++i) t.data()[i] = real(double(start) + i * double(step));
   return t;
 }

@@ -110,3 +110,12 @@ TEST_CASE("multi-head attention over zero keys gives a zero context, with or wit
     q.set_grad(Tensor());
   }
 }
+
+TEST_CASE("arange refuses non-finite bounds, a step of the wrong sign and impossible lengths") {
+  CHECK(contains(error_of([] { arange(0, INFINITY, 1); }), "arange: start, end and step must be finite"));
+  CHECK(contains(error_of([] { arange(0, NAN, 1); }), "must be finite"));
+  CHECK(contains(error_of([] { arange(5, 0, 1); }), "arange: end 0 lies on the wrong side of start 5"));
+  CHECK(contains(error_of([] { arange(0, 1e30, 1); }), "arange: (end - start) / step = "));
+  CHECK(arange(3, 3, 1).numel() == 0);  // start == end: empty, as PyTorch
+  CHECK(arange(5, 0, -2).to_vector() == std::vector<real>{5, 3, 1});
+}
