@@ -18,8 +18,8 @@ static Shape infer_shape(const Shape& from, const Shape& to) {
     if (to[i] == -1) {
       HEED_CHECK(infer < 0, "reshape", "only one dim can be -1 in ", to);
       infer = i;
-    } else {
-      known *= to[i];
+    } else if (__builtin_mul_overflow(known, to[i], &known)) {
+      fail("reshape", "the element count of ", to, " overflows int64");
     }
   }
   if (infer >= 0) {
