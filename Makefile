@@ -29,6 +29,10 @@ BLAS_LIB  := /usr/lib/$(MULTIARCH)/openblas-openmp
 INC       := $(BUILD)/include
 UMBRELLA  := $(INC)/heed/heed.h
 
+# The double build exists only for the finite-difference gradient checks: -O1 compiles it
+# about a quarter faster than -O3, and its tests still run in seconds.
+F64FLAGS ?= $(patsubst -O%,-O1,$(CXXFLAGS)) -DHEED_DOUBLE
+
 BASEFLAGS := -std=c++17 -Wall -Wextra -Wno-unused-parameter -fopenmp -MMD -MP -I$(BLAS_INC) -I$(BUILD)/include
 LDLIBS    := -L$(BLAS_LIB) -Wl,-rpath,$(BLAS_LIB) -lopenblas -fopenmp
 
@@ -81,7 +85,7 @@ $(BUILD)/f32/%.o: %.cpp | deps $(UMBRELLA)
 
 $(BUILD)/f64/%.o: %.cpp | deps $(UMBRELLA)
 	@mkdir -p $(@D)
-	$(CXX) $(BASEFLAGS) $(CXXFLAGS) -DHEED_DOUBLE -c $< -o $@
+	$(CXX) $(BASEFLAGS) $(F64FLAGS) -c $< -o $@
 
 $(BUILD)/libheed.a: $(OBJS_F32)
 	@rm -f $@
@@ -107,6 +111,34 @@ $(UMBRELLA): $(HEADERS) Makefile
 	   for h in $(HEADERS); do echo "#include <heed/$$h>"; done; } > $@.tmp && mv $@.tmp $@
 
 # ---- tests ----
+# Every test file begins with #include "helpers.h" (doctest, the standard headers and the whole
+# heed umbrella). It is precompiled once per build (-x c++-header, same flags) and given to each
+# test file with -include, so 70 test files skip parsing it: about a minute less of a clean
+# `make test` on 2 cores. main.cpp defines doctest's runner before its include, so it has its own rule.
+$(BUILD)/f32/tests/pch/helpers.h.gch: tests/helpers.h $(UMBRELLA) | deps
+	@mkdir -p $(@D)
+	$(CXX) $(BASEFLAGS) $(CXXFLAGS) -x c++-header $< -o $@
+
+$(BUILD)/f64/tests/pch/helpers.h.gch: tests/helpers.h $(UMBRELLA) | deps
+	@mkdir -p $(@D)
+	$(CXX) $(BASEFLAGS) $(F64FLAGS) -x c++-header $< -o $@
+
+$(BUILD)/f32/tests/%.o: tests/%.cpp $(BUILD)/f32/tests/pch/helpers.h.gch | deps $(UMBRELLA)
+	@mkdir -p $(@D)
+	$(CXX) $(BASEFLAGS) $(CXXFLAGS) -include $(BUILD)/f32/tests/pch/helpers.h -c $< -o $@
+
+$(BUILD)/f64/tests/%.o: tests/%.cpp $(BUILD)/f64/tests/pch/helpers.h.gch | deps $(UMBRELLA)
+	@mkdir -p $(@D)
+	$(CXX) $(BASEFLAGS) $(F64FLAGS) -include $(BUILD)/f64/tests/pch/helpers.h -c $< -o $@
+
+$(BUILD)/f32/tests/main.o: tests/main.cpp | deps
+	@mkdir -p $(@D)
+	$(CXX) $(BASEFLAGS) $(CXXFLAGS) -c $< -o $@
+
+$(BUILD)/f64/tests/main.o: tests/main.cpp | deps
+	@mkdir -p $(@D)
+	$(CXX) $(BASEFLAGS) $(F64FLAGS) -c $< -o $@
+
 $(BUILD)/tests_f32: $(TEST_F32_OBJS) $(BUILD)/libheed.a
 	$(CXX) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 

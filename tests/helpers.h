@@ -1,5 +1,7 @@
 // helpers.h - small utilities shared by the tests.
-#pragma once
+// An include guard, not #pragma once: the Makefile precompiles this header (see its tests section).
+#ifndef HEED_TESTS_HELPERS_H
+#define HEED_TESTS_HELPERS_H
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -60,3 +62,5 @@ inline void check_grad(const TensorFn& f, const std::vector<Tensor>& inputs,
 }
 
 }  // namespace heed::test
+
+#endif  // HEED_TESTS_HELPERS_H
