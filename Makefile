@@ -7,6 +7,7 @@
 #   make install PREFIX=/usr/local [DESTDIR=...]   headers, libheed.a, heed.pc
 #   make USE_MPI=1 also builds build/libheed_mpi.a (data parallel training over Open MPI);
 #   make test-mpi  its tests under mpirun -np 2 (installs Open MPI first if missing)
+#   make bench-allreduce, make bench-overlap   MPI_Allreduce cost; overlap with backward or not
 #
 # The library is built twice from the same sources: build/libheed.a (float) and
 # build/libheed_f64.a (-DHEED_DOUBLE, for the finite-difference gradient checks).
@@ -52,7 +53,7 @@ TEST_F64_OBJS := $(TEST_F64_SRCS:%.cpp=$(BUILD)/f64/%.o)
 EXAMPLES      := $(patsubst examples/%.cpp,$(BUILD)/examples/%,$(wildcard examples/*.cpp))
 BENCHES       := $(patsubst tests/bench/%.cpp,$(BUILD)/bench/%,$(wildcard tests/bench/*.cpp))
 
-.PHONY: all deps test test-mpi bench-allreduce install-mpi check-install-mpi sanitize fuzz fuzz-seeds demo examples bench goldens install uninstall check-install clean
+.PHONY: all deps test test-mpi bench-allreduce bench-overlap install-mpi check-install-mpi sanitize fuzz fuzz-seeds demo examples bench goldens install uninstall check-install clean
 
 all: $(BUILD)/libheed.a
 
@@ -244,7 +245,7 @@ all: $(BUILD)/libheed_mpi.a
 install: install-mpi
 DEPS += $(MPI_DEPS)
 endif
-test-mpi bench-allreduce install-mpi check-install-mpi $(BUILD)/libheed_mpi.a: DEPS += $(MPI_DEPS)
+test-mpi bench-allreduce bench-overlap install-mpi check-install-mpi $(BUILD)/libheed_mpi.a: DEPS += $(MPI_DEPS)
 $(BUILD)/examples/char_gpt_mpi: DEPS += $(MPI_DEPS)
 
 $(BUILD)/mpi/%.o: %.cpp | deps $(UMBRELLA)
@@ -294,6 +295,14 @@ bench-allreduce: $(BUILD)/bench-mpi/bench_allreduce
 $(BUILD)/bench-mpi/bench_allreduce: tests/bench/mpi/bench_allreduce.cpp | deps
 	@mkdir -p $(@D)
 	$(MPICXX) -O2 $< -o $@
+
+# Gradient averaging after backward vs overlapped with it, against compute alone (README).
+bench-overlap: $(BUILD)/bench-mpi/bench_overlap
+	$(MPIRUN) -np 2 $<
+
+$(BUILD)/bench-mpi/bench_overlap: tests/bench/mpi/bench_overlap.cpp $(BUILD)/libheed_mpi.a $(BUILD)/libheed.a | deps $(UMBRELLA)
+	@mkdir -p $(@D)
+	$(MPICXX) $(MPIFLAGS) $(BASEFLAGS) $(CXXFLAGS) -I$(INC) $< -o $@ $(BUILD)/libheed_mpi.a $(BUILD)/libheed.a $(LDLIBS)
 
 install-mpi: $(BUILD)/libheed_mpi.a $(UMBRELLA)
 	@for h in $(MPI_HEADERS); do \

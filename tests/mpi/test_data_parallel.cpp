@@ -73,6 +73,18 @@ void check_matches_single_process(const dist::GradientAveragerOptions& options, 
   dist::check_same_state_on_all_ranks(*model, opt);  // throws if the ranks diverged
 }
 
+// One temporary file path for all ranks (same machine): rank 0 makes the directory, which
+// `tmp` removes, and sends the path to the others.
+std::string shared_tmp_file(std::unique_ptr<heed::test::TmpDir>& tmp, const std::string& name) {
+  char path[512] = {0};
+  if (dist::rank() == 0) {
+    tmp = std::make_unique<heed::test::TmpDir>();
+    std::snprintf(path, sizeof path, "%s", tmp->file(name).c_str());
+  }
+  MPI_Bcast(path, sizeof path, MPI_CHAR, 0, MPI_COMM_WORLD);
+  return path;
+}
+
 }  // namespace
 
 TEST_CASE("the test runs on 2 ranks") {
@@ -153,15 +165,8 @@ TEST_CASE("a second backward before synchronize() is an error; set_enabled(false
 }
 
 TEST_CASE("checkpoints: rank 0 writes, every rank loads the same state") {
-  // One directory for both ranks (same machine): rank 0 names it, the others get its name.
-  char dir[256] = {0};
-  heed::test::TmpDir* tmp = nullptr;
-  if (dist::rank() == 0) {
-    tmp = new heed::test::TmpDir();
-    std::snprintf(dir, sizeof dir, "%s", tmp->file("ckpt.bin").c_str());
-  }
-  MPI_Bcast(dir, sizeof dir, MPI_CHAR, 0, MPI_COMM_WORLD);
-  const std::string path = dir;
+  std::unique_ptr<heed::test::TmpDir> tmp;
+  const std::string path = shared_tmp_file(tmp, "ckpt.bin");
 
   manual_seed(5);
   Mlp model;
@@ -203,6 +208,26 @@ TEST_CASE("checkpoints: rank 0 writes, every rank loads the same state") {
   }
   CHECK(!msg.empty());
   if (dist::rank() == 0) CHECK(msg.find("failed on another rank") != std::string::npos);
-  dist::barrier();
-  delete tmp;
+  dist::barrier();  // rank 0 removes the directory only after both have read it
+}
+
+TEST_CASE("README's MPI example compiles and runs (keep the two in step)") {
+  auto model = std::make_shared<Mlp>();
+  optim::Adam opt(model->parameters(), optim::AdamOptions(1e-3));
+  const int64_t N = 10, epoch = 1;
+  std::unique_ptr<heed::test::TmpDir> tmp;
+  const std::string path = shared_tmp_file(tmp, "readme.ckpt");
+  // -- from README "Training on several processes (MPI)" --
+  dist::broadcast_parameters(*model);       // parameters and buffers from rank 0
+  dist::GradientAverager sync(*model, dist::GradientAveragerOptions().bucket_bytes(25 << 20));
+  data::DistributedSampler sampler(data::DistributedSamplerOptions(N, dist::rank(), dist::world_size()));
+  sampler.set_epoch(epoch);                 // same permutation on every rank, new each epoch
+  Tensor loss = sum(model->forward(ones({2, 4})));
+  opt.zero_grad(); loss.backward(); sync.synchronize(); opt.step();
+  dist::save_checkpoint_on_rank0(path, *model, opt);        // one writer
+  dist::load_checkpoint_on_all_ranks(path, *model, opt);    // every rank, then compared
+  // --
+  CHECK(sampler.size() == 5);
+  CHECK(opt.step_count() == 1);
+  dist::barrier();  // rank 0 removes the directory only after both have read it
 }
