@@ -58,8 +58,13 @@
 // has the measurement on this machine.
 //
 // Errors. MPI errors are returned, not fatal: each becomes a heed::Error naming the MPI
-// call and the MPI message. A rank that dies makes mpirun end the others (tests/mpi/
-// dead_rank.sh proves they exit with an error rather than hang).
+// call and the MPI message. A rank that dies (a crash, or an exit with an error code) makes
+// mpirun end the others (tests/mpi/dead_rank.sh proves they exit with an error rather than
+// hang). Not caught: a rank that leaves the training loop early and finishes normally
+// (MPI_Finalize) while the others still average gradients; MPI cannot tell it from a slow
+// rank and the others wait forever (torch has the same problem, and its Join helper). So
+// every rank must take the same number of steps, which data::DistributedSampler's equal
+// shards give; run jobs under `timeout` when in doubt.
 #pragma once
 #include <mpi.h>
 
