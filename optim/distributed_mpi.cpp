@@ -4,6 +4,7 @@
 
 #include <mpi.h>
 
+#include <cstdint>
 #include <cstring>
 
 #include "../autograd/grad_mode.h"
@@ -22,6 +23,13 @@ static void check(int rc, const char* call) {
   int len = 0;
   MPI_Error_string(rc, msg, &len);
   fail(call, "failed on rank ", rank(), ": ", std::string(msg, len));
+}
+
+// MPI counts are ints: a tensor (or bucket) of 2^31 elements or more must be split.
+static int mpi_count(int64_t n, const char* op) {
+  HEED_CHECK(n <= INT32_MAX, op, n, " elements is more than one MPI call can move (2^31 - 1); "
+             "use smaller buckets or split the tensor");
+  return static_cast<int>(n);
 }
 
 static bool mpi_running() {
@@ -76,13 +84,13 @@ void broadcast_parameters(nn::Module& model) {
                           "the number of parameters and buffers");
   for (const Tensor& t : tensors) {
     check_same_on_all_ranks(t.numel(), "broadcast_parameters", "a parameter's size");
-    check(MPI_Bcast(t.data(), static_cast<int>(t.numel()), real_type(), 0, MPI_COMM_WORLD),
+    check(MPI_Bcast(t.data(), mpi_count(t.numel(), "broadcast_parameters"), real_type(), 0, MPI_COMM_WORLD),
           "MPI_Bcast");
   }
 }
 
 void allreduce_sum_(Tensor& t) {
-  check(MPI_Allreduce(MPI_IN_PLACE, t.data(), static_cast<int>(t.numel()), real_type(), MPI_SUM,
+  check(MPI_Allreduce(MPI_IN_PLACE, t.data(), mpi_count(t.numel(), "allreduce_sum_"), real_type(), MPI_SUM,
                       MPI_COMM_WORLD), "MPI_Allreduce");
 }
 
@@ -163,7 +171,7 @@ void GradientAverager::start_ready_buckets() {
 
 void GradientAverager::start(int b) {
   Bucket& bucket = buckets_[b];
-  check(MPI_Iallreduce(MPI_IN_PLACE, bucket.flat.data(), static_cast<int>(bucket.flat.size()),
+  check(MPI_Iallreduce(MPI_IN_PLACE, bucket.flat.data(), mpi_count(bucket.flat.size(), "GradientAverager"),
                        real_type(), MPI_SUM, MPI_COMM_WORLD, &bucket.request),
         "MPI_Iallreduce");
 }
