@@ -5,6 +5,9 @@
 #   make fuzz      libFuzzer on the checkpoint loader for FUZZ_SECONDS (default 600)
 #   make bench     heed vs PyTorch CPU eager, side by side
 #   make install PREFIX=/usr/local [DESTDIR=...]   headers, libheed.a, heed.pc
+#   make USE_MPI=1 also builds build/libheed_mpi.a (data parallel training over Open MPI);
+#   make test-mpi  its tests under mpirun -np 2 (installs Open MPI first if missing)
+#   make bench-allreduce, make bench-overlap   MPI_Allreduce cost; overlap with backward or not
 #
 # The library is built twice from the same sources: build/libheed.a (float) and
 # build/libheed_f64.a (-DHEED_DOUBLE, for the finite-difference gradient checks).
@@ -37,8 +40,12 @@ BASEFLAGS := -std=c++17 -Wall -Wextra -Wno-unused-parameter -fopenmp -MMD -MP -I
 LDLIBS    := -L$(BLAS_LIB) -Wl,-rpath,$(BLAS_LIB) -lopenblas -fopenmp
 
 LIB_DIRS  := core autograd layers optim
-LIB_SRCS  := $(wildcard $(addsuffix /*.cpp,$(LIB_DIRS)))
-HEADERS   := $(wildcard $(addsuffix /*.h,$(LIB_DIRS)))
+# Files named *_mpi.{h,cpp} need MPI: they stay out of libheed.a and the umbrella header,
+# and go into libheed_mpi.a (section "data parallel training over MPI" below).
+LIB_SRCS  := $(filter-out %_mpi.cpp,$(wildcard $(addsuffix /*.cpp,$(LIB_DIRS))))
+HEADERS   := $(filter-out %_mpi.h,$(wildcard $(addsuffix /*.h,$(LIB_DIRS))))
+MPI_SRCS  := $(wildcard $(addsuffix /*_mpi.cpp,$(LIB_DIRS)))
+MPI_HEADERS := $(wildcard $(addsuffix /*_mpi.h,$(LIB_DIRS)))
 OBJS_F32  := $(LIB_SRCS:%.cpp=$(BUILD)/f32/%.o)
 OBJS_F64  := $(LIB_SRCS:%.cpp=$(BUILD)/f64/%.o)
 
@@ -50,7 +57,7 @@ TEST_F64_OBJS := $(TEST_F64_SRCS:%.cpp=$(BUILD)/f64/%.o)
 EXAMPLES      := $(patsubst examples/%.cpp,$(BUILD)/examples/%,$(wildcard examples/*.cpp))
 BENCHES       := $(patsubst tests/bench/%.cpp,$(BUILD)/bench/%,$(wildcard tests/bench/*.cpp))
 
-.PHONY: all deps test sanitize fuzz fuzz-seeds demo examples bench goldens install uninstall check-install clean
+.PHONY: all deps test test-mpi bench-allreduce bench-overlap install-mpi check-install-mpi sanitize fuzz fuzz-seeds demo examples bench goldens install uninstall check-install clean
 
 all: $(BUILD)/libheed.a
 
@@ -238,10 +245,10 @@ goldens:
 
 # ---- install ----
 install: $(BUILD)/libheed.a $(UMBRELLA)
-	@for d in $(LIB_DIRS); do \
-	  mkdir -p $(DESTDIR)$(PREFIX)/include/heed/$$d; \
-	  for h in $$d/*.h; do [ -e "$$h" ] && install -m 644 $$h $(DESTDIR)$(PREFIX)/include/heed/$$d/; done; \
-	done; true
+	@for h in $(HEADERS); do \
+	  mkdir -p $(DESTDIR)$(PREFIX)/include/heed/$$(dirname $$h); \
+	  install -m 644 $$h $(DESTDIR)$(PREFIX)/include/heed/$$h; \
+	done
 	install -m 644 $(UMBRELLA) $(DESTDIR)$(PREFIX)/include/heed/heed.h
 	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig
 	install -m 644 $(BUILD)/libheed.a $(DESTDIR)$(PREFIX)/lib/
@@ -251,8 +258,95 @@ install: $(BUILD)/libheed.a $(UMBRELLA)
 uninstall:
 	rm -rf $(DESTDIR)$(PREFIX)/include/heed
 	rm -f $(DESTDIR)$(PREFIX)/lib/libheed.a $(DESTDIR)$(PREFIX)/lib/pkgconfig/heed.pc
+	rm -f $(DESTDIR)$(PREFIX)/lib/libheed_mpi.a $(DESTDIR)$(PREFIX)/lib/pkgconfig/heed-mpi.pc
+
+# ---- data parallel training over MPI (optim/*_mpi.*; optional) ----
+# `make USE_MPI=1` adds build/libheed_mpi.a to `all` and to `install` (with heed-mpi.pc,
+# which requires heed.pc); `make test-mpi` builds the MPI tests with mpicxx and runs them on
+# 2 processes of this machine. Open MPI refuses root unless told, and --oversubscribe lets
+# 2 ranks share fewer cores; the shared-memory transport (vader) keeps it on this machine.
+# ccache: make MPICXX="ccache mpicxx".
+MPICXX    ?= mpicxx
+MPIFLAGS  := -DOMPI_SKIP_MPICXX -DMPICH_SKIP_MPICXX  # the C API only (MPI-2's C++ bindings are gone in MPI-3)
+MPIRUN    := mpirun --allow-run-as-root --oversubscribe --mca btl self,vader
+MPI_DEPS  := libopenmpi-dev:/usr/include/$(MULTIARCH)/mpi/mpi.h openmpi-bin:/usr/bin/mpirun
+MPI_OBJS  := $(MPI_SRCS:%.cpp=$(BUILD)/mpi/%.o)
+MPI_TEST_SRCS := tests/mpi/main_mpi.cpp tests/mpi/test_data_parallel.cpp
+ifeq ($(USE_MPI),1)
+all: $(BUILD)/libheed_mpi.a
+install: install-mpi
+DEPS += $(MPI_DEPS)
+endif
+test-mpi bench-allreduce bench-overlap install-mpi check-install-mpi $(BUILD)/libheed_mpi.a: DEPS += $(MPI_DEPS)
+$(BUILD)/examples/char_gpt_mpi: DEPS += $(MPI_DEPS)
+
+$(BUILD)/mpi/%.o: %.cpp | deps $(UMBRELLA)
+	@mkdir -p $(@D)
+	$(MPICXX) $(MPIFLAGS) $(BASEFLAGS) $(CXXFLAGS) -c $< -o $@
+
+$(BUILD)/libheed_mpi.a: $(MPI_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/tests_mpi: $(MPI_TEST_SRCS) $(BUILD)/libheed_mpi.a $(BUILD)/libheed.a | deps $(UMBRELLA)
+	$(MPICXX) $(MPIFLAGS) $(BASEFLAGS) $(CXXFLAGS) -I$(INC) $(MPI_TEST_SRCS) -o $@ \
+	  $(BUILD)/libheed_mpi.a $(BUILD)/libheed.a $(LDLIBS)
+
+$(BUILD)/mpi/dead_rank: tests/mpi/dead_rank.cpp $(BUILD)/libheed_mpi.a $(BUILD)/libheed.a | deps $(UMBRELLA)
+	$(MPICXX) $(MPIFLAGS) $(BASEFLAGS) $(CXXFLAGS) -I$(INC) $< -o $@ $(BUILD)/libheed_mpi.a $(BUILD)/libheed.a $(LDLIBS)
+
+# The character GPT with its data parallel path compiled in (-DHEED_WITH_MPI).
+$(BUILD)/examples/char_gpt_mpi: examples/char_gpt.cpp $(BUILD)/libheed_mpi.a $(BUILD)/libheed.a | deps $(UMBRELLA)
+	@mkdir -p $(@D)
+	$(MPICXX) $(MPIFLAGS) $(BASEFLAGS) $(CXXFLAGS) -DHEED_WITH_MPI -I$(INC) $< -o $@ \
+	  $(BUILD)/libheed_mpi.a $(BUILD)/libheed.a $(EXAMPLE_LIBS) $(LDLIBS)
+
+# Each rank runs the doctest cases; one rank's failure fails mpirun. `timeout` turns a hang
+# (a rank stuck in a collective its peer never joins) into a failure.
+test-mpi: $(BUILD)/tests_mpi $(BUILD)/mpi/dead_rank $(BUILD)/examples/char_gpt_mpi
+	timeout 300 $(MPIRUN) -np 2 $(BUILD)/tests_mpi --no-colors
+	MPIRUN="$(MPIRUN)" tests/mpi/dead_rank.sh $(BUILD)/mpi/dead_rank
+	@mkdir -p $(BUILD)/smoke-mpi
+	timeout 300 $(MPIRUN) -np 2 $(BUILD)/examples/char_gpt_mpi --smoke --out $(BUILD)/smoke-mpi
+	@$(MAKE) --no-print-directory check-install-mpi
+
+# heed-mpi.pc: install both libraries into a scratch prefix, build with mpicxx and pkg-config.
+check-install-mpi: $(BUILD)/libheed_mpi.a $(BUILD)/libheed.a $(UMBRELLA)
+	@rm -rf $(BUILD)/install-check-mpi && mkdir -p $(BUILD)/install-check-mpi
+	@$(MAKE) --no-print-directory install install-mpi PREFIX=$(abspath $(BUILD))/install-check-mpi/prefix >/dev/null
+	@printf '#include <heed/heed.h>\n#include <heed/optim/distributed_mpi.h>\nint main(int argc, char** argv) { heed::dist::MpiGuard mpi(argc, argv);\n  return heed::dist::world_size() == 1 ? 0 : 1; }\n' > $(BUILD)/install-check-mpi/app.cpp
+	@PKG_CONFIG_PATH=$(abspath $(BUILD))/install-check-mpi/prefix/lib/pkgconfig \
+	  $(MPICXX) $(MPIFLAGS) -std=c++17 $(BUILD)/install-check-mpi/app.cpp -o $(BUILD)/install-check-mpi/app \
+	  $$(PKG_CONFIG_PATH=$(abspath $(BUILD))/install-check-mpi/prefix/lib/pkgconfig pkg-config --cflags --libs heed-mpi)
+	@$(BUILD)/install-check-mpi/app && echo "check-install-mpi: a program built with mpicxx and pkg-config heed-mpi ran correctly"
+
+# MPI_Allreduce time on buffers of 1e4 .. 1e7 floats, 2 ranks (README's scaling estimate).
+bench-allreduce: $(BUILD)/bench-mpi/bench_allreduce
+	$(MPIRUN) -np 2 $<
+
+$(BUILD)/bench-mpi/bench_allreduce: tests/bench/mpi/bench_allreduce.cpp | deps
+	@mkdir -p $(@D)
+	$(MPICXX) -O2 $< -o $@
+
+# Gradient averaging after backward vs overlapped with it, against compute alone (README).
+bench-overlap: $(BUILD)/bench-mpi/bench_overlap
+	$(MPIRUN) -np 2 $<
+
+$(BUILD)/bench-mpi/bench_overlap: tests/bench/mpi/bench_overlap.cpp $(BUILD)/libheed_mpi.a $(BUILD)/libheed.a | deps $(UMBRELLA)
+	@mkdir -p $(@D)
+	$(MPICXX) $(MPIFLAGS) $(BASEFLAGS) $(CXXFLAGS) -I$(INC) $< -o $@ $(BUILD)/libheed_mpi.a $(BUILD)/libheed.a $(LDLIBS)
+
+install-mpi: $(BUILD)/libheed_mpi.a $(UMBRELLA)
+	@for h in $(MPI_HEADERS); do \
+	  mkdir -p $(DESTDIR)$(PREFIX)/include/heed/$$(dirname $$h); \
+	  install -m 644 $$h $(DESTDIR)$(PREFIX)/include/heed/$$h; \
+	done
+	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 644 $(BUILD)/libheed_mpi.a $(DESTDIR)$(PREFIX)/lib/
+	@printf 'prefix=%s\nincludedir=$${prefix}/include\nlibdir=$${prefix}/lib\n\nName: heed-mpi\nDescription: data parallel training for heed over MPI (compile with mpicxx)\nVersion: 0.1.0\nRequires: heed\nCflags: -I$${includedir}\nLibs: -L$${libdir} -lheed_mpi\n' \
+	  '$(PREFIX)' > $(DESTDIR)$(PREFIX)/lib/pkgconfig/heed-mpi.pc
 
 clean:
 	rm -rf $(BUILD)
 
--include $(OBJS_F32:.o=.d) $(OBJS_F64:.o=.d) $(TEST_F32_OBJS:.o=.d) $(TEST_F64_OBJS:.o=.d) $(EXAMPLES:=.d)
+-include $(MPI_OBJS:.o=.d) $(OBJS_F32:.o=.d) $(OBJS_F64:.o=.d) $(TEST_F32_OBJS:.o=.d) $(TEST_F64_OBJS:.o=.d) $(EXAMPLES:=.d)

@@ -1,4 +1,5 @@
 // engine.cpp - the backward pass: topological order, gradient routing, leaf accumulation.
+#include <atomic>
 #include <vector>
 
 #include "../core/error.h"
@@ -69,6 +70,8 @@ Node::~Node() {
 // ---------------------------------------------------------------- leaves
 
 // leaf.grad += dL/dleaf   (the first gradient is copied: dy may be shared with other nodes)
+// The engine runs this once per backward pass, after summing every consumer's gradient, so
+// the post-accumulate hooks see this pass's final contribution.
 void AccumulateGrad::apply(const Tensor& grad_out, Grads&) {
   if (!leaf->grad.defined()) {
     Tensor g = empty(grad_out.shape());
@@ -77,6 +80,26 @@ void AccumulateGrad::apply(const Tensor& grad_out, Grads&) {
   } else {
     leaf->grad.add_(grad_out);
   }
+  if (leaf->post_accumulate_hooks.empty()) return;
+  Tensor self(leaf);
+  for (size_t i = 0; i < leaf->post_accumulate_hooks.size(); ++i)
+    leaf->post_accumulate_hooks[i].second(self);
+}
+
+int64_t Tensor::register_post_accumulate_grad_hook(std::function<void(const Tensor&)> hook) const {
+  HEED_CHECK(is_leaf() && requires_grad(), "register_post_accumulate_grad_hook", "only a leaf "
+             "that requires grad accumulates a gradient; this tensor of shape ", shape(),
+             is_leaf() ? " does not require grad" : " is not a leaf");
+  static std::atomic<int64_t> next_handle{0};
+  int64_t handle = ++next_handle;
+  impl_->post_accumulate_hooks.emplace_back(handle, std::move(hook));
+  return handle;
+}
+
+void Tensor::remove_post_accumulate_grad_hook(int64_t handle) const {
+  auto& hooks = impl_->post_accumulate_hooks;
+  for (size_t i = 0; i < hooks.size(); ++i)
+    if (hooks[i].first == handle) { hooks.erase(hooks.begin() + i); return; }
 }
 
 bool Tensor::requires_grad() const { return defined() && impl_->requires_grad; }

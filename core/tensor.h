@@ -14,9 +14,11 @@
 // H heads, D head dim, V vocabulary, N rows. `// (B, T, C)` after a tensor is its shape.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <iosfwd>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "real.h"
@@ -56,6 +58,15 @@ class Tensor {
   // Backpropagate from this tensor. A scalar needs no argument; otherwise pass dL/dthis.
   void backward(const Tensor& grad = Tensor(), bool retain_graph = false) const;
   Tensor detach() const;                    // same storage, cut from the graph
+  // Call hook(leaf) each time a backward pass has finished accumulating into this leaf's
+  // grad() (torch's register_post_accumulate_grad_hook): the engine sums every consumer's
+  // gradient before it reaches the leaf, so once per backward the leaf's gradient for that
+  // pass is final. Data parallel training (optim/distributed_mpi.h) starts reducing a
+  // bucket of gradients from here while backward goes on. Only on leaves that require
+  // grad. The hook must not capture this tensor by value (the leaf would own itself);
+  // it gets the leaf as its argument. Returns a handle for remove_post_accumulate_grad_hook.
+  int64_t register_post_accumulate_grad_hook(std::function<void(const Tensor&)> hook) const;
+  void remove_post_accumulate_grad_hook(int64_t handle) const;  // unknown handle: no-op
 
   // ---- shape views (autograd/views.cpp) ----
   Tensor reshape(const Shape& shape) const;   // one dim may be -1; shares storage
@@ -133,6 +144,8 @@ struct TensorImpl {
   std::shared_ptr<Node> grad_fn;        // the op that produced this tensor (null for leaves)
   std::weak_ptr<Node> grad_accumulator; // leaves: the node that adds into `grad` (weak: no cycle)
   Tensor grad;                          // leaves: accumulated gradient
+  // leaves: (handle, hook) called after each accumulation into grad (engine.cpp)
+  std::vector<std::pair<int64_t, std::function<void(const Tensor&)>>> post_accumulate_hooks;
 };
 
 // ---- factories (all contiguous; requires_grad off; call .requires_grad_() for parameters) ----

@@ -24,7 +24,15 @@
 //   build/examples/char_gpt                              train the baby GPT on the fortunes
 //   build/examples/char_gpt --text book.txt --pos rope --save book.ckpt
 //   build/examples/char_gpt --resume book.ckpt --text book.txt --iters 0 --prompt "The " --samples 3
+//
+// Data parallel (README "Training on several processes"): built with -DHEED_WITH_MPI
+// (`make build/examples/char_gpt_mpi`), `mpirun -np N build/examples/char_gpt_mpi` trains
+// on N processes, each on its own --batch sequences per step, with averaged gradients
+// (optim/distributed_mpi.h): the global batch is N * --batch. Rank 0 prints and saves.
 #include <heed/heed.h>
+#ifdef HEED_WITH_MPI
+#include <heed/optim/distributed_mpi.h>
+#endif
 
 #include <dirent.h>
 #include <sys/stat.h>
@@ -351,6 +359,28 @@ class GPT : public nn::Module {
   std::string pos_;
 };
 
+// ------------------------------------------------------------------ processes
+// What training needs to know about the other processes. Without HEED_WITH_MPI there is one,
+// and every call below is the one-process answer; with it, the calls go to heed::dist.
+struct Processes {
+  int rank = 0, world = 1;
+#ifdef HEED_WITH_MPI
+  std::unique_ptr<dist::GradientAverager> sync;
+  explicit Processes(GPT& model) : rank(dist::rank()), world(dist::world_size()) {
+    dist::broadcast_parameters(model);  // rank 0's initial weights everywhere
+    sync = std::make_unique<dist::GradientAverager>(model);
+  }
+  void average_gradients() { sync->synchronize(); }
+  void save(const std::string& path, GPT& model, optim::AdamW& opt) { dist::save_checkpoint_on_rank0(path, model, opt); }
+  void load(const std::string& path, GPT& model, optim::AdamW& opt) { dist::load_checkpoint_on_all_ranks(path, model, opt); }
+#else
+  explicit Processes(GPT&) {}
+  void average_gradients() {}
+  void save(const std::string& path, GPT& model, optim::AdamW& opt) { save_checkpoint(path, model, opt); }
+  void load(const std::string& path, GPT& model, optim::AdamW& opt) { load_checkpoint(path, model, opt); }
+#endif
+};
+
 // ------------------------------------------------------------------ training
 // Mean loss over `iters` random batches of `data`, without dropout or a graph.
 double estimate_loss(GPT& model, const std::vector<int64_t>& data, int64_t V, const Options& o, std::mt19937_64& rng) {
@@ -370,10 +400,11 @@ struct TrainResult {
   double valid_loss = 0, tokens_per_s = 0;
 };
 
-TrainResult train(GPT& model, optim::AdamW& opt, const Options& o, const Corpus& c) {
+TrainResult train(GPT& model, optim::AdamW& opt, const Options& o, const Corpus& c, Processes& procs) {
   optim::LinearWarmupCosine schedule(
       optim::WarmupDecayOptions(o.lr, o.warmup, std::max<int64_t>(o.iters, o.warmup + 1)).min_lr(o.min_lr));
-  std::mt19937_64 rng(o.seed * 7919 + opt.step_count()), eval_rng(o.seed + 17);
+  // Each process draws its own batches (and, via the rank's seed, its own dropout masks).
+  std::mt19937_64 rng(o.seed * 7919 + opt.step_count() + 1000003 * procs.rank), eval_rng(o.seed + 17);
   const int64_t first = opt.step_count(), intervals = (o.iters + o.eval_interval - 1) / o.eval_interval;
   progress::Bar bar(o.iters, first, "interval");
   TrainResult r;
@@ -382,7 +413,7 @@ TrainResult train(GPT& model, optim::AdamW& opt, const Options& o, const Corpus&
     const int64_t interval = step / o.eval_interval, end = std::min(o.iters, (interval + 1) * o.eval_interval);
     bar.start_epoch(interval + 1, intervals, end - interval * o.eval_interval);
     const auto t0 = std::chrono::steady_clock::now();
-    tokens += double(end - step) * o.batch * o.block;
+    tokens += double(end - step) * o.batch * o.block * procs.world;
     for (; step < end; ++step) {
       auto [x, y] = get_batch(c.train, o.batch, o.block, rng);  // (B, T) each
       schedule.apply(opt, opt.step_count());
@@ -390,16 +421,17 @@ TrainResult train(GPT& model, optim::AdamW& opt, const Options& o, const Corpus&
       Tensor loss = F::cross_entropy(logits.reshape({-1, c.vocab()}), y.reshape({x.numel()}));
       opt.zero_grad();
       loss.backward();
+      procs.average_gradients();  // every process now holds the same gradient
       optim::clip_grad_norm_(model.parameters(), o.clip);
       opt.step();
       r.losses.push_back(loss.item());
-      bar.update(step + 1 - interval * o.eval_interval, r.losses.back(), x.numel());
+      bar.update(step + 1 - interval * o.eval_interval, r.losses.back(), x.numel() * procs.world);
     }
     seconds += progress::seconds_since(t0);
     r.valid_loss = estimate_loss(model, c.valid, c.vocab(), o, eval_rng);
     std::printf("step %lld: train loss %.4f, validation loss %.4f, lr %.2g\n", (long long)step,
                 estimate_loss(model, c.train, c.vocab(), o, eval_rng), r.valid_loss, schedule.lr_at(opt.step_count() - 1));
-    if (!o.save.empty()) save_checkpoint(o.save, model, opt);
+    if (!o.save.empty()) procs.save(o.save, model, opt);
   }
   r.tokens_per_s = seconds > 0 ? tokens / seconds : 0;
   return r;
@@ -460,23 +492,26 @@ int run(const Options& o, std::chrono::steady_clock::time_point t0) {
   without_decay.betas({0.9, 0.99});
   without_decay.weight_decay(0);
   optim::AdamW opt({optim::ParamGroup(decay), optim::ParamGroup(no_decay, without_decay)}, defaults);
+  Processes procs(model);
+  manual_seed(o.seed + procs.rank);  // dropout: each process its own masks
   if (!o.resume.empty()) {
     try {
-      load_checkpoint(o.resume, model, opt);
+      procs.load(o.resume, model, opt);
     } catch (const Error& e) {
       throw Error(std::string(e.what()) + " (saved with another --text, --pos or model size?)");
     }
   }
   std::printf("data: %s, %zu characters (%zu train / %zu validation), vocabulary %lld\n", o.text.c_str(),
               c.train.size() + c.valid.size(), c.train.size(), c.valid.size(), (long long)c.vocab());
-  std::printf("model: %lld layers, %lld heads, width %lld, block %lld, %s positions, %lld parameters, %d threads\n",
-              (long long)o.layers, (long long)o.heads, (long long)o.width, (long long)o.block, o.pos.c_str(),
-              (long long)model.num_parameters(), get_num_threads());
+  std::printf("model: %lld layers, %lld heads, width %lld, block %lld, %s positions, %lld parameters, %d threads"
+              " x %d processes\n", (long long)o.layers, (long long)o.heads, (long long)o.width, (long long)o.block,
+              o.pos.c_str(), (long long)model.num_parameters(), get_num_threads(), procs.world);
 
   TrainResult r;
-  if (opt.step_count() < o.iters) r = train(model, opt, o, c);
+  if (opt.step_count() < o.iters) r = train(model, opt, o, c, procs);
   const double train_s = progress::seconds_since(t0);
 
+  if (procs.rank != 0) return 0;  // the others hold the same model: rank 0 samples and plots
   std::mt19937_64 rng(o.seed + 99);
   for (int64_t s = 0; s < o.samples; ++s) {
     std::vector<int64_t> ids = generate(model, prompt, o.sample_len, o.temperature, o.top_k, rng);
@@ -506,5 +541,9 @@ int run(const Options& o, std::chrono::steady_clock::time_point t0) {
 
 int main(int argc, char** argv) {
   const auto t0 = std::chrono::steady_clock::now();
+#ifdef HEED_WITH_MPI
+  dist::MpiGuard mpi(argc, argv);
+  if (dist::rank() != 0) std::freopen("/dev/null", "w", stdout);  // rank 0 speaks for all
+#endif
   return program::run("char_gpt", kUsage, argc, argv, parse_options, [&](const Options& o) { return run(o, t0); });
 }

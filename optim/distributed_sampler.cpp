@@ -1,0 +1,39 @@
+// distributed_sampler.cpp - shard a dataset across ranks (rule in distributed_sampler.h).
+#include "distributed_sampler.h"
+
+#include <random>
+
+#include "../core/error.h"
+
+namespace heed::data {
+
+DistributedSampler::DistributedSampler(const DistributedSamplerOptions& options) : options_(options) {
+  const int64_t n = options.num_samples();
+  const int w = options.world_size(), r = options.rank();
+  HEED_CHECK(n >= 0, "DistributedSampler", "num_samples must be >= 0, got ", n);
+  HEED_CHECK(w >= 1, "DistributedSampler", "world_size must be >= 1, got ", w);
+  HEED_CHECK(r >= 0 && r < w, "DistributedSampler", "rank ", r, " is outside [0, ", w, ")");
+  // drop_last: the largest multiple of W that fits; else the smallest that holds all N.
+  per_rank_ = options.get_drop_last() ? n / w : (n + w - 1) / w;
+}
+
+std::vector<int64_t> DistributedSampler::indices() const {
+  const int64_t n = options_.num_samples();
+  const int64_t w = options_.world_size();
+  // 1. the same order on every rank
+  std::vector<int64_t> order(n);
+  for (int64_t i = 0; i < n; ++i) order[i] = i;
+  if (options_.get_shuffle()) {
+    std::mt19937_64 gen(options_.get_seed() + static_cast<uint64_t>(epoch_));
+    for (int64_t i = n - 1; i > 0; --i) {  // Fisher-Yates; the modulo bias is below 2^-40
+      int64_t j = static_cast<int64_t>(gen() % static_cast<uint64_t>(i + 1));
+      std::swap(order[i], order[j]);
+    }
+  }
+  // 2. pad (repeating from the start) or cut to per_rank * W, 3. take every W-th from rank
+  std::vector<int64_t> shard(per_rank_);
+  for (int64_t k = 0; k < per_rank_; ++k) shard[k] = order[(options_.rank() + k * w) % n];
+  return shard;
+}
+
+}  // namespace heed::data

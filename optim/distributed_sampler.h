@@ -1,0 +1,68 @@
+// distributed_sampler.h - which examples each of N data-parallel processes trains on, per
+// epoch (torch.utils.data.DistributedSampler's rule). No MPI here: rank and world size are
+// plain ints, so this lives in the main library; optim/distributed_mpi.h supplies them.
+//
+//   data::DistributedSampler sampler(
+//       data::DistributedSamplerOptions(dataset_size, dist::rank(), dist::world_size()).seed(7));
+//   for (int epoch = 0; epoch < E; ++epoch) {
+//     sampler.set_epoch(epoch);                       // a new shuffle, the same on every rank
+//     for (int64_t i : sampler.indices()) ...         // this rank's shard
+//   }
+//
+// The rule, for N examples on W ranks:
+//   1. every rank draws the same permutation of 0..N-1, seeded by seed + epoch (or keeps
+//      0..N-1 when shuffle is off), so the shards of one epoch are disjoint;
+//   2. drop_last off: the list is padded to a multiple of W by repeating it from its start
+//      (a few examples are seen twice per epoch); on: it is cut to a multiple of W;
+//   3. rank r takes positions r, r + W, r + 2W, ... (torch's indices[rank::world]).
+// Equal shards matter: averaging the gradients of unequal shards is not the gradient of
+// their union (see the banner of optim/distributed_mpi.h).
+//
+// The permutation is a Fisher-Yates shuffle driven by std::mt19937_64, whose output the C++
+// standard fixes, so every rank, compiler and machine draws the same one. It is not
+// torch's randperm: the same seed gives a different (equally uniform) order.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+namespace heed::data {
+
+class DistributedSamplerOptions {
+ public:
+  DistributedSamplerOptions(int64_t num_samples, int rank, int world_size)
+      : num_samples_(num_samples), rank_(rank), world_size_(world_size) {}
+  DistributedSamplerOptions& shuffle(bool on) { shuffle_ = on; return *this; }
+  DistributedSamplerOptions& seed(uint64_t s) { seed_ = s; return *this; }
+  DistributedSamplerOptions& drop_last(bool on) { drop_last_ = on; return *this; }
+
+  int64_t num_samples() const { return num_samples_; }
+  int rank() const { return rank_; }
+  int world_size() const { return world_size_; }
+  bool get_shuffle() const { return shuffle_; }
+  uint64_t get_seed() const { return seed_; }
+  bool get_drop_last() const { return drop_last_; }
+
+ private:
+  int64_t num_samples_;
+  int rank_, world_size_;
+  bool shuffle_ = true;
+  uint64_t seed_ = 0;
+  bool drop_last_ = false;
+};
+
+class DistributedSampler {
+ public:
+  // Throws heed::Error for a negative size, a world size below 1 or a rank outside it.
+  explicit DistributedSampler(const DistributedSamplerOptions& options);
+  void set_epoch(int64_t epoch) { epoch_ = epoch; }
+  int64_t epoch() const { return epoch_; }
+  int64_t size() const { return per_rank_; }  // examples per rank per epoch, the same on all
+  std::vector<int64_t> indices() const;       // this rank's shard of the current epoch
+
+ private:
+  DistributedSamplerOptions options_;
+  int64_t per_rank_;
+  int64_t epoch_ = 0;
+};
+
+}  // namespace heed::data
