@@ -1,19 +1,22 @@
 // soak.cpp - the long run behind `make soak` (README, "Reliability"): train the date
 // translator's seq2seq model (examples/common/seq2seq.h: BiLSTM encoder, additive attention,
-// LSTMCell decoder; Bahdanau et al. 2015) with a checkpoint every K steps, kill it with
+// LSTMCell decoder; Bahdanau et al. 2015) with a checkpoint every few seconds, kill it with
 // SIGKILL at random moments, resume it from its checkpoint, and prove at the end that its
 // parameters and optimizer state equal, bit for bit, those of a run that was never killed.
 //
 // One program, two roles:
 //
-//   soak train DIR [--steps N] [--limit FILE] [--ckpt-every K] [--sabotage]
+//   soak train DIR [--steps N] [--limit FILE] [--ckpt-seconds X] [--sabotage]
 //       The trainer. Resumes from DIR/ckpt.bin if there is one (removing the temporary files
 //       of a save that was killed), trains to step N (default: forever), saves DIR/ckpt.bin
-//       every K steps and at the end. With --limit it never trains past the step written in
+//       after the first step that ends X seconds after the last save, and at the end.
+//       (Saving by the clock, not every K steps, keeps a loaded machine from being killed
+//       before every save; where the saves fall cannot change the bits, since a save changes
+//       nothing and the batch of a step depends on the step alone.) With --limit it never trains past the step written in
 //       FILE ("S", or "S end" to stop there): the reference uses it to follow the victim.
 //       --sabotage feeds a resumed run the wrong batch once, a resume bug the driver must catch.
 //
-//   soak run [--seconds S] [--minutes M] [--mean-kill S] [--ckpt-every K] [--dir D]
+//   soak run [--seconds S] [--minutes M] [--mean-kill S] [--ckpt-seconds X] [--dir D]
 //            [--min-kills N] [--seed N] [--sabotage]
 //       The driver. Starts two trainers (fork + exec of this program, one thread each): the
 //       reference, never interrupted, and the victim. For S seconds it kills the victim with
@@ -61,6 +64,10 @@ constexpr int64_t kBatch = 16;
 constexpr double kLr = 3e-3;
 
 // ------------------------------------------------------------------ the trainer
+
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
 
 // The model and optimizer both roles build: fixed initial weights (manual_seed before
 // construction), so a fresh start of either process begins from the same bits.
@@ -124,7 +131,7 @@ void write_limit(const fs::path& path, Limit l) {  // atomically: the reader pol
   fs::rename(tmp, path);
 }
 
-int train_main(const fs::path& dir, int64_t steps, const std::string& limit_file, int64_t every, bool sabotage) {
+int train_main(const fs::path& dir, int64_t steps, const std::string& limit_file, double every, bool sabotage) {
   heed::set_num_threads(1);
   heed::set_dynamic_threads(false);
   for (const fs::path& t : temp_files(dir)) fs::remove(t);
@@ -137,6 +144,7 @@ int train_main(const fs::path& dir, int64_t steps, const std::string& limit_file
   int64_t s = run.opt->step_count(), offset = resumed && sabotage ? 1 : 0;
   Limit limit = limit_file.empty() ? Limit{steps, true} : read_limit(limit_file);
   std::ofstream log(dir / "loss.txt", std::ios::app);
+  double last_save = now_s();
   while (s < steps) {
     if (s >= limit.step) {
       if (limit.end) break;
@@ -148,17 +156,16 @@ int train_main(const fs::path& dir, int64_t steps, const std::string& limit_file
     offset = 0;
     ++s;
     if (s % 500 == 0) log << "step " << s << " loss " << loss << std::endl;
-    if (s % every == 0) heed::save_checkpoint(ckpt, *run.model, *run.opt);
+    if (now_s() - last_save >= every) {
+      heed::save_checkpoint(ckpt, *run.model, *run.opt);
+      last_save = now_s();
+    }
   }
-  if (s % every != 0) heed::save_checkpoint(ckpt, *run.model, *run.opt);
+  heed::save_checkpoint(ckpt, *run.model, *run.opt);
   return 0;
 }
 
 // ------------------------------------------------------------------ the driver
-
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 pid_t spawn(const std::vector<std::string>& args) {
   std::vector<char*> argv;
@@ -191,8 +198,8 @@ struct RssTrack {
 };
 
 struct Options {
-  double seconds = 30 * 60, mean_kill = 8;
-  int64_t every = 200, min_kills = 2;
+  double seconds = 30 * 60, mean_kill = 8, every = 2;  // every: seconds between saves
+  int64_t min_kills = 2;
   uint64_t seed = 0;
   std::string dir = "build/soak/run";
   bool sabotage = false;
@@ -217,12 +224,12 @@ int run_main(const Options& o) {
   write_limit(limit, {0, false});
   const std::string every = std::to_string(o.every);
   auto victim_args = [&](const std::vector<std::string>& extra) {
-    std::vector<std::string> a = {"soak", "train", vdir.string(), "--ckpt-every", every};
+    std::vector<std::string> a = {"soak", "train", vdir.string(), "--ckpt-seconds", every};
     if (o.sabotage) a.push_back("--sabotage");
     a.insert(a.end(), extra.begin(), extra.end());
     return a;
   };
-  const pid_t ref = spawn({"soak", "train", rdir.string(), "--limit", limit.string(), "--ckpt-every", every});
+  const pid_t ref = spawn({"soak", "train", rdir.string(), "--limit", limit.string(), "--ckpt-seconds", every});
   pid_t victim = spawn(victim_args({}));
 
   std::mt19937_64 rng(o.seed);
@@ -232,8 +239,8 @@ int run_main(const Options& o) {
   int64_t kills = 0, mid_save = 0, before_first = 0, at_step = 0;
   RssTrack ref_rss, victim_rss, ref_late;  // ref_late: after the first tenth of the run
   bool ok = true;
-  std::printf("soak: %.0f s of kills (mean every %.1f s, seed %llu), checkpoint every %lld steps, in %s\n",
-              o.seconds, o.mean_kill, (unsigned long long)o.seed, (long long)o.every, root.c_str());
+  std::printf("soak: %.0f s of kills (mean every %.1f s, seed %llu), checkpoint every %.1f s, in %s\n",
+              o.seconds, o.mean_kill, (unsigned long long)o.seed, o.every, root.c_str());
 
   // After a kill: the checkpoint must load; the reference may follow up to its step.
   auto inspect = [&]() {
@@ -282,7 +289,7 @@ int run_main(const Options& o) {
   }
 
   // Both finish at step F: the victim resumes once more, the reference catches up.
-  const int64_t final_step = at_step + 2 * o.every;
+  const int64_t final_step = at_step + 50;
   write_limit(limit, {final_step, true});
   victim = spawn(victim_args({"--steps", std::to_string(final_step)}));
   int vs = 0, rs = 0;
@@ -330,9 +337,9 @@ int run_main(const Options& o) {
 
 int usage() {
   std::fprintf(stderr,
-               "usage: soak run [--seconds S] [--minutes M] [--mean-kill S] [--ckpt-every K] [--dir D]\n"
+               "usage: soak run [--seconds S] [--minutes M] [--mean-kill S] [--ckpt-seconds X] [--dir D]\n"
                "                [--min-kills N] [--seed N] [--sabotage]\n"
-               "       soak train DIR [--steps N] [--limit FILE] [--ckpt-every K] [--sabotage]\n");
+               "       soak train DIR [--steps N] [--limit FILE] [--ckpt-seconds X] [--sabotage]\n");
   return 2;
 }
 
@@ -355,7 +362,7 @@ int main(int argc, char** argv) {
       if (a == "--seconds") o.seconds = std::stod(value());
       else if (a == "--minutes") o.seconds = 60 * std::stod(value());
       else if (a == "--mean-kill") o.mean_kill = std::stod(value());
-      else if (a == "--ckpt-every") o.every = std::stoll(value());
+      else if (a == "--ckpt-seconds") o.every = std::stod(value());
       else if (a == "--min-kills") o.min_kills = std::stoll(value());
       else if (a == "--seed") o.seed = std::stoull(value());
       else if (a == "--dir") o.dir = value();
@@ -369,7 +376,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "soak: %s\n", e.what());
     return usage();
   }
-  if (o.every < 1 || o.seconds <= 0 || o.mean_kill <= 0) return usage();
+  if (o.every <= 0 || o.seconds <= 0 || o.mean_kill <= 0) return usage();
   try {
     if (mode == "train" && !dir.empty()) return train_main(dir, steps, limit, o.every, o.sabotage);
     if (mode == "run") return run_main(o);
