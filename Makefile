@@ -222,6 +222,8 @@ bench: $(BENCHES)
 	/usr/bin/python3 tests/bench/bench_attention_torch.py $(BUILD)/bench/heed_attention.txt
 	/usr/bin/python3 tests/bench/bench_models_torch.py
 	$(BUILD)/bench/bench_models --busy gpt_baby seq2seq lstm
+	$(BUILD)/bench/bench_models --anomaly gpt_baby seq2seq
+	$(BUILD)/bench/bench_denormals
 
 # ---- PyTorch goldens (needs python3-torch; the committed .bin files keep `make test` free of it) ----
 goldens:
