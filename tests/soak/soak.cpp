@@ -12,8 +12,9 @@
 //       after the first step that ends X seconds after the last save, and at the end.
 //       (Saving by the clock, not every K steps, keeps a loaded machine from being killed
 //       before every save; where the saves fall cannot change the bits, since a save changes
-//       nothing and the batch of a step depends on the step alone.) With --limit it never trains past the step written in
-//       FILE ("S", or "S end" to stop there): the reference uses it to follow the victim.
+//       nothing and the batch of a step depends on the step alone.) With --limit it never
+//       trains past the step written in FILE ("S", or "S end" to stop there): the reference
+//       uses it to follow the victim.
 //       --sabotage feeds a resumed run the wrong batch once, a resume bug the driver must catch.
 //
 //   soak run [--seconds S] [--minutes M] [--mean-kill S] [--ckpt-seconds X] [--dir D]
