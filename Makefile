@@ -3,6 +3,7 @@
 #   make test      build and run every test (installs Debian packages first if missing)
 #   make sanitize  build and run both test binaries under AddressSanitizer + UBSan
 #   make fuzz      libFuzzer on the checkpoint loader for FUZZ_SECONDS (default 600)
+#   make soak      train with checkpoints for SOAK_MINUTES (default 30) under random SIGKILLs
 #   make bench     heed vs PyTorch CPU eager, side by side
 #   make install PREFIX=/usr/local [DESTDIR=...]   headers, libheed.a, heed.pc
 #   make USE_MPI=1 also builds build/libheed_mpi.a (data parallel training over Open MPI);
@@ -57,7 +58,7 @@ TEST_F64_OBJS := $(TEST_F64_SRCS:%.cpp=$(BUILD)/f64/%.o)
 EXAMPLES      := $(patsubst examples/%.cpp,$(BUILD)/examples/%,$(wildcard examples/*.cpp))
 BENCHES       := $(patsubst tests/bench/%.cpp,$(BUILD)/bench/%,$(wildcard tests/bench/*.cpp))
 
-.PHONY: all deps test test-mpi bench-allreduce bench-overlap install-mpi check-install-mpi sanitize fuzz fuzz-seeds demo examples bench goldens install uninstall check-install clean
+.PHONY: all deps test test-mpi bench-allreduce bench-overlap install-mpi check-install-mpi sanitize fuzz fuzz-seeds soak soak-tiny demo examples bench goldens install uninstall check-install clean
 
 all: $(BUILD)/libheed.a
 
@@ -156,9 +157,10 @@ $(BUILD)/tests_f64: $(TEST_F64_OBJS) $(BUILD)/libheed_f64.a
 # and its PNGs are valid files of the size drawn.
 SMOKE_EXAMPLES := translate char_gpt classify lstm_vs_attention
 
-test: $(BUILD)/tests_f32 $(BUILD)/tests_f64 $(SMOKE_EXAMPLES:%=$(BUILD)/examples/%)
+test: $(BUILD)/tests_f32 $(BUILD)/tests_f64 $(SMOKE_EXAMPLES:%=$(BUILD)/examples/%) $(BUILD)/soak/soak
 	$(BUILD)/tests_f32
 	$(BUILD)/tests_f64
+	@$(MAKE) --no-print-directory soak-tiny
 	@mkdir -p $(BUILD)/smoke
 	@for e in $(SMOKE_EXAMPLES); do echo "$(BUILD)/examples/$$e --smoke --out $(BUILD)/smoke"; \
 	  $(BUILD)/examples/$$e --smoke --out $(BUILD)/smoke || exit 1; done
@@ -203,6 +205,27 @@ fuzz-seeds: $(BUILD)/libheed.a $(UMBRELLA)
 	  $(BUILD)/libheed.a $(LDLIBS)
 	$(BUILD)/fuzz-seeds/write_seeds tests/fuzz/corpus
 
+# The long run (tests/soak/soak.cpp): seq2seq training with a checkpoint every 2 seconds,
+# SIGKILLed at random moments and resumed, against a run never killed; passes when the two
+# end bit for bit equal, every checkpoint loaded after every kill and no temporary file is
+# left. Resident memory is printed as it goes. One thread per trainer, niced.
+# soak-tiny, part of `make test`, is the same mechanism in seconds, and a sabotaged resume
+# (one batch skipped) that must be caught (exit 3).
+SOAK_MINUTES ?= 30
+$(BUILD)/soak/soak: tests/soak/soak.cpp $(BUILD)/libheed.a | $(UMBRELLA)
+	@mkdir -p $(@D)
+	$(CXX) $(BASEFLAGS) $(CXXFLAGS) -I$(INC) $< -o $@ $(BUILD)/libheed.a $(LDLIBS)
+
+soak: $(BUILD)/soak/soak
+	nice -n 10 $(BUILD)/soak/soak run --minutes $(SOAK_MINUTES) --dir $(BUILD)/soak/run
+
+soak-tiny: $(BUILD)/soak/soak
+	$(BUILD)/soak/soak run --seconds 4 --mean-kill 0.6 --ckpt-seconds 0.2 --min-kills 2 --dir $(BUILD)/soak/tiny
+	@echo "soak-tiny: now a resume that skips one batch; the driver must report the difference (exit 3)"
+	@$(BUILD)/soak/soak run --seconds 3 --mean-kill 0.6 --ckpt-seconds 0.2 --min-kills 1 --sabotage \
+	  --dir $(BUILD)/soak/sabotage; s=$$?; [ $$s = 3 ] && echo "soak-tiny: caught" || \
+	  { echo "soak-tiny: the sabotaged resume was not caught (exit $$s)"; exit 1; }
+
 # Install into a scratch prefix and build a program against it with pkg-config only.
 check-install: $(BUILD)/libheed.a $(UMBRELLA)
 	@rm -rf $(BUILD)/install-check && mkdir -p $(BUILD)/install-check
@@ -238,6 +261,8 @@ bench: $(BENCHES)
 	/usr/bin/python3 tests/bench/bench_attention_torch.py $(BUILD)/bench/heed_attention.txt
 	/usr/bin/python3 tests/bench/bench_models_torch.py
 	$(BUILD)/bench/bench_models --busy gpt_baby seq2seq lstm
+	$(BUILD)/bench/bench_models --anomaly gpt_baby seq2seq
+	$(BUILD)/bench/bench_denormals
 
 # ---- PyTorch goldens (needs python3-torch; the committed .bin files keep `make test` free of it) ----
 goldens:
@@ -349,4 +374,4 @@ install-mpi: $(BUILD)/libheed_mpi.a $(UMBRELLA)
 clean:
 	rm -rf $(BUILD)
 
--include $(MPI_OBJS:.o=.d) $(OBJS_F32:.o=.d) $(OBJS_F64:.o=.d) $(TEST_F32_OBJS:.o=.d) $(TEST_F64_OBJS:.o=.d) $(EXAMPLES:=.d)
+-include $(MPI_OBJS:.o=.d) $(OBJS_F32:.o=.d) $(OBJS_F64:.o=.d) $(TEST_F32_OBJS:.o=.d) $(TEST_F64_OBJS:.o=.d) $(EXAMPLES:=.d) $(BUILD)/soak/soak.d

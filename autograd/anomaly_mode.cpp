@@ -19,9 +19,28 @@ namespace detail {
 
 int64_t next_anomaly_index() { return ++anomaly_count; }
 
-// The first element of t that is NaN (or, with inf_too, infinite); -1 if none.
+// How many elements of p[0, n) are NaN (or, with inf_too, NaN or infinite). x != x holds
+// only for NaN, and x - x is NaN for +-inf as well: comparisons summed into an integer,
+// with no branch and no early exit, so GCC vectorises the loop (a scan that stops at the
+// first NaN does not vectorise, and made anomaly mode ~2x slower on a transformer step).
+static int64_t count_bad(const real* p, int64_t n, bool inf_too) {
+  int64_t bad = 0;
+  if (inf_too) {
+    for (int64_t i = 0; i < n; ++i) {
+      const real d = p[i] - p[i];
+      bad += d != d;
+    }
+  } else {
+    for (int64_t i = 0; i < n; ++i) bad += p[i] != p[i];
+  }
+  return bad;
+}
+
+// The first element of t that is NaN (or, with inf_too, infinite); -1 if none. The fast
+// count first; the element-by-element search only when there is something to find.
 static int64_t first_bad(const Tensor& t, bool inf_too) {
   const real* p = t.data();
+  if (count_bad(p, t.numel(), inf_too) == 0) return -1;
   for (int64_t i = 0; i < t.numel(); ++i)
     if (std::isnan(p[i]) || (inf_too && std::isinf(p[i]))) return i;
   return -1;

@@ -8,6 +8,10 @@
 //       starts a busy-loop process (one core taken), then times each case at heed's default
 //       thread settings and with one thread (heed::set_num_threads(1)), alternating, and
 //       prints "CASE default <ms> one <ms> ratio <x>"; the busy loop is killed at the end.
+//   build/bench/bench_models --anomaly CASE ...
+//       times each case with anomaly mode off and on (DetectAnomalyGuard: every forward
+//       output checked for NaN, every gradient for NaN and Inf), alternating, 5 rounds, and
+//       prints "CASE off <ms> on <ms> ratio <x>" (medians of the rounds).
 //
 // <ms> is the median of a few timed steps after warm-up. <GFLOP> is the matmul work of one
 // step (forward flops x 3 for forward + backward; see each case), <MiB> the allocator's peak
@@ -27,6 +31,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 using namespace heed;
@@ -245,27 +250,44 @@ pid_t start_busy_loop() {
   return pid;
 }
 
+// Times case c in two settings, alternating rounds: set(false) then a timing, set(true)
+// then a timing. Returns the two medians over the rounds.
+std::pair<double, double> alternating_medians(const Case& c, int rounds, const std::function<void(bool)>& set) {
+  std::vector<double> a, b;
+  for (int round = 0; round < rounds; ++round) {
+    set(false);
+    a.push_back(median_ms(c));
+    set(true);
+    b.push_back(median_ms(c));
+  }
+  set(false);
+  std::sort(a.begin(), a.end());
+  std::sort(b.begin(), b.end());
+  return {a[rounds / 2], b[rounds / 2]};
+}
+
 int busy_mode(int argc, char** argv) {
   const int requested = get_num_threads();
   const pid_t busy = start_busy_loop();
   std::printf("busy loop pid %d; default = %d threads\n", int(busy), requested);
   for (int i = 2; i < argc; ++i) {
-    const Case c = cases().at(argv[i])();
-    std::vector<double> d, one;
-    for (int round = 0; round < 3; ++round) {  // alternating rounds
-      set_num_threads(requested);
-      d.push_back(median_ms(c));
-      set_num_threads(1);
-      one.push_back(median_ms(c));
-    }
-    set_num_threads(requested);
-    std::sort(d.begin(), d.end());
-    std::sort(one.begin(), one.end());
-    std::printf("%s default %.2f one %.2f ratio %.2f\n", argv[i], d[1], one[1], d[1] / one[1]);
+    const auto [d, one] = alternating_medians(cases().at(argv[i])(), 3,
+                                              [&](bool single) { set_num_threads(single ? 1 : requested); });
+    std::printf("%s default %.2f one %.2f ratio %.2f\n", argv[i], d, one, d / one);
     std::fflush(stdout);
   }
   kill(busy, SIGKILL);
   waitpid(busy, nullptr, 0);
+  return 0;
+}
+
+int anomaly_mode(int argc, char** argv) {
+  for (int i = 2; i < argc; ++i) {
+    const auto [off, on] = alternating_medians(cases().at(argv[i])(), 5,
+                                               [](bool on) { AnomalyMode::set_enabled(on); });
+    std::printf("%s off %.2f on %.2f ratio %.3f\n", argv[i], off, on, on / off);
+    std::fflush(stdout);
+  }
   return 0;
 }
 
@@ -278,6 +300,7 @@ int main(int argc, char** argv) {
     return argc < 2 ? 2 : 0;
   }
   if (!std::strcmp(argv[1], "--busy")) return busy_mode(argc, argv);
+  if (!std::strcmp(argv[1], "--anomaly")) return anomaly_mode(argc, argv);
   const auto all = cases();
   const auto it = all.find(argv[1]);
   if (it == all.end()) {
