@@ -59,33 +59,31 @@ void layer_norm_forward(real* y, real* mean, real* rstd, const real* x, const re
 
 void layer_norm_backward(real* dx, real* dw, real* db, const real* dy, const real* x,
                          const real* w, const real* mean, const real* rstd, int64_t N, int64_t D) {
-  // One pass over the rows, in pieces of kPieceRows rows: a piece adds its rows of dx and
-  // its rows into its own column partials of dw and db (in `real`, one (2, D) slice of
+  // One pass over the rows, in pieces of kPieceRows rows: a piece writes its rows of dx and
+  // adds its rows into its own column partials of dw and db (in `real`, one (2, D) slice of
   // `part` per piece). The partials are then added in double, piece by piece, so the
   // result does not depend on how pieces were shared among threads.
   constexpr int64_t kPieceRows = 64;
   const int64_t pieces = (N + kPieceRows - 1) / kPieceRows;
   const bool need_wb = dw || db;
-  std::vector<real> part(need_wb ? pieces * 2 * D : 0);  // (pieces, 2, D)
+  const Tensor part = need_wb ? zeros({pieces, 2, D}) : Tensor();  // (pieces, 2, D), cached
   parallel_for(pieces, kGrainElementwise / (kPieceRows * D + 1) + 1, [&](int64_t s, int64_t e) {
     for (int64_t p = s; p < e; ++p)
       for (int64_t n = p * kPieceRows; n < std::min(N, (p + 1) * kPieceRows); ++n) {
         const real *xr = x + n * D, *dyr = dy + n * D, m = mean[n], rs = rstd[n];  // (D) rows
         if (need_wb) {  // 4. dw[j] += dy * xhat,  db[j] += dy
-          real *sw = part.data() + p * 2 * D, *sb = sw + D;
+          real *sw = data_or_null(part) + p * 2 * D, *sb = sw + D;
           for (int64_t j = 0; j < D; ++j) sw[j] += dyr[j] * ((xr[j] - m) * rs);
           for (int64_t j = 0; j < D; ++j) sb[j] += dyr[j];
         }
-        if (dx) {  // 3+2+1. with dxhat = dy * w recomputed in each pass
-          real* dxr = dx + n * D;
-          const real a = real(row_accumulate(D, [&](int64_t j) {
-                                return w ? dyr[j] * w[j] : dyr[j];
-                              }) / double(D));
+        if (dx) {  // 3+2+1.
+          real* dxr = dx + n * D;  // holds dxhat until the last loop
+          for (int64_t j = 0; j < D; ++j) dxr[j] = w ? dyr[j] * w[j] : dyr[j];
+          const real a = real(row_sum(dxr, D) / double(D));
           const real c = real(row_accumulate(D, [&](int64_t j) {
-                                return (w ? dyr[j] * w[j] : dyr[j]) * ((xr[j] - m) * rs);
+                                return dxr[j] * ((xr[j] - m) * rs);
                               }) / double(D));
-          for (int64_t j = 0; j < D; ++j)
-            dxr[j] += rs * ((w ? dyr[j] * w[j] : dyr[j]) - a - ((xr[j] - m) * rs) * c);
+          for (int64_t j = 0; j < D; ++j) dxr[j] = rs * (dxr[j] - a - ((xr[j] - m) * rs) * c);
         }
       }
   });
@@ -98,7 +96,7 @@ void layer_norm_backward(real* dx, real* dw, real* db, const real* dy, const rea
       const int64_t j0 = c * chunk, len = std::min(D, j0 + chunk) - j0;
       double sw[chunk] = {}, sb[chunk] = {};
       for (int64_t p = 0; p < pieces; ++p) {
-        const real* pw = part.data() + p * 2 * D + j0;
+        const real* pw = data_or_null(part) + p * 2 * D + j0;
         for (int64_t j = 0; j < len; ++j) sw[j] += pw[j], sb[j] += pw[D + j];
       }
       for (int64_t j = 0; j < len; ++j) {
@@ -139,7 +137,7 @@ Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& 
                      data_or_null(bias), eps, N, D);
   return record("layer_norm", y, {x, weight, bias},
                 [x, weight, mu, rstd, N, D, ns = normalized_shape](const Tensor& dy, Grads& g) {
-    const Tensor dx = g.needs(0) ? zeros(x.shape()) : Tensor(),
+    const Tensor dx = g.needs(0) ? empty(x.shape()) : Tensor(),  // written, not accumulated
                  dw = g.needs(1) ? zeros(ns) : Tensor(), db = g.needs(2) ? zeros(ns) : Tensor();
     layer_norm_backward(data_or_null(dx), data_or_null(dw), data_or_null(db), dy.data(), x.data(),
                         data_or_null(weight), mu.data(), rstd.data(), N, D);

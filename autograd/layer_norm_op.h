@@ -32,8 +32,11 @@ Tensor layer_norm_reference(const Tensor& x, const Shape& normalized_shape,
 // Forward writes y (N, D), mean (N) and rstd (N) from x (N, D); w, b (D) may be null.
 void layer_norm_forward(real* y, real* mean, real* rstd, const real* x, const real* w,
                         const real* b, double eps, int64_t N, int64_t D);
-// Backward ACCUMULATES with += into dx (N, D), dw (D) and db (D), so pass zeroed buffers (or
-// gradients to add to); a null one is not computed. dy (N, D); x, w, mean, rstd as forward.
+// Backward ACCUMULATES with += into dw (D) and db (D), so pass them zeroed (or holding
+// gradients to add to), and WRITES dx (N, D): every element, no zeroing needed. (dx is the
+// size of x: a version that zeroed dx and accumulated into it, as llm.c does, measured 9%
+// slower on the whole op at 4096 x 1024.)
+// A null output is not computed. dy (N, D); x, w, mean, rstd as the forward's.
 void layer_norm_backward(real* dx, real* dw, real* db, const real* dy, const real* x,
                          const real* w, const real* mean, const real* rstd, int64_t N, int64_t D);
 
