@@ -1,6 +1,6 @@
 // shape_ops.h - ops that move elements without changing them: transpose, permute, slice,
-// narrow, select, cat, stack, index_select, gather (shape_ops.cpp, indexing.cpp), and through
-// views.h reshape, squeeze, unsqueeze and flatten, so that one include gives them all.
+// narrow, select, cat, stack (shape_ops.cpp), and through indexing.h index_select and gather,
+// through views.h reshape, squeeze, unsqueeze and flatten, so that one include gives them all.
 //
 // The views share storage (every heed tensor is contiguous); the ops here copy. Each
 // backward moves the gradient back to where the element came from.
@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "../core/tensor.h"
+#include "indexing.h"
 #include "views.h"
 
 namespace heed {
@@ -24,9 +25,5 @@ Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length);
 Tensor select(const Tensor& x, int64_t dim, int64_t index);
 Tensor cat(const std::vector<Tensor>& xs, int64_t dim = 0);
 Tensor stack(const std::vector<Tensor>& xs, int64_t dim = 0);
-// y = x selecting entries `index` (1-D) along dim: y.shape = x.shape with dim -> index.numel()
-Tensor index_select(const Tensor& x, int64_t dim, const IndexTensor& index);
-// y[i][j][k] = x[index[i][j][k]][j][k] (dim 0), etc.: y.shape = index.shape
-Tensor gather(const Tensor& x, int64_t dim, const IndexTensor& index);
 
 }  // namespace heed
