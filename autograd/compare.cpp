@@ -87,23 +87,10 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   });
 }
 
-namespace {
-
-// True when `from` broadcasts to exactly `to` (right-aligned, each dim equal or 1).
-bool broadcasts_to(const Shape& from, const Shape& to) {
-  if (from.size() > to.size()) return false;
-  const int off = to.size() - from.size();
-  for (int i = 0; i < from.size(); ++i)
-    if (from[i] != 1 && from[i] != to[i + off]) return false;
-  return true;
-}
-
-}  // namespace
-
 // y = mask != 0 ? value : x      dx = mask != 0 ? 0 : dy
 Tensor masked_fill(const Tensor& x, const Tensor& mask, real value) {
-  HEED_CHECK(broadcasts_to(mask.shape(), x.shape()), "masked_fill", "mask of shape ", mask.shape(),
-             " cannot be broadcast to x of shape ", x.shape());
+  HEED_CHECK(is_broadcastable_to(mask.shape(), x.shape()), "masked_fill", "mask of shape ",
+             mask.shape(), " cannot be broadcast to x of shape ", x.shape());
   Tensor y = zip("masked_fill", x, mask, [value](real v, real m) { return m != 0 ? value : v; });
   return record("masked_fill", y, {x}, [m = mask.detach()](const Tensor& dy, Grads& g) {
     g[0] = zip("masked_fill", dy, m, [](real d, real mv) { return mv != 0 ? real(0) : d; });

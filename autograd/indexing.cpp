@@ -5,6 +5,8 @@
 // element is added back where it was read from. Ids may repeat (a token twice in a batch),
 // so the work is split so that no two threads ever add into the same element of dx, and
 // each element receives its additions in a fixed order (the result is deterministic).
+#include "indexing.h"
+
 #include <algorithm>
 #include <cstring>
 

@@ -14,7 +14,10 @@
 #include "../core/blas.h"
 #include "../core/error.h"
 #include "../core/parallel.h"
+#include "arith.h"
+#include "linalg.h"
 #include "node.h"
+#include "shape_ops.h"
 
 namespace heed {
 
@@ -81,6 +84,12 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
     }
     if (g.needs(2)) g[2] = column_sums(dy.data(), N, M);  // db (M)
   });
+}
+
+// y = matmul(x, W^T) + b
+Tensor linear_reference(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  const Tensor y = matmul(x, transpose(weight, 0, 1));  // (..., M)
+  return bias.defined() ? y + bias : y;
 }
 
 }  // namespace heed

@@ -13,4 +13,8 @@ namespace heed {
 // Throws heed::Error naming "linear" and the shapes when x's last dim is not W's.
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor());
 
+// The same map composed from matmul, transpose and add: W^T materialised, the gradient
+// matmul's. The reference the fused op is tested against (tests/gradcheck_layers.cpp).
+Tensor linear_reference(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor());
+
 }  // namespace heed

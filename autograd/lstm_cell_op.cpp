@@ -1,4 +1,5 @@
-// lstm_cell_op.cpp - the fused LSTM step (forward, hand-written backward) and its reference.
+// lstm_cell_op.cpp - the fused LSTM step: its forward and backward kernels, the recorded op, and
+// its composed reference.
 //
 // Why one output. A heed Node has exactly one output, but a step yields two tensors.
 // The fused node therefore returns h' and c' stacked as one (2, B, H) tensor [h'; c'],
@@ -15,6 +16,7 @@
 #include "lstm_cell_op.h"
 
 #include <cmath>
+#include <vector>
 
 #include "../core/blas.h"
 #include "../core/error.h"
@@ -55,72 +57,77 @@ int64_t check_shapes(const Tensor& x, const Tensor& h, const Tensor& c, const Te
 
 }  // namespace
 
+// ---------------------------------------------------------------- the kernels
+
 // Forward, in four numbered steps; the backward undoes them in reverse order.
+void lstm_cell_forward(real* h1, real* c1, real* acts, const real* x, const real* h, const real* c,
+                       const real* w_ih, const real* w_hh, const real* b_ih, const real* b_hh,
+                       int64_t B, int64_t In, int64_t H) {
+  const int64_t G = 4 * H;
+  // 1. gates = x W_ih^T + h W_hh^T           (B, 4H), two gemms, weights read transposed
+  gemm(false, true, B, G, In, 1, x, In, w_ih, In, 0, acts, G);
+  gemm(false, true, B, G, H, 1, h, H, w_hh, H, 1, acts, G);
+  // 2.-4. elementwise, a block of batch rows per thread (lstm_gates.h): gates += b_ih + b_hh,
+  //       activated in place; c' = f * c + i * g; h' = o * tanh(c')
+  parallel_for(B, kGrainTranscendental / G + 1, [&](int64_t b0, int64_t b1) {
+    for (int64_t b = b0; b < b1; ++b) {
+      detail::lstm_gates_add_bias(acts + b * G, b_ih, b_hh, H);
+      detail::lstm_gates_forward(acts + b * G, c + b * H, c1 + b * H, h1 + b * H, H);
+    }
+  });
+}
+
+void lstm_cell_backward(real* dx, real* dh, real* dc, real* dw_ih, real* dw_hh, real* db,
+                        real* dgates, const real* dh1, const real* dc1, const real* acts,
+                        const real* x, const real* h, const real* c, const real* c1,
+                        const real* w_ih, const real* w_hh, int64_t B, int64_t In, int64_t H) {
+  const int64_t G = 4 * H;
+  // 4.-2. dgates from dh' and dc', row by row (lstm_gates.h); dc += dc'_total * f
+  parallel_for(B, kGrainTranscendental / G + 1, [&](int64_t b0, int64_t b1) {
+    std::vector<real> dc_row(dc ? H : 0);  // (H)
+    for (int64_t b = b0; b < b1; ++b) {
+      detail::lstm_gates_backward(acts + b * G, c + b * H, c1 + b * H, dh1 + b * H, dc1 + b * H,
+                                  dgates + b * G, dc ? dc_row.data() : nullptr, H);
+      if (dc)
+        for (int64_t j = 0; j < H; ++j) dc[b * H + j] += dc_row[j];
+    }
+  });
+  // 1. gates = x W_ih^T + b_ih + h W_hh^T + b_hh
+  //    dx = dgates W_ih   dW_ih = dgates^T x   db = sum_b dgates   (and the same for h)
+  if (dx) gemm(false, false, B, In, G, 1, dgates, G, w_ih, In, 1, dx, In);
+  if (dh) gemm(false, false, B, H, G, 1, dgates, G, w_hh, H, 1, dh, H);
+  if (dw_ih) gemm(true, false, G, In, B, 1, dgates, G, x, In, 1, dw_ih, In);
+  if (dw_hh) gemm(true, false, G, H, B, 1, dgates, G, h, H, 1, dw_hh, H);
+  if (db)
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t k = 0; k < G; ++k) db[k] += dgates[b * G + k];
+}
+
+// ---------------------------------------------------------------- the op
+
 Tensor lstm_cell_packed(const Tensor& x, const Tensor& h, const Tensor& c, const Tensor& w_ih,
                         const Tensor& w_hh, const Tensor& b_ih, const Tensor& b_hh) {
   const int64_t H = check_shapes(x, h, c, w_ih, w_hh, b_ih, b_hh);
   const int64_t B = x.size(0), In = x.size(1), G = 4 * H;
-
-  // 1. gates = x W_ih^T + h W_hh^T           (B, 4H), two gemms, weights read transposed
-  Tensor acts = empty({B, G});  // gates, then overwritten in place by their activations
-  gemm(false, true, B, G, In, 1, x.data(), In, w_ih.data(), In, 0, acts.data(), G);
-  gemm(false, true, B, G, H, 1, h.data(), H, w_hh.data(), H, 1, acts.data(), G);
-
-  Tensor y = empty({2, B, H});  // [h'; c']
-  {  // 2.-4. elementwise, a block of batch rows per thread
-    const real* pbi = b_ih.defined() ? b_ih.data() : nullptr;
-    const real* pbh = b_hh.defined() ? b_hh.data() : nullptr;
-    const real* pc = c.data();
-    real *pa = acts.data(), *ph1 = y.data(), *pc1 = y.data() + B * H;
-    parallel_for(B, kGrainTranscendental / G + 1, [&](int64_t b0, int64_t b1) {
-      for (int64_t b = b0; b < b1; ++b) {
-        real* a = pa + b * G;
-        detail::lstm_gates_add_bias(a, pbi, pbh, H);  // gates += b_ih + b_hh
-        // 2.-4. the gates, c' = f * c + i * g, h' = o * tanh(c')  (lstm_gates.h)
-        detail::lstm_gates_forward(a, pc + b * H, pc1 + b * H, ph1 + b * H, H);
-      }
-    });
-  }
-
+  Tensor y = empty({2, B, H});     // [h'; c']
+  Tensor acts = empty({B, G});     // the gates' activations, [i | f | g | o]
+  lstm_cell_forward(y.data(), y.data() + B * H, acts.data(), x.data(), h.data(), c.data(),
+                    w_ih.data(), w_hh.data(), data_or_null(b_ih), data_or_null(b_hh), B, In, H);
   // Saved: the inputs the gemms read (x, h, w_ih, w_hh), c, the activations, and c'
   // (inside y; captured detached, as an op may hold its own output).
   return record("lstm_cell", y, {x, h, c, w_ih, w_hh, b_ih, b_hh},
-                [x, h, c, w_ih, w_hh, acts, y = y.detach(), B, In, H, G](const Tensor& dy,
-                                                                         Grads& g) {
-    const real *pdh = dy.data(), *pdc1 = dy.data() + B * H;  // dy = [dh'; dc']
-    const real *pa = acts.data(), *pc = c.data(), *pc1 = y.data() + B * H;
-    Tensor dgates = empty({B, G});
-    Tensor dc = g.needs(2) ? empty({B, H}) : Tensor();
-    real *pdg = dgates.data(), *pdc = dc.defined() ? dc.data() : nullptr;
-    parallel_for(B, kGrainTranscendental / G + 1, [&](int64_t b0, int64_t b1) {
-      for (int64_t b = b0; b < b1; ++b)  // 4.-2. (lstm_gates.h)
-        detail::lstm_gates_backward(pa + b * G, pc + b * H, pc1 + b * H, pdh + b * H, pdc1 + b * H,
-                                    pdg + b * G, pdc ? pdc + b * H : nullptr, H);
-    });
-    // 1. gates = x W_ih^T + b_ih + h W_hh^T + b_hh
-    //    dx = dgates W_ih   dW_ih = dgates^T x   db_ih = sum_b dgates   (and the same for h)
-    if (g.needs(0)) {
-      g[0] = empty({B, In});
-      gemm(false, false, B, In, G, 1, pdg, G, w_ih.data(), In, 0, g[0].data(), In);
-    }
-    if (g.needs(1)) {
-      g[1] = empty({B, H});
-      gemm(false, false, B, H, G, 1, pdg, G, w_hh.data(), H, 0, g[1].data(), H);
-    }
-    if (g.needs(2)) g[2] = dc;
-    if (g.needs(3)) {
-      g[3] = empty({G, In});
-      gemm(true, false, G, In, B, 1, pdg, G, x.data(), In, 0, g[3].data(), In);
-    }
-    if (g.needs(4)) {
-      g[4] = empty({G, H});
-      gemm(true, false, G, H, B, 1, pdg, G, h.data(), H, 0, g[4].data(), H);
-    }
-    if (g.needs(5) || g.needs(6)) {
-      const Tensor db = sum(dgates, 0);  // (4H)
-      if (g.needs(5)) g[5] = db;
-      if (g.needs(6)) g[6] = db;
-    }
+                [x, h, c, w_ih, w_hh, acts, y = y.detach(), B, In, H, G](const Tensor& dy, Grads& g) {
+    auto grad = [&g](int i, const Shape& s) { return g.needs(i) ? zeros(s) : Tensor(); };
+    const Tensor dx = grad(0, {B, In}), dh = grad(1, {B, H}), dc = grad(2, {B, H}),
+                 dw_ih = grad(3, {G, In}), dw_hh = grad(4, {G, H}),
+                 db = g.needs(5) || g.needs(6) ? zeros({G}) : Tensor();
+    lstm_cell_backward(data_or_null(dx), data_or_null(dh), data_or_null(dc), data_or_null(dw_ih),
+                       data_or_null(dw_hh), data_or_null(db), empty({B, G}).data(), dy.data(),
+                       dy.data() + B * H, acts.data(), x.data(), h.data(), c.data(),
+                       y.data() + B * H, w_ih.data(), w_hh.data(), B, In, H);  // dy = [dh'; dc']
+    const Tensor grads[] = {dx, dh, dc, dw_ih, dw_hh, db, db};
+    for (int i = 0; i < 7; ++i)
+      if (g.needs(i)) g[i] = grads[i];
   });
 }
 

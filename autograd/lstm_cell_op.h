@@ -1,5 +1,6 @@
-// lstm_cell_op.h - one LSTM step as a single fused, differentiable op, and its twin built
-// from heed's primitive ops. nn::LSTMCell and nn::LSTM (layers/lstm.h) call the fused one.
+// lstm_cell_op.h - one LSTM step as a single fused, differentiable op, its forward and
+// backward kernels over plain pointers, and its twin built from heed's primitive ops.
+// nn::LSTMCell (layers/lstm.h) calls the fused op.
 //
 //   gates = x W_ih^T + b_ih + h W_hh^T + b_hh          (B, 4H), split as [i | f | g | o]
 //   i = sigmoid(gates_i)   f = sigmoid(gates_f)   g = tanh(gates_g)   o = sigmoid(gates_o)
@@ -13,6 +14,7 @@
 //
 //   auto [h1, c1] = heed::lstm_cell(x, h0, c0, w_ih, w_hh, b_ih, b_hh);
 #pragma once
+#include <cstdint>
 #include <tuple>
 
 #include "../core/tensor.h"
@@ -38,5 +40,21 @@ std::tuple<Tensor, Tensor> lstm_cell_reference(const Tensor& x, const Tensor& h,
                                                const Tensor& w_ih, const Tensor& w_hh,
                                                const Tensor& b_ih = Tensor(),
                                                const Tensor& b_hh = Tensor());
+
+// The kernels, outputs first (as llm.c's). acts (B, 4H) holds the gates' activations
+// [i | f | g | o]: written by the forward, read by the backward.
+// Forward writes h1, c1 (B, H) and acts from x (B, In), h, c (B, H), w_ih (4H, In),
+// w_hh (4H, H); b_ih, b_hh (4H) may be null.
+void lstm_cell_forward(real* h1, real* c1, real* acts, const real* x, const real* h, const real* c,
+                       const real* w_ih, const real* w_hh, const real* b_ih, const real* b_hh,
+                       int64_t B, int64_t In, int64_t H);
+// Backward ACCUMULATES with += into dx (B, In), dh, dc (B, H), dw_ih (4H, In), dw_hh (4H, H)
+// and db (4H, the gradient of each bias), so pass zeroed buffers (or gradients to add to); a
+// null one is not computed. dgates (B, 4H) is scratch. dh1, dc1 (B, H) are the upstream
+// gradients; acts and c1 as the forward left them; the rest are the forward's inputs.
+void lstm_cell_backward(real* dx, real* dh, real* dc, real* dw_ih, real* dw_hh, real* db,
+                        real* dgates, const real* dh1, const real* dc1, const real* acts,
+                        const real* x, const real* h, const real* c, const real* c1,
+                        const real* w_ih, const real* w_hh, int64_t B, int64_t In, int64_t H);
 
 }  // namespace heed

@@ -4,7 +4,7 @@
 // (B*T*H + 2*B*H) tensor and lstm_layer() cuts it into its three parts (as lstm_cell_packed
 // does with [h'; c']); the gradient arrives packed the same way.
 //
-// Its composed twin is the per-step loop in layers/lstm_scan.cpp running lstm_cell_reference;
+// Its composed twin is the per-step loop in layers/recurrent_scan.cpp running lstm_cell_reference;
 // tests/test_lstm_layer.cpp proves they agree, values and gradients, padded, both directions.
 #include "lstm_layer_op.h"
 
@@ -150,8 +150,7 @@ LSTMLayerOut lstm_layer(const Tensor& x, const Tensor& h0, const Tensor& c0, con
   const int64_t* len = lengths.empty() ? nullptr : lengths.data();
   lstm_layer_forward(y.data(), y.data() + BTH, y.data() + BTH + BH, acts.data(), h_prev.data(),
                      c_prev.data(), x.data(), w_ih.data(), w_hh.data(),
-                     b_ih.defined() ? b_ih.data() : nullptr, b_hh.defined() ? b_hh.data() : nullptr,
-                     len, reverse, B, T, In, H);
+                     data_or_null(b_ih), data_or_null(b_hh), len, reverse, B, T, In, H);
 
   // Saved: x and the weights the GEMMs read, the activations and the states each step began with.
   const Tensor packed = record(
@@ -166,8 +165,8 @@ LSTMLayerOut lstm_layer(const Tensor& x, const Tensor& h0, const Tensor& c0, con
         Tensor dw_hh = g.needs(4) ? zeros({G, H}) : Tensor();
         Tensor db = g.needs(5) || g.needs(6) ? zeros({G}) : Tensor();
         Tensor dgates = zeros({B, T, G});
-        auto ptr = [](const Tensor& t) { return t.defined() ? t.data() : nullptr; };
-        lstm_layer_backward(ptr(dx), ptr(dw_ih), ptr(dw_hh), ptr(db), dh.data(), dc.data(),
+        lstm_layer_backward(data_or_null(dx), data_or_null(dw_ih), data_or_null(dw_hh),
+                            data_or_null(db), dh.data(), dc.data(),
                             dgates.data(), dy.data(), acts.data(), h_prev.data(), c_prev.data(),
                             x.data(), w_ih.data(), w_hh.data(),
                             lengths.empty() ? nullptr : lengths.data(), reverse, B, T, In, H);

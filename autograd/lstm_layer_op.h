@@ -17,7 +17,7 @@
 //                  dW_hh += dgates^T h_prev                  one GEMM, (4H, B*T) @ (B*T, H)
 //             1.   dW_ih += dgates^T x,  dx += dgates W_ih,  db = sum dgates    one GEMM each
 //
-// Variable lengths as lstm_scan.h: row b has len_b valid steps; at a padded step the row's
+// Variable lengths as recurrent_scan.h: row b has len_b valid steps; at a padded step the row's
 // state is kept and its output is 0, so padded steps get dgates = 0 and add nothing.
 //
 // Shapes: x (B, T, In), h0 and c0 (B, H), w_ih (4H, In), w_hh (4H, H), b_ih and b_hh (4H) or

@@ -1,5 +1,5 @@
 // recompute.h - gradient checkpointing (Chen et al. 2016, "Training Deep Nets with
-// Sublinear Memory Cost"), as torch.utils.checkpoint. (Not optim/checkpoint.h, which saves
+// Sublinear Memory Cost"), as torch.utils.checkpoint. (Not optim/checkpoint_file.h, which saves
 // a model to disk.)
 //
 //   y = checkpoint(fn, {x1, x2, ...})

@@ -9,6 +9,8 @@
 //          is the first NaN's.
 //   empty  reducing zero elements throws heed::Error naming the op and the shape; so does
 //          unbiased var of a single element, which divides by n - 1 = 0 (PyTorch: NaN).
+#include "reduce_minmax.h"
+
 #include <cmath>
 #include <vector>
 

@@ -27,8 +27,11 @@
 #include "../core/fastmath.h"
 #include "../core/parallel.h"
 #include "../core/shape.h"
+#include "arith.h"
 #include "node.h"
+#include "reduce.h"
 #include "reduce_util.h"
+#include "unary.h"
 
 namespace heed {
 
@@ -207,6 +210,20 @@ Tensor softmax(const Tensor& x, int64_t dim) { return softmax_op("softmax", x, d
 // y_k = x_k - m - log(sum_j exp(x_j - m))        dx_k = dy_k - exp(y_k) * sum_j dy_j
 Tensor log_softmax(const Tensor& x, int64_t dim) {
   return softmax_op("log_softmax", x, dim, true);
+}
+
+// ---------------------------------------------------------------- the composed twins
+
+// y = exp(x - m) / sum(exp(x - m))        m = max over dim, detached
+Tensor softmax_reference(const Tensor& x, int64_t dim) {
+  const Tensor e = exp(x - max(x.detach(), dim, /*keepdim=*/true).values);
+  return e / sum(e, dim, /*keepdim=*/true);
+}
+
+// y = (x - m) - log(sum(exp(x - m)))
+Tensor log_softmax_reference(const Tensor& x, int64_t dim) {
+  const Tensor shifted = x - max(x.detach(), dim, /*keepdim=*/true).values;
+  return shifted - log(sum(exp(shifted), dim, /*keepdim=*/true));
 }
 
 }  // namespace heed

@@ -12,4 +12,11 @@ namespace heed {
 Tensor softmax(const Tensor& x, int64_t dim);
 Tensor log_softmax(const Tensor& x, int64_t dim);
 
+// The same two composed from max, sub, exp, sum, div and log: slower, their gradient is those
+// ops'. The references the fused ops are tested against (tests/gradcheck_softmax.cpp). The
+// max is detached (a constant shift: it changes no value and no gradient). No rule for an
+// all -inf row: there they give NaN, where the fused ops give 0 (softmax) and -inf.
+Tensor softmax_reference(const Tensor& x, int64_t dim);
+Tensor log_softmax_reference(const Tensor& x, int64_t dim);
+
 }  // namespace heed

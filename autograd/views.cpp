@@ -1,8 +1,7 @@
-// views.cpp - reshape, view, squeeze, unsqueeze, flatten: new shapes over the same storage.
-//
-//   y = reshape(x, s)        dx = reshape(dy, x.shape)
-// Every heed tensor is contiguous and row-major, so any reshape with the same number of
-// elements is a view: no data moves, forward or backward.
+// views.cpp - reshape, view, squeeze, unsqueeze, flatten (views.h): a new shape over the
+// same storage, and a backward that reshapes the gradient back.
+#include "views.h"
+
 #include "../core/error.h"
 #include "node.h"
 #include "shape_ops.h"

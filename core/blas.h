@@ -5,7 +5,7 @@
 //
 // gemm() calls cblas_sgemm (float build) or cblas_dgemm (double build), passing the
 // transpose flags and leading dimensions, so transposes are never copied.
-// gemm_naive() is the plain triple loop it must agree with (tests/test_matmul.cpp).
+// gemm_naive() is the plain triple loop it must agree with (tests/test_blas.cpp).
 #pragma once
 #include <cstdint>
 

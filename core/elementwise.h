@@ -72,15 +72,6 @@ Tensor map3(const Tensor& a, const Tensor& b, const Tensor& c, const F& f) {
   return y;
 }
 
-// Strides of `s` seen from a broadcast shape `out` of rank >= s.size(): 0 on broadcast dims.
-inline Shape broadcast_strides(const Shape& s, const Shape& out) {
-  Shape st = out;
-  const Shape cs = contiguous_strides(s);
-  const int off = out.size() - s.size();
-  for (int i = 0; i < out.size(); ++i) st[i] = (i < off || s[i - off] == 1) ? 0 : cs[i - off];
-  return st;
-}
-
 template <class F>
 Tensor zip(const char* op, const Tensor& a, const Tensor& b, const F& f,
            int64_t grain = kGrainElementwise) {

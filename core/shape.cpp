@@ -79,6 +79,22 @@ Shape contiguous_strides(const Shape& s) {
   return st;
 }
 
+bool is_broadcastable_to(const Shape& from, const Shape& to) {
+  const int off = to.size() - from.size();
+  if (off < 0) return false;
+  for (int i = 0; i < from.size(); ++i)
+    if (from[i] != 1 && from[i] != to[off + i]) return false;
+  return true;
+}
+
+Shape broadcast_strides(const Shape& s, const Shape& out) {
+  Shape st = out;
+  const Shape cs = contiguous_strides(s);
+  const int off = out.size() - s.size();
+  for (int i = 0; i < out.size(); ++i) st[i] = (i < off || s[i - off] == 1) ? 0 : cs[i - off];
+  return st;
+}
+
 Shape broadcast_shapes(const char* op, const Shape& a, const Shape& b) {
   const int n = a.size() > b.size() ? a.size() : b.size();
   Shape out;

@@ -55,6 +55,16 @@ Shape contiguous_strides(const Shape& s);
 // Broadcast two shapes; throws heed::Error naming `op` and both shapes if they clash.
 Shape broadcast_shapes(const char* op, const Shape& a, const Shape& b);
 
+// True when `from` broadcasts to exactly `to` without growing it: aligned at the right, each
+// of its dims 1 or equal to to's. (3, 1) -> (2, 3, 4) yes; (3, 4) -> (4) no.
+bool is_broadcastable_to(const Shape& from, const Shape& to);
+
+// Strides of a contiguous `s` read as the broadcast shape `out` (rank >= s.size(), and
+// is_broadcastable_to(s, out)), in elements: 0 on the dims `s` lacks or has as 1, so element
+// (i0, ..., ik) of the broadcast view is at sum_d i_d * strides[d].
+//   broadcast_strides((3, 1), (2, 3, 4)) = (0, 1, 0)
+Shape broadcast_strides(const Shape& s, const Shape& out);
+
 // Wrap a possibly negative dim into [0, rank); throws naming `op` if out of range.
 int wrap_dim(const char* op, int64_t dim, int rank);
 

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <ostream>
 
-#include "../autograd/grad_mode.h"
+#include "../autograd/grad_mode.h"  // a documented seam upward (README): in-place writes check it
 #include "allocator.h"
 #include "error.h"
 #include "parallel.h"

@@ -18,6 +18,7 @@
 #include <initializer_list>
 #include <iosfwd>
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -29,7 +30,7 @@ namespace heed {
 struct Node;
 struct TensorImpl;
 class IndexTensor;
-struct ValuesIndices;  // autograd/reduce.h: what max/min over a dim and topk return
+struct ValuesIndices;  // autograd/reduce_minmax.h: what max/min over a dim and topk return
 
 class Tensor {
  public:
@@ -149,6 +150,10 @@ struct TensorImpl {
 };
 
 // ---- factories (all contiguous; requires_grad off; call .requires_grad_() for parameters) ----
+// The data of t, or null when t is undefined (no bias, a gradient nobody needs): how the
+// kernels over plain pointers take an optional tensor.
+inline real* data_or_null(const Tensor& t) { return t.defined() ? t.data() : nullptr; }
+
 Tensor empty(const Shape& shape);  // uninitialised
 Tensor zeros(const Shape& shape);
 Tensor ones(const Shape& shape);
@@ -163,6 +168,10 @@ Tensor zeros_like(const Tensor& t);
 Tensor ones_like(const Tensor& t);
 
 std::ostream& operator<<(std::ostream& os, const Tensor& t);
+
+// Tensors with names, in a fixed order: a module's parameters and buffers
+// (nn::Module::named_parameters), an optimizer's state, a checkpoint's contents.
+using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
 
 // ---- integer indices: token ids, class targets, gather indices ----
 // A plain value type of int64 ids with a shape. Ops that take one (index_select,

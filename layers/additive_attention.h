@@ -25,7 +25,7 @@
 // key_layer.bias (two constants added to the same sum are one); a bias in energy_layer
 // adds the same constant to every score of a query, which the softmax cancels: drop it.
 // v is stored 1-D (A), as the equation has it, and a heed checkpoint is loaded only into
-// tensors of exactly the saved shape (optim/checkpoint.cpp refuses any mismatch; one
+// tensors of exactly the saved shape (optim/checkpoint_file.cpp refuses any mismatch; one
 // parameter's exception would weaken that check for all). To bring in torch's (1, A)
 // energy_layer.weight, copy it: attn->v.copy_(w) (copy_ needs only the same number of
 // elements; under NoGradGuard, as for any parameter). tests/test_scorers.cpp does this.

@@ -24,28 +24,18 @@
 #include <optional>
 #include <vector>
 
-#include "module.h"
+#include "recurrent_base.h"
 
 namespace heed::nn {
 
-class GRUCellOptions {
+// input_size, hidden_size, bias (layers/recurrent_base.h).
+class GRUCellOptions : public detail::RecurrentCellOptions<GRUCellOptions> {
  public:
-  GRUCellOptions(int64_t input_size, int64_t hidden_size)
-      : input_size_(input_size), hidden_size_(hidden_size) {}
-  GRUCellOptions& input_size(int64_t v) { input_size_ = v; return *this; }
-  GRUCellOptions& hidden_size(int64_t v) { hidden_size_ = v; return *this; }
-  GRUCellOptions& bias(bool on) { bias_ = on; return *this; }
-  int64_t input_size() const { return input_size_; }
-  int64_t hidden_size() const { return hidden_size_; }
-  bool bias() const { return bias_; }
-
- private:
-  int64_t input_size_, hidden_size_;
-  bool bias_ = true;
+  using RecurrentCellOptions::RecurrentCellOptions;
 };
 
 // One step: x (B, In), h (B, H) (zeros when not given) -> h' (B, H).
-class GRUCell : public Module {
+class GRUCell : public detail::RecurrentCellBase {
  public:
   explicit GRUCell(const GRUCellOptions& options);
   GRUCell(int64_t input_size, int64_t hidden_size)
@@ -55,41 +45,16 @@ class GRUCell : public Module {
   Tensor forward(const Tensor& x, const Tensor& h);
   Tensor forward(const Tensor& x) { return forward(x, Tensor()); }
   std::string repr() const override;  // GRUCell(4, 8) or GRUCell(4, 8, bias=False)
-  void reset_parameters();            // every parameter U(-1/sqrt(H), 1/sqrt(H))
 
   GRUCellOptions options;
-  Tensor weight_ih;  // (3H, In)
-  Tensor weight_hh;  // (3H, H)
-  Tensor bias_ih;    // (3H), undefined without bias
-  Tensor bias_hh;    // (3H), undefined without bias
+  // weight_ih (3H, In), weight_hh (3H, H), bias_ih, bias_hh (3H): RecurrentCellBase's.
 };
 
-class GRUOptions {
+// The cell's options and num_layers, batch_first, dropout, bidirectional
+// (layers/recurrent_base.h).
+class GRUOptions : public detail::RecurrentOptions<GRUOptions> {
  public:
-  GRUOptions(int64_t input_size, int64_t hidden_size)
-      : input_size_(input_size), hidden_size_(hidden_size) {}
-  GRUOptions& input_size(int64_t v) { input_size_ = v; return *this; }
-  GRUOptions& hidden_size(int64_t v) { hidden_size_ = v; return *this; }
-  GRUOptions& num_layers(int64_t v) { num_layers_ = v; return *this; }
-  GRUOptions& bias(bool on) { bias_ = on; return *this; }
-  // true (heed's default): x is (B, T, In). false (PyTorch's default): x is (T, B, In).
-  GRUOptions& batch_first(bool on) { batch_first_ = on; return *this; }
-  // Dropout on each layer's output except the last's, in training mode only.
-  GRUOptions& dropout(double p) { dropout_ = p; return *this; }
-  GRUOptions& bidirectional(bool on) { bidirectional_ = on; return *this; }
-  int64_t input_size() const { return input_size_; }
-  int64_t hidden_size() const { return hidden_size_; }
-  int64_t num_layers() const { return num_layers_; }
-  bool bias() const { return bias_; }
-  bool batch_first() const { return batch_first_; }
-  double dropout() const { return dropout_; }
-  bool bidirectional() const { return bidirectional_; }
-
- private:
-  int64_t input_size_, hidden_size_, num_layers_ = 1;
-  bool bias_ = true, batch_first_ = true;
-  double dropout_ = 0;
-  bool bidirectional_ = false;
+  using RecurrentOptions::RecurrentOptions;
 };
 
 // What GRU::forward returns:  auto [out, h_n] = gru->forward(x);
@@ -98,7 +63,7 @@ struct GRUOutput {
   Tensor h_n;     // (num_layers * dirs, B, H): h after each sequence's last valid step
 };
 
-class GRU : public Module {
+class GRU : public detail::RecurrentBase {
  public:
   explicit GRU(const GRUOptions& options);
   GRU(int64_t input_size, int64_t hidden_size) : GRU(GRUOptions(input_size, hidden_size)) {}
@@ -109,11 +74,10 @@ class GRU : public Module {
   // With a (B, T) padding mask (nonzero at valid steps, right-padded) instead of lengths.
   GRUOutput forward(const Tensor& x, const Tensor& h0, const Tensor& padding_mask);
   std::string repr() const override;  // GRU(4, 8, num_layers=2, batch_first=True, ...)
-  void reset_parameters();            // every parameter U(-1/sqrt(H), 1/sqrt(H))
 
   GRUOptions options;
-  // Indexed [layer * dirs + direction] (direction 1 is _reverse); biases undefined without bias.
-  std::vector<Tensor> weight_ih, weight_hh, bias_ih, bias_hh;
+  // weight_ih, weight_hh, bias_ih, bias_hh, each indexed [layer * dirs + direction], G = 3:
+  // RecurrentBase's.
 };
 
 }  // namespace heed::nn

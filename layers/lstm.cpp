@@ -1,47 +1,22 @@
-// lstm.cpp - nn::LSTMCell and nn::LSTM: parameters, PyTorch's initialisation, forward.
+// lstm.cpp - nn::LSTMCell and nn::LSTM: forward and repr (the parameters and their PyTorch
+// initialisation are recurrent_base.cpp's, shared with nn::GRU).
 // LSTMCell's step is the fused heed::lstm_cell; each direction of each LSTM layer is one fused
 // heed::lstm_layer (autograd/lstm_layer_op.h: the input projection of every step as one GEMM).
-// Layers, directions, lengths and initial states are lstm_scan.cpp's (shared with nn::GRU).
+// Layers, directions, lengths and initial states are recurrent_scan.cpp's (shared with nn::GRU).
 #include "lstm.h"
 
 #include "../autograd/lstm_cell_op.h"
 #include "../autograd/lstm_layer_op.h"
 #include "../core/error.h"
-#include "lstm_scan.h"
+#include "recurrent_scan.h"
 
 namespace heed::nn {
 
-namespace {
-
-detail::ScanConfig config(const LSTMOptions& o, bool training) {
-  detail::ScanConfig cfg;
-  cfg.input_size = o.input_size();
-  cfg.hidden_size = o.hidden_size();
-  cfg.num_layers = o.num_layers();
-  cfg.bidirectional = o.bidirectional();
-  cfg.batch_first = o.batch_first();
-  cfg.dropout = o.dropout();
-  cfg.training = training;
-  return cfg;
-}
-
-}  // namespace
-
 // ---------------------------------------------------------------- LSTMCell
 
-LSTMCell::LSTMCell(const LSTMCellOptions& opts) : options(opts) {
-  detail::check_options("LSTMCell", options.input_size(), options.hidden_size());
-  const int64_t In = options.input_size(), H = options.hidden_size();
-  weight_ih = register_parameter("weight_ih", empty({4 * H, In}));
-  weight_hh = register_parameter("weight_hh", empty({4 * H, H}));
-  if (options.bias()) {
-    bias_ih = register_parameter("bias_ih", empty({4 * H}));
-    bias_hh = register_parameter("bias_hh", empty({4 * H}));
-  }
-  reset_parameters();
-}
-
-void LSTMCell::reset_parameters() { detail::init_uniform(parameters(), options.hidden_size()); }
+LSTMCell::LSTMCell(const LSTMCellOptions& opts)
+    : RecurrentCellBase("LSTMCell", 4, opts.input_size(), opts.hidden_size(), opts.bias()),
+      options(opts) {}
 
 std::tuple<Tensor, Tensor> LSTMCell::forward(const Tensor& x,
                                              const std::optional<std::tuple<Tensor, Tensor>>& hx) {
@@ -58,32 +33,11 @@ std::tuple<Tensor, Tensor> LSTMCell::forward(const Tensor& x,
   return lstm_cell(x, h, c, weight_ih, weight_hh, bias_ih, bias_hh);
 }
 
-std::string LSTMCell::repr() const {
-  return "LSTMCell(" + std::to_string(options.input_size()) + ", " +
-         std::to_string(options.hidden_size()) + (options.bias() ? "" : ", bias=False") + ")";
-}
+std::string LSTMCell::repr() const { return cell_repr("LSTMCell"); }
 
 // ---------------------------------------------------------------- LSTM
 
-LSTM::LSTM(const LSTMOptions& opts) : options(opts) {
-  detail::check_options("LSTM", options.input_size(), options.hidden_size(), options.num_layers(),
-                        options.dropout());
-  const int64_t H = options.hidden_size(), dirs = options.bidirectional() ? 2 : 1;
-  // Registered in PyTorch's order: per layer, per direction, w_ih, w_hh, b_ih, b_hh.
-  for (int64_t l = 0; l < options.num_layers(); ++l) {
-    const int64_t in = l == 0 ? options.input_size() : dirs * H;
-    for (int64_t d = 0; d < dirs; ++d) {
-      const std::string sfx = "_l" + std::to_string(l) + (d ? "_reverse" : "");
-      weight_ih.push_back(register_parameter("weight_ih" + sfx, empty({4 * H, in})));
-      weight_hh.push_back(register_parameter("weight_hh" + sfx, empty({4 * H, H})));
-      bias_ih.push_back(options.bias() ? register_parameter("bias_ih" + sfx, empty({4 * H})) : Tensor());
-      bias_hh.push_back(options.bias() ? register_parameter("bias_hh" + sfx, empty({4 * H})) : Tensor());
-    }
-  }
-  reset_parameters();
-}
-
-void LSTM::reset_parameters() { detail::init_uniform(parameters(), options.hidden_size()); }
+LSTM::LSTM(const LSTMOptions& opts) : RecurrentBase("LSTM", 4, opts), options(opts) {}
 
 LSTMOutput LSTM::forward(const Tensor& x, const std::optional<std::tuple<Tensor, Tensor>>& hx,
                          const std::vector<int64_t>& lengths) {
@@ -98,18 +52,20 @@ LSTMOutput LSTM::forward(const Tensor& x, const std::optional<std::tuple<Tensor,
     last = {r.h_n, r.c_n};
     return r.out;
   };
-  const detail::LayersOutput r = detail::run_layers(
-      "LSTM", x, {h0, c0}, {"h0", "c0"}, lengths, config(options, is_training()), direction);
+  const detail::LayersOutput r =
+      detail::run_layers("LSTM", x, {h0, c0}, {"h0", "c0"}, lengths,
+                         detail::scan_config(options, is_training()), direction);
   return {r.output, r.last[0], r.last[1]};
 }
 
 LSTMOutput LSTM::forward(const Tensor& x, const std::optional<std::tuple<Tensor, Tensor>>& hx,
                          const Tensor& padding_mask) {
-  return forward(x, hx, detail::lengths_from_mask("LSTM", padding_mask, x, config(options, false)));
+  const detail::ScanConfig cfg = detail::scan_config(options, false);
+  return forward(x, hx, detail::lengths_from_mask("LSTM", padding_mask, x, cfg));
 }
 
 std::string LSTM::repr() const {
-  return "LSTM" + detail::repr_args(config(options, false), options.bias());
+  return "LSTM" + detail::repr_args(detail::scan_config(options, false), options.bias());
 }
 
 }  // namespace heed::nn

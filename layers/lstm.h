@@ -31,28 +31,18 @@
 #include <tuple>
 #include <vector>
 
-#include "module.h"
+#include "recurrent_base.h"
 
 namespace heed::nn {
 
-class LSTMCellOptions {
+// input_size, hidden_size, bias (layers/recurrent_base.h).
+class LSTMCellOptions : public detail::RecurrentCellOptions<LSTMCellOptions> {
  public:
-  LSTMCellOptions(int64_t input_size, int64_t hidden_size)
-      : input_size_(input_size), hidden_size_(hidden_size) {}
-  LSTMCellOptions& input_size(int64_t v) { input_size_ = v; return *this; }
-  LSTMCellOptions& hidden_size(int64_t v) { hidden_size_ = v; return *this; }
-  LSTMCellOptions& bias(bool on) { bias_ = on; return *this; }
-  int64_t input_size() const { return input_size_; }
-  int64_t hidden_size() const { return hidden_size_; }
-  bool bias() const { return bias_; }
-
- private:
-  int64_t input_size_, hidden_size_;
-  bool bias_ = true;
+  using RecurrentCellOptions::RecurrentCellOptions;
 };
 
 // One step: x (B, In), (h, c) each (B, H) -> (h', c'), zeros when no state is given.
-class LSTMCell : public Module {
+class LSTMCell : public detail::RecurrentCellBase {
  public:
   explicit LSTMCell(const LSTMCellOptions& options);
   LSTMCell(int64_t input_size, int64_t hidden_size)
@@ -62,41 +52,16 @@ class LSTMCell : public Module {
   std::tuple<Tensor, Tensor> forward(const Tensor& x,
                                      const std::optional<std::tuple<Tensor, Tensor>>& hx = {});
   std::string repr() const override;  // LSTMCell(4, 8) or LSTMCell(4, 8, bias=False)
-  void reset_parameters();            // every parameter U(-1/sqrt(H), 1/sqrt(H))
 
   LSTMCellOptions options;
-  Tensor weight_ih;  // (4H, In)
-  Tensor weight_hh;  // (4H, H)
-  Tensor bias_ih;    // (4H), undefined without bias
-  Tensor bias_hh;    // (4H), undefined without bias
+  // weight_ih (4H, In), weight_hh (4H, H), bias_ih, bias_hh (4H): RecurrentCellBase's.
 };
 
-class LSTMOptions {
+// The cell's options and num_layers, batch_first, dropout, bidirectional
+// (layers/recurrent_base.h).
+class LSTMOptions : public detail::RecurrentOptions<LSTMOptions> {
  public:
-  LSTMOptions(int64_t input_size, int64_t hidden_size)
-      : input_size_(input_size), hidden_size_(hidden_size) {}
-  LSTMOptions& input_size(int64_t v) { input_size_ = v; return *this; }
-  LSTMOptions& hidden_size(int64_t v) { hidden_size_ = v; return *this; }
-  LSTMOptions& num_layers(int64_t v) { num_layers_ = v; return *this; }
-  LSTMOptions& bias(bool on) { bias_ = on; return *this; }
-  // true (heed's default): x is (B, T, In). false (PyTorch's default): x is (T, B, In).
-  LSTMOptions& batch_first(bool on) { batch_first_ = on; return *this; }
-  // Dropout on each layer's output except the last's, in training mode only.
-  LSTMOptions& dropout(double p) { dropout_ = p; return *this; }
-  LSTMOptions& bidirectional(bool on) { bidirectional_ = on; return *this; }
-  int64_t input_size() const { return input_size_; }
-  int64_t hidden_size() const { return hidden_size_; }
-  int64_t num_layers() const { return num_layers_; }
-  bool bias() const { return bias_; }
-  bool batch_first() const { return batch_first_; }
-  double dropout() const { return dropout_; }
-  bool bidirectional() const { return bidirectional_; }
-
- private:
-  int64_t input_size_, hidden_size_, num_layers_ = 1;
-  bool bias_ = true, batch_first_ = true;
-  double dropout_ = 0;
-  bool bidirectional_ = false;
+  using RecurrentOptions::RecurrentOptions;
 };
 
 // What LSTM::forward returns:  auto [out, h_n, c_n] = lstm->forward(x);
@@ -106,7 +71,7 @@ struct LSTMOutput {
   Tensor c_n;     // (num_layers * dirs, B, H): c likewise
 };
 
-class LSTM : public Module {
+class LSTM : public detail::RecurrentBase {
  public:
   explicit LSTM(const LSTMOptions& options);
   LSTM(int64_t input_size, int64_t hidden_size) : LSTM(LSTMOptions(input_size, hidden_size)) {}
@@ -122,11 +87,10 @@ class LSTM : public Module {
   LSTMOutput forward(const Tensor& x, const std::optional<std::tuple<Tensor, Tensor>>& hx,
                      const Tensor& padding_mask);
   std::string repr() const override;  // LSTM(4, 8, num_layers=2, batch_first=True, ...)
-  void reset_parameters();            // every parameter U(-1/sqrt(H), 1/sqrt(H))
 
   LSTMOptions options;
-  // Indexed [layer * dirs + direction] (direction 1 is _reverse); biases undefined without bias.
-  std::vector<Tensor> weight_ih, weight_hh, bias_ih, bias_hh;
+  // weight_ih, weight_hh, bias_ih, bias_hh, each indexed [layer * dirs + direction], G = 4:
+  // RecurrentBase's.
 };
 
 }  // namespace heed::nn

@@ -1,7 +1,7 @@
 // module.h - nn::Module: the base of every layer. Parameters and submodules are
 // registered by name, so a model can list them (named_parameters gives dotted names
 // such as "encoder.lstm.weight_ih_l0"), switch train/eval, zero its gradients, print
-// itself, and be saved and loaded (optim/checkpoint.h).
+// itself, and be saved and loaded (optim/checkpoint_file.h).
 //
 // Layers are used through std::shared_ptr, as libtorch's module holders are:
 //   auto fc = std::make_shared<nn::Linear>(nn::LinearOptions(784, 10).bias(false));
@@ -31,7 +31,7 @@
 
 namespace heed::nn {
 
-using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
+using heed::NamedTensors;  // core/tensor.h
 
 class Module {
  public:

@@ -34,11 +34,10 @@
 #include <vector>
 
 #include "../core/tensor.h"
-#include "../layers/module.h"
 
 namespace heed::optim {
 
-using nn::NamedTensors;
+using heed::NamedTensors;  // core/tensor.h: state() and load_state() take and return them
 
 // What every optimizer's options share: the learning rate. SGDOptions, AdamOptions and
 // AdamWOptions derive from it, so that a parameter group can hold any of them and a

@@ -1,16 +1,32 @@
 // gradcheck_softmax.cpp - finite-difference checks (double build) of softmax and
-// log_softmax over every dim, and their gradients on masked (-inf) rows.
+// log_softmax over every dim, their gradients on masked (-inf) rows, and the fused ops
+// against their composed twins.
 #include <limits>
 
 #include "helpers.h"
 
 using namespace heed;
+using heed::test::check_fused_matches_composed;
 using heed::test::check_grad;
 using heed::test::param;
 using V = std::vector<Tensor>;
 
 namespace {
 const real kInf = std::numeric_limits<real>::infinity();
+}
+
+TEST_CASE("softmax, log_softmax (fused) == their composed twins over every dim, values and gradients") {
+  manual_seed(40);
+  const Tensor x = param({3, 4, 70}, 3.0);  // the last dim wide enough for the vector loops
+  for (int64_t d : {0, 1, 2, -1}) {
+    CAPTURE(d);
+    check_fused_matches_composed([d](const V& v) { return softmax(v[0], d); },
+                                 [d](const V& v) { return softmax_reference(v[0], d); }, {x},
+                                 1e-10, 1e-13);
+    check_fused_matches_composed([d](const V& v) { return log_softmax(v[0], d); },
+                                 [d](const V& v) { return log_softmax_reference(v[0], d); }, {x},
+                                 1e-10, 1e-12);
+  }
 }
 
 TEST_CASE("gradcheck softmax and log_softmax over every dim of a 3-D tensor") {

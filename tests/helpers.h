@@ -61,6 +61,30 @@ inline void check_grad(const TensorFn& f, const std::vector<Tensor>& inputs,
   CHECK_MESSAGE(r.ok, r.message);
 }
 
+// A fused op against its composed twin: runs both on fresh leaf copies of `inputs`, sends one
+// random upstream gradient back through each, and checks that the outputs and the gradient
+// of every input agree within rtol/atol (allclose).
+inline void check_fused_matches_composed(const TensorFn& fused, const TensorFn& composed,
+                                         const std::vector<Tensor>& inputs, double rtol,
+                                         double atol) {
+  auto leaves = [&] {
+    std::vector<Tensor> v;
+    for (const Tensor& t : inputs) v.push_back(t.detach().clone().requires_grad_());
+    return v;
+  };
+  const std::vector<Tensor> a = leaves(), b = leaves();
+  const Tensor ya = fused(a), yb = composed(b);
+  CHECK_MESSAGE(allclose(ya, yb, rtol, atol), "fused ", ya, " vs composed ", yb);
+  const Tensor dy = randn(ya.shape());
+  ya.backward(dy);
+  yb.backward(dy);
+  for (size_t i = 0; i < a.size(); ++i) {
+    CAPTURE(i);
+    CHECK_MESSAGE(allclose(a[i].grad(), b[i].grad(), rtol, atol), "gradient of input ", i, ": ",
+                  a[i].grad(), " vs ", b[i].grad());
+  }
+}
+
 }  // namespace heed::test
 
 #endif  // HEED_TESTS_HELPERS_H

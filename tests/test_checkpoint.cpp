@@ -1,4 +1,4 @@
-// test_checkpoint.cpp - checkpoints (optim/checkpoint.h): a resumed run is bitwise the
+// test_checkpoint.cpp - checkpoints (optim/checkpoint_file.h): a resumed run is bitwise the
 // unbroken run; every damaged or mismatched file is refused with a heed::Error naming the
 // problem and leaves the target untouched; a failed save leaves the old checkpoint intact.
 #include <signal.h>
@@ -15,7 +15,7 @@
 #include <heed/layers/loss.h>
 #include <heed/layers/sequential.h>
 #include <heed/optim/adam.h>
-#include <heed/optim/checkpoint.h>
+#include <heed/optim/checkpoint_file.h>
 #include <heed/optim/clip.h>
 #include <heed/optim/schedule.h>
 #include <heed/optim/sgd.h>
@@ -35,7 +35,7 @@ using OptimizerPtr = std::unique_ptr<optim::Optimizer>;
 
 namespace {
 
-// reseal_checkpoint (optim/checkpoint.h) recomputes the size field and trailing checksum,
+// reseal_checkpoint (optim/checkpoint_file.h) recomputes the size field and trailing checksum,
 // so a test can plant a bad length in an otherwise valid file and reach the parser's checks.
 void reseal(Bytes& b) { reseal_checkpoint(b); }
 

@@ -290,7 +290,7 @@ TEST_CASE("fastmath ops: exp tanh sigmoid gelu elu and their gradients match std
 namespace {
 
 // Naive double-precision references for the laned row kernels built on fastmath
-// (softmax.cpp, layers/loss.cpp, layer_norm_op.cpp, reduce.cpp): straight loops, std::exp.
+// (softmax.cpp, autograd/loss_ops.cpp, layer_norm_op.cpp, reduce.cpp): straight loops, std::exp.
 double lse_ref(const real* x, int64_t n) {
   double m = -INFINITY, s = 0;
   for (int64_t k = 0; k < n; ++k) m = std::max(m, double(x[k]));

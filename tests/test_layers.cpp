@@ -311,22 +311,14 @@ TEST_CASE("layers: repr as PyTorch prints each module") {
 }
 
 TEST_CASE("layers: bad input is a heed::Error naming the layer and the problem") {
-  auto message = [](auto&& f) -> std::string {
-    try {
-      f();
-    } catch (const Error& e) {
-      return e.what();
-    }
-    return "(no error)";
-  };
   nn::Linear fc(4, 2);
-  const std::string m1 = message([&] { fc.forward(zeros({3, 5})); });
+  const std::string m1 = heed::test::error_of([&] { fc.forward(zeros({3, 5})); });
   CHECK_MESSAGE(m1.find("Linear: input (3,5) does not match in_features 4") == 0, m1);
   CHECK_THROWS_AS(fc.forward(scalar_tensor(1)), Error);
   CHECK_THROWS_AS(nn::Linear(-1, 2), Error);
 
   nn::Embedding emb(5, 2);
-  const std::string m2 = message([&] { emb.forward(IndexTensor({1, 7, 2})); });
+  const std::string m2 = heed::test::error_of([&] { emb.forward(IndexTensor({1, 7, 2})); });
   CHECK_MESSAGE(m2.find("Embedding: ") == 0, m2);
   CHECK_MESSAGE(m2.find("7") != std::string::npos, m2);
   CHECK_MESSAGE(m2.find("[0, 5)") != std::string::npos, m2);
@@ -334,11 +326,11 @@ TEST_CASE("layers: bad input is a heed::Error naming the layer and the problem")
   CHECK_THROWS_AS(nn::Embedding(nn::EmbeddingOptions(5, 2).padding_idx(5)), Error);
   CHECK_THROWS_AS(nn::Embedding::from_pretrained(zeros({5})), Error);
 
-  const std::string m3 = message([] { nn::Dropout(1.0); });
+  const std::string m3 = heed::test::error_of([] { nn::Dropout(1.0); });
   CHECK_MESSAGE(m3.find("Dropout: p must be in [0, 1)") == 0, m3);
 
   nn::LayerNorm ln(nn::LayerNormOptions({3, 4}));
-  const std::string m4 = message([&] { ln.forward(zeros({2, 4, 3})); });
+  const std::string m4 = heed::test::error_of([&] { ln.forward(zeros({2, 4, 3})); });
   CHECK_MESSAGE(m4.find("LayerNorm: input (2,4,3) does not end in normalized_shape (3, 4)") == 0, m4);
   CHECK_THROWS_AS(nn::LayerNorm(nn::LayerNormOptions({})), Error);
   CHECK_THROWS_AS(nn::GELU(nn::GELUOptions().approximate("fast")), Error);

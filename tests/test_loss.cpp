@@ -1,6 +1,7 @@
 // test_loss.cpp - the losses of layers/loss.h in float: values and gradients against
-// hand-computed ones, the fused cross_entropy against a composed log_softmax + gather
-// reference, ignore_index and the all-ignored rule, parallel rows, errors, the modules.
+// hand-computed ones, the fused cross_entropy against its composed log_softmax + gather twin
+// (cross_entropy_loss_reference), ignore_index and the all-ignored rule, parallel rows,
+// errors, the modules.
 #include <cmath>
 #include <string>
 
@@ -24,37 +25,12 @@ static const Reduction kReductions[] = {Reduction::None, Reduction::Mean, Reduct
 
 // ---------------------------------------------------------------- the composed reference
 
-// cross_entropy written with the general ops: log_softmax over dim 1, gather of the target
-// class, a mask for ignored positions, then the reduction. Slow and obviously right.
-//   loss_p = (1 - eps) * w_y * (-logp_p,y) + eps/C * sum_c w_c * (-logp_p,c)
+// heed::cross_entropy_loss_reference (autograd/loss_ops.h): log_softmax over dim 1, gather of
+// the target class, a mask for ignored positions, then the reduction. Slow and obviously right.
 static Tensor composed_cross_entropy(const Tensor& x, const IndexTensor& target,
                                      const nn::CrossEntropyOptions& o) {
-  const int64_t C = x.size(1);
-  const double eps = o.label_smoothing();
-  // keep: 1 where the target counts; safe: targets with ignored ones replaced by class 0.
-  std::vector<real> keep(target.numel()), wy(target.numel());
-  std::vector<int64_t> safe(target.numel());
-  const Tensor w = o.weight().defined() ? o.weight() : ones({C});
-  for (int64_t i = 0; i < target.numel(); ++i) {
-    const bool kept = target[i] != o.ignore_index();
-    keep[i] = kept;
-    safe[i] = kept ? target[i] : 0;
-    wy[i] = kept ? w.data()[safe[i]] : 0;
-  }
-  Shape picked_shape = x.shape();  // (N, 1, d...): gather's index has the input's rank
-  picked_shape[1] = 1;
-  Shape wshape = x.shape();  // (1, C, 1...): the class weights along dim 1
-  for (int d = 0; d < wshape.size(); ++d) wshape[d] = d == 1 ? C : 1;
-
-  Tensor logp = log_softmax(x, 1);                                           // (N, C, d...)
-  Tensor picked = gather(logp, 1, IndexTensor(safe, picked_shape)).squeeze(1);  // (N, d...)
-  Tensor wy_t = from_vector(wy, target.shape()), keep_t = from_vector(keep, target.shape());
-  Tensor nll = -(picked * wy_t);                                             // (N, d...)
-  Tensor smooth = -(sum(logp * w.reshape(wshape), 1) * keep_t);              // (N, d...)
-  Tensor loss = nll * real(1 - eps) + smooth * real(eps / C);
-  if (o.reduction() == Reduction::None) return loss;
-  if (o.reduction() == Reduction::Sum) return sum(loss);
-  return sum(loss) / sum(wy_t);
+  return cross_entropy_loss_reference(x, target, o.weight(), o.reduction(), o.ignore_index(),
+                                      o.label_smoothing());
 }
 
 // Value and input gradient of both, for one random upstream gradient.

@@ -11,6 +11,7 @@
 #include "helpers.h"
 
 using namespace heed;
+using heed::test::error_of;
 using heed::test::allclose;
 
 namespace {
@@ -42,15 +43,6 @@ std::vector<Scorer> scorers() {
           {"general", 6, gen, luong(gen)},
           {"general rank 2", 6, low, luong(low)},
           {"concat", 6, con, luong(con)}};
-}
-
-std::string message(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
 }
 
 }  // namespace
@@ -246,36 +238,36 @@ TEST_CASE("scorers: dropout on the weights in training, none in eval") {
 
 TEST_CASE("scorers: bad input is a heed::Error naming the module and the shapes") {
   nn::AdditiveAttention add(nn::AdditiveAttentionOptions(4, 6, 5));
-  const std::string m1 = message([&] { add.forward(zeros({2, 3, 5}), zeros({2, 5, 6})); });
+  const std::string m1 = error_of([&] { add.forward(zeros({2, 3, 5}), zeros({2, 5, 6})); });
   CHECK_MESSAGE(m1.find("AdditiveAttention: query (2,3,5) must be (B, 4) or (B, Tq, 4)") == 0, m1);
-  const std::string m2 = message([&] { add.forward(zeros({2, 4}), zeros({2, 5, 7})); });
+  const std::string m2 = error_of([&] { add.forward(zeros({2, 4}), zeros({2, 5, 7})); });
   CHECK_MESSAGE(m2.find("AdditiveAttention: keys (2,5,7) must be (2, Tk, 6) for query (2,4)") == 0, m2);
-  const std::string m3 = message([&] { add.forward(zeros({2, 4}), zeros({3, 5, 6})); });
+  const std::string m3 = error_of([&] { add.forward(zeros({2, 4}), zeros({3, 5, 6})); });
   CHECK_MESSAGE(m3.find("AdditiveAttention: keys (3,5,6) must be (2, Tk, 6) for query (2,4)") == 0, m3);
-  const std::string m3b = message([&] { add.forward_projected(zeros({2, 4}), zeros({2, 5, 6}), zeros({2, 5, 3})); });
+  const std::string m3b = error_of([&] { add.forward_projected(zeros({2, 4}), zeros({2, 5, 6}), zeros({2, 5, 3})); });
   CHECK_MESSAGE(m3b.find("AdditiveAttention: projected keys (2,5,6) must be (2, Tk, 5)") == 0, m3b);
   CHECK_THROWS_AS(add.precompute_keys(zeros({2, 5})), Error);
-  const std::string m4 = message([&] { add.forward(zeros({2, 4}), zeros({2, 5, 6}), zeros({2, 4, 3})); });
+  const std::string m4 = error_of([&] { add.forward(zeros({2, 4}), zeros({2, 5, 6}), zeros({2, 4, 3})); });
   CHECK_MESSAGE(m4.find("AdditiveAttention: values (2,4,3) must be (2, 5, Dv)") == 0, m4);
-  const std::string m5 = message(
+  const std::string m5 = error_of(
       [&] { add.forward(zeros({2, 4}), zeros({2, 5, 6}), Tensor(), nn::AttentionMask().key_padding(ones({2, 4}))); });
   CHECK_MESSAGE(m5.find("AdditiveAttention: key padding mask (2,4)") == 0, m5);
 
-  const std::string m6 = message([] { nn::LuongAttention(nn::LuongAttentionOptions(4, 6).score("dot")); });
+  const std::string m6 = error_of([] { nn::LuongAttention(nn::LuongAttentionOptions(4, 6).score("dot")); });
   CHECK_MESSAGE(m6.find("LuongAttention: the dot score s_t^T h_j needs query_dim == key_dim; got 4 and 6") == 0, m6);
   CHECK_THROWS_AS(nn::LuongAttention(nn::LuongAttentionOptions(4, 6).score("bilinear")), Error);
   CHECK_THROWS_AS(nn::LuongAttention(nn::LuongAttentionOptions(4, 6).score("concat").rank(2)), Error);
   nn::LuongAttention gen(nn::LuongAttentionOptions(4, 6));
-  const std::string m7 = message([&] { gen.forward(zeros({2, 4}), zeros({2, 5, 4})); });
+  const std::string m7 = error_of([&] { gen.forward(zeros({2, 4}), zeros({2, 5, 4})); });
   CHECK_MESSAGE(m7.find("LuongAttention: keys (2,5,4) must be (2, Tk, 6) for query (2,4)") == 0, m7);
   nn::LuongCombine comb(nn::LuongCombineOptions(3, 4, 5));
-  const std::string m8 = message([&] { comb.forward(zeros({2, 3}), zeros({3, 4})); });
+  const std::string m8 = error_of([&] { comb.forward(zeros({2, 3}), zeros({3, 4})); });
   CHECK_MESSAGE(m8.find("LuongCombine: context (2,3) and query (3,4)") == 0, m8);
 
   nn::LocalAttention locm(nn::LocalAttentionOptions(4, 6).mode("local-m"));
-  const std::string m9 = message([&] { locm.forward(zeros({2, 4}), zeros({2, 5, 6})); });
+  const std::string m9 = error_of([&] { locm.forward(zeros({2, 4}), zeros({2, 5, 6})); });
   CHECK_MESSAGE(m9.find("LocalAttention: local-m with a 2-D query (2,4)") == 0, m9);
-  const std::string m10 = message([&] { locm.forward(zeros({2, 3, 4}), zeros({2, 5, 6}), Tensor(), {}, zeros({2})); });
+  const std::string m10 = error_of([&] { locm.forward(zeros({2, 3, 4}), zeros({2, 5, 6}), Tensor(), {}, zeros({2})); });
   CHECK_MESSAGE(m10.find("LocalAttention: positions (2) must be (2,3)") == 0, m10);
   nn::LocalAttention locp(nn::LocalAttentionOptions(4, 6));
   CHECK_THROWS_AS(locp.forward(zeros({2, 3, 4}), zeros({2, 5, 6}), Tensor(), {}, zeros({2, 3})), Error);

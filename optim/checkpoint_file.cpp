@@ -1,6 +1,6 @@
-// checkpoint.cpp - the byte layout of checkpoint.h: writing it atomically, and reading it
+// checkpoint_file.cpp - the byte layout of checkpoint_file.h: writing it atomically, and reading it
 // back with every length bounds-checked before anything in the model or optimizer changes.
-#include "checkpoint.h"
+#include "checkpoint_file.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -22,7 +22,6 @@ namespace heed {
 
 namespace {
 
-using nn::NamedTensors;
 
 constexpr char kMagic[8] = {'H', 'E', 'E', 'D', 'C', 'K', 'P', 'T'};
 constexpr size_t kHeaderBytes = 24;  // magic, version, element size, file size

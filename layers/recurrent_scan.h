@@ -1,4 +1,4 @@
-// lstm_scan.h - internal: the time loop shared by nn::LSTM and nn::GRU. Not public API.
+// recurrent_scan.h - internal: the time loop shared by nn::LSTM and nn::GRU. Not public API.
 //
 // A recurrent layer is a cell applied along time; everything else is bookkeeping that
 // LSTM and GRU share, written once here:
@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "../core/tensor.h"
+#include "recurrent_base.h"
 
 namespace heed::nn::detail {
 
@@ -52,6 +53,20 @@ struct ScanConfig {
   double dropout = 0;       // on every layer's output but the last
   bool training = false;    // dropout is applied only when training
 };
+
+// The ScanConfig of a layer's options (LSTMOptions, GRUOptions).
+template <class Self>
+ScanConfig scan_config(const RecurrentOptions<Self>& o, bool training) {
+  ScanConfig cfg;
+  cfg.input_size = o.input_size();
+  cfg.hidden_size = o.hidden_size();
+  cfg.num_layers = o.num_layers();
+  cfg.bidirectional = o.bidirectional();
+  cfg.batch_first = o.batch_first();
+  cfg.dropout = o.dropout();
+  cfg.training = training;
+  return cfg;
+}
 
 struct LayersOutput {
   Tensor output;  // (B, T, dirs * H): the last layer's h at every step, 0 at padded steps

@@ -1,5 +1,5 @@
-// lstm_scan.cpp - the time loop of the recurrent layers (see lstm_scan.h).
-#include "lstm_scan.h"
+// recurrent_scan.cpp - the time loop of the recurrent layers (see recurrent_scan.h).
+#include "recurrent_scan.h"
 
 #include <algorithm>
 #include <cmath>

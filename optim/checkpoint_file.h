@@ -1,4 +1,4 @@
-// checkpoint.h - save and load a model and its optimizer to one binary file, so that a
+// checkpoint_file.h - save and load a model and its optimizer to one binary file, so that a
 // resumed run continues bitwise as the unbroken run would have.
 //
 //   heed::save_checkpoint("run/ckpt.bin", *model, opt);   // parameters, buffers, optimizer
