@@ -9,7 +9,7 @@
 
 #include "../autograd/grad_mode.h"
 #include "../core/error.h"
-#include "checkpoint.h"
+#include "checkpoint_file.h"
 
 namespace heed::dist {
 

@@ -157,7 +157,7 @@ class GradientAverager {
 };
 
 // Checkpoints under data parallelism: the ranks hold the same state, so one writes.
-// save: rank 0 writes (optim/checkpoint.h's format), then every rank learns whether it
+// save: rank 0 writes (optim/checkpoint_file.h's format), then every rank learns whether it
 // succeeded (a failure is a heed::Error on all ranks, not a hang).
 // load: every rank reads the file (a shared or copied path), then the ranks compare a
 // fingerprint of their model and optimizer state; a difference is a heed::Error.
