@@ -53,6 +53,7 @@
 #include "arith.h"
 #include "linalg.h"
 #include "node.h"
+#include "scaled_dot_product.h"
 
 namespace heed {
 
@@ -69,8 +70,7 @@ struct Geometry {
   int64_t B, H, Tq, Tk, D, Dv;
   int64_t Br, Bc;               // tile rows (queries), tile columns (keys)
   real scale;
-  bool causal;
-  int64_t shift;                // Tk - Tq: causal query r sees key c when c <= r + shift
+  bool causal;                  // query r sees key c when c <= nn::causal_last_key(r, Tq, Tk)
   const real* pad = nullptr;    // key padding (B, Tk), or null
   const real* mask = nullptr;   // full mask, or null, element (b, h, r, c) at
   int64_t mb = 0, mh = 0, mr = 0, mc = 0;  // b*mb + h*mh + r*mr + c*mc (0 on broadcast dims)
@@ -81,7 +81,7 @@ struct Geometry {
   // the whole tile is hidden and is never computed (nor is any later key block).
   bool skipped(int64_t i, int64_t j) const {
     const int64_t last_row = std::min(Tq, (i + 1) * Br) - 1;
-    return causal && j * Bc > last_row + shift;
+    return causal && j * Bc > nn::causal_last_key(last_row, Tq, Tk);
   }
 };
 
@@ -164,12 +164,13 @@ void scores(const Geometry& g, const Tile& t, const real* q, const real* k, real
   const real* pad = g.pad ? g.pad + b * g.Tk + t.j0 : nullptr;
   for (int64_t r = 0; r < t.br; ++r) {
     real* s = S + r * t.bc;
-    if (g.causal)  // hidden: key j0 + c > query i0 + r + shift
-      for (int64_t c = std::max<int64_t>(0, t.i0 + r + g.shift - t.j0 + 1); c < t.bc; ++c)
+    if (g.causal)  // hidden: key j0 + c > causal_last_key(i0 + r)
+      for (int64_t c = std::max<int64_t>(0, nn::causal_last_key(t.i0 + r, g.Tq, g.Tk) - t.j0 + 1);
+           c < t.bc; ++c)
         s[c] = kNegInf;
     if (pad)
       for (int64_t c = 0; c < t.bc; ++c)
-        if (pad[c] == 0) s[c] = kNegInf;
+        if (!nn::real_key(pad, c)) s[c] = kNegInf;
     if (g.mask) {
       const real* mrow = g.mask + b * g.mb + h * g.mh + (t.i0 + r) * g.mr + t.j0 * g.mc;
       for (int64_t c = 0; c < t.bc; ++c)
@@ -265,27 +266,9 @@ void run_tasks(int64_t n, const F& task) {
 #endif
 }
 
-void check_shapes(const Tensor& q, const Tensor& k, const Tensor& v) {
-  const int r = q.dim();
-  HEED_CHECK((r == 3 || r == 4) && k.dim() == r && v.dim() == r, kOp,
-             "q, k, v must all be (B, Tq|Tk, D) or (B, H, Tq|Tk, D); got q ", q.shape(), ", k ",
-             k.shape(), ", v ", v.shape());
-  for (int d = 0; d < r - 2; ++d)
-    HEED_CHECK(k.size(d) == q.size(d) && v.size(d) == q.size(d), kOp, "batch/head dims differ: q ",
-               q.shape(), ", k ", k.shape(), ", v ", v.shape());
-  HEED_CHECK(k.size(-1) == q.size(-1), kOp, "q ", q.shape(), " and k ", k.shape(),
-             " must share the key width D (last dim)");
-  HEED_CHECK(v.size(-2) == k.size(-2), kOp, "k ", k.shape(), " and v ", v.shape(),
-             " must share the key length Tk (dim -2)");
-}
-
-double default_scale(const Tensor& q, std::optional<double> scale) {
-  return scale ? *scale : 1 / std::sqrt(double(q.size(-1)));
-}
-
 Geometry geometry(const Tensor& q, const Tensor& k, const Tensor& v, const nn::AttentionMask& m,
                   double scale, const FlashOptions& options) {
-  check_shapes(q, k, v);
+  nn::check_qkv(kOp, q, k, v);
   HEED_CHECK(options.rows() >= 1 && options.cols() >= 1, kOp, "tile sizes must be >= 1, got ",
              options.rows(), " x ", options.cols());
   const bool heads = q.dim() == 4;
@@ -296,7 +279,6 @@ Geometry geometry(const Tensor& q, const Tensor& k, const Tensor& v, const nn::A
   g.Br = options.rows(), g.Bc = options.cols();
   g.scale = real(scale);
   g.causal = m.is_causal();
-  g.shift = g.Tk - g.Tq;
   Shape s = heads ? Shape{g.B, g.H, g.Tq, g.Tk} : Shape{g.B, g.Tq, g.Tk};  // the scores
   nn::check_mask(kOp, s, m);
   if (m.key_padding().defined()) g.pad = m.key_padding().data();
@@ -354,7 +336,7 @@ void dkv_block(const Geometry& g, int64_t bh, int64_t j, const real* q, const re
 Tensor flash_attention(const Tensor& q, const Tensor& k, const Tensor& v,
                        const nn::AttentionMask& mask, std::optional<double> scale,
                        const FlashOptions& options) {
-  const Geometry g = geometry(q, k, v, mask, default_scale(q, scale), options);
+  const Geometry g = geometry(q, k, v, mask, nn::attention_scale(q, scale), options);
   Shape os = q.shape();
   os[os.size() - 1] = g.Dv;
   Tensor o = empty(os);                       // (B, H, Tq, Dv)
@@ -430,8 +412,8 @@ Tensor flash_attention(const Tensor& q, const Tensor& k, const Tensor& v,
 // c = softmax(mask(matmul(q, k^T) * scale)) v, through the shared attention core.
 Tensor flash_attention_composed(const Tensor& q, const Tensor& k, const Tensor& v,
                                 const nn::AttentionMask& mask, std::optional<double> scale) {
-  check_shapes(q, k, v);
-  const Tensor e = matmul(q, k.transpose(-2, -1)) * real(default_scale(q, scale));
+  nn::check_qkv("flash_attention_composed", q, k, v);
+  const Tensor e = matmul(q, k.transpose(-2, -1)) * real(nn::attention_scale(q, scale));
   return nn::attend("flash_attention_composed", e, v, mask).context;
 }
 

@@ -17,7 +17,7 @@
 // Only the per-row log-sum-exp L = m + log(l) is saved; backward recomputes each tile's
 // P = exp(S - L) from it. Causal tiles entirely above the diagonal are never computed.
 //
-// Masks: heed's one convention (layers/attention_core.h, 1 = may attend): key_padding
+// Masks: heed's one convention (autograd/attention_mask.h, 1 = may attend): key_padding
 // (B, Tk) and causal are evaluated inside each tile from O(Tk) data; a full mask
 // broadcastable to (B, H, Tq, Tk) is read tile by tile (it is O(Tq Tk) input by nature).
 // Causal with Tq != Tk aligns the last query with the last key. A query row with no
@@ -46,7 +46,7 @@
 #include <optional>
 
 #include "../core/tensor.h"
-#include "../layers/attention_core.h"
+#include "attend.h"
 
 namespace heed {
 

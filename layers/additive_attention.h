@@ -3,7 +3,7 @@
 // and Translate"), in the README's notation:
 //
 //   e_tj     = v^T tanh(W_s s_t + W_h h_j + b)      alignment score of decoder state s_t and key h_j
-//   alpha_tj = exp(e_tj) / sum_k exp(e_tk)          (masked keys get 0: layers/attention_core.h)
+//   alpha_tj = exp(e_tj) / sum_k exp(e_tk)          (masked keys get 0: autograd/attend.h)
 //   c_t      = sum_j alpha_tj h_j                    (or the values v_j, when they differ from the keys)
 //
 // (The paper writes the same score as v_a^T tanh(W_a s_{i-1} + U_a h_j).) Bahdanau scores with
@@ -31,7 +31,7 @@
 // elements; under NoGradGuard, as for any parameter). tests/test_scorers.cpp does this.
 //
 // The score is the only part written here; masking, softmax, dropout and the weighted sum
-// are attention_core's attend(), shared by every variant.
+// are attend()'s (autograd/attend.h), shared by every variant.
 //
 // Cost: time O(B (Tq Dq + Tk Dk) A) for the projections + O(B Tq Tk A) for tanh and v^T;
 // memory O(B Tq Tk A): the tanh activations of every (query, key) pair are kept for
@@ -61,7 +61,7 @@
 #pragma once
 #include <string>
 
-#include "attention_core.h"
+#include "../autograd/attend.h"
 #include "module.h"
 
 namespace heed::nn {

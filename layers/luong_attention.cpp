@@ -1,5 +1,5 @@
 // luong_attention.cpp - nn::LuongAttention (dot / general / low-rank general / concat
-// scores) and nn::LuongCombine. Masking, softmax and the weighted sum: attention_core.
+// scores) and nn::LuongCombine. Masking, softmax and the weighted sum: attend().
 #include "luong_attention.h"
 
 #include <cmath>

@@ -10,8 +10,9 @@
 //   alpha_ij = softmax_j(e_ij)
 //   c_i    = sum_j alpha_ij (v_j + a^V_ij)                  v_j = x_j W^V
 //
-// w^K, w^V: (2k+1, d), row r + k holding distance r. With Tq != Tk, query i sits at position
-// i + (Tk - Tq), aligned with the last key as heed's causal mask (layers/attention_core.h).
+// w^K, w^V: (2k+1, d), row r + k holding distance r. With Tq != Tk, query i sits at
+// query_position(i, Tq, Tk), aligned with the last key as heed's causal mask
+// (autograd/attention_mask.h).
 //
 // Memory. Written as in the paper, a^K_ij and a^V_ij are (Tq, Tk, d) tensors, O(Tq Tk d).
 // heed never forms them. Only R <= min(2k+1, Tq+Tk-1) distinct vectors exist, so
@@ -32,14 +33,14 @@
 #pragma once
 #include <memory>
 
-#include "attention_core.h"
+#include "../autograd/attend.h"
 #include "linear.h"
 #include "module.h"
 #include "multihead_attention.h"
 
 namespace heed::nn {
 
-// (Tq, Tk) ids clip(j - (i + Tk - Tq), k) + k: the table row of each query/key pair.
+// (Tq, Tk) ids clip(j - query_position(i, Tq, Tk), k) + k: the table row of each query/key pair.
 IndexTensor relative_distance_index(int64_t Tq, int64_t Tk, int64_t k);
 
 // q (.., Tq, d), key_table (2k+1, d) -> scale * q_i . a^K_ij, (.., Tq, Tk).
@@ -91,7 +92,7 @@ class RelativeSelfAttentionOptions {
 // Multi-head self-attention with Shaw et al.'s relative positions (num_heads = 1: one head).
 //   q, k, v = x W^Q, x W^K, x W^V, split into H heads of d = E / H      (B, H, T, d)
 //   e = q k^T / sqrt(d) + key_bias(q)                                     (B, H, T, T)
-//   alpha, c = attend(e, v, mask)          (mask, softmax, dropout, alpha @ v: attention_core)
+//   alpha, c = attend(e, v, mask)          (mask, softmax, dropout, alpha @ v: autograd/attend.h)
 //   c += value_context(alpha)                                             (B, H, T, d)
 //   y = concat_heads(c) W^O                                               (B, T, E)
 class RelativeSelfAttention : public Module {
