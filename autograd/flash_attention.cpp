@@ -42,12 +42,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <vector>
 
 #include "../core/allocator.h"
 #include "../core/blas.h"
+#include "../core/elementwise.h"
 #include "../core/error.h"
 #include "../core/parallel.h"
 #include "arith.h"
@@ -85,64 +85,11 @@ struct Geometry {
   }
 };
 
-// ---- row kernels: one row of a tile. The loops keep kLanes running values side by side:
-// one running max or sum would be a serial chain of dependent instructions, which the
-// compiler may not reorder (floating-point addition is not associative). exp_row's
-// loop compiles to SIMD (8 floats per AVX2 instruction).
-constexpr int kLanes = 8;
-
-// exp(x) for the softmax's x <= 0. float: x = n ln2 + r with |r| <= ln2 / 2, exp(x) =
-// 2^n exp(r), exp(r) by Cephes' degree-6 polynomial, 2^n written into the exponent bits.
-// Within 1 ulp of the exact exp on [-87, 0.5] (checked against exp in double on every
-// 16th float), and plain arithmetic, so the loops below vectorise (calls to std::exp do
-// not). x < -87 (a hidden key's -inf too) gives exactly 0; exp(-87) is 1.6e-38.
-inline float exp_nonpositive(float x) {
-  const float t = std::min(std::max(x, -87.0f), 88.0f);
-  const float n = (t * 1.44269504f + 12582912.0f) - 12582912.0f;  // round(t / ln2)
-  const float r = (t - n * 0.693359375f) + n * 2.12194440e-4f;    // t - n ln2, in 2 parts
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  p = p * (r * r) + r + 1.0f;                                       // exp(r)
-  const int32_t bits = (int32_t(n) + 127) << 23;                   // 2^n
-  float two_n;
-  std::memcpy(&two_n, &bits, sizeof two_n);
-  return x < -87.0f ? 0.0f : p * two_n;
-}
-// double (the gradcheck build): std::exp itself.
-inline double exp_nonpositive(double x) { return std::exp(x); }
-
-// max(m, max_c s[c])
-real row_max(const real* s, int64_t n, real m) {
-  real lane[kLanes];
-  for (int u = 0; u < kLanes; ++u) lane[u] = m;
-  int64_t c = 0;
-  for (; c + kLanes <= n; c += kLanes)
-    for (int u = 0; u < kLanes; ++u) lane[u] = std::max(lane[u], s[c + u]);
-  for (; c < n; ++c) m = std::max(m, s[c]);
-  for (int u = 0; u < kLanes; ++u) m = std::max(m, lane[u]);
-  return m;
-}
-
-// s[c] = exp(s[c] - shift) for every c; returns sum_c s[c]
+// Step 4 on one row of a tile: s[c] = exp(s[c] - shift), returns sum_c s[c]. Both loops are
+// the shared vectorised ones (core/fastmath.h, core/elementwise.h); exp(-inf) = 0 exactly,
+// so a hidden key adds nothing.
 double exp_row(real* s, int64_t n, real shift) {
-  real lane[kLanes] = {};
-  int64_t c = 0;
-  for (; c + kLanes <= n; c += kLanes)
-    for (int u = 0; u < kLanes; ++u) {
-      s[c + u] = exp_nonpositive(s[c + u] - shift);
-      lane[u] += s[c + u];
-    }
-  double sum = 0;
-  for (; c < n; ++c) {
-    s[c] = exp_nonpositive(s[c] - shift);
-    sum += s[c];
-  }
-  for (int u = 0; u < kLanes; ++u) sum += lane[u];
-  return sum;
+  return row_accumulate(n, [s, shift](int64_t c) { return s[c] = fastmath::exp(s[c] - shift); });
 }
 
 // A tile's place: head bh = b * H + h, query rows [i0, i0 + br), key rows [j0, j0 + bc).
@@ -193,7 +140,7 @@ void forward_block(const Geometry& g, int64_t bh, int64_t i, const real* q, cons
     scores(g, t, q, k, S);  // 1-2. S = scale * Q_i K_j^T, masked
     for (int64_t r = 0; r < br; ++r) {
       real* s = S + r * t.bc;
-      const real mx = row_max(s, t.bc, m[r]);  // 3. m' = max(m, rowmax(S))
+      const real mx = std::max(m[r], row_max(s, t.bc));  // 3. m' = max(m, rowmax(S))
       if (mx == kNegInf) {  // nothing visible to this row yet: P = 0, m, l, A unchanged
         std::fill(s, s + t.bc, real(0));
         continue;

@@ -6,12 +6,12 @@
 #include "sliding_window_attention.h"
 
 #include <algorithm>
-#include <cmath>
 
 #include "../core/error.h"
 #include "arith.h"
 #include "attend.h"
 #include "linalg.h"
+#include "scaled_dot_product.h"  // attention_scale
 #include "shape_ops.h"
 
 namespace heed::nn {
@@ -123,7 +123,7 @@ Tensor sliding_window_attention(const Tensor& q, const Tensor& k, const Tensor& 
   const int64_t b = std::min(std::max({block > 0 ? block : int64_t{16}, w, int64_t{1}}), T);
   const int64_t N = (T + b - 1) / b;
   const int64_t left = w, right = causal ? 0 : w, c = left + b + right;
-  const double s = scale ? *scale : 1 / std::sqrt(double(q.size(-1)));
+  const double s = attention_scale(q, scale);
 
   // 1-2. blocks of queries, bands of keys and values
   const Tensor qb = to_blocks(q * real(s), b, N);           // (B, [H,] N, b, Dk)

@@ -12,7 +12,7 @@
 //
 // Letters: B batch, Tq queries, Tk keys, Dq query dim, Dk key dim, Dv value dim, A attention
 // dim, r rank, Do output dim. Input conventions (2-D or 3-D query, values defaulting to the
-// keys, masks) are every scorer's: layers/additive_attention.h.
+// keys, masks) are every scorer's: layers/scorer.h.
 //
 // Low rank (M = Q^T K, a factored bilinear form): the full W_a has Dq * Dk parameters, the factored one
 // r * (Dq + Dk). With Dq = Dk = d = 512 and r = d_Q = 64:
@@ -41,9 +41,8 @@
 #pragma once
 #include <string>
 
-#include "additive_attention.h"
-#include "../autograd/attend.h"
 #include "module.h"
+#include "scorer.h"
 
 namespace heed::nn {
 
