@@ -85,9 +85,9 @@ struct Geometry {
   }
 };
 
-// Step 4 on one row of a tile: s[c] = exp(s[c] - shift), returns sum_c s[c]. Both loops are
-// the shared vectorised ones (core/fastmath.h, core/elementwise.h); exp(-inf) = 0 exactly,
-// so a hidden key adds nothing.
+// Step 4 on one row of a tile: s[c] = exp(s[c] - shift), returns sum_c s[c]: the shared
+// vectorised sum (row_accumulate, core/elementwise.h) around fastmath::exp (core/fastmath.h);
+// exp(-inf) = 0 exactly, so a hidden key adds nothing.
 double exp_row(real* s, int64_t n, real shift) {
   return row_accumulate(n, [s, shift](int64_t c) { return s[c] = fastmath::exp(s[c] - shift); });
 }
