@@ -19,7 +19,8 @@
 //   key term    q_i . a^K_ij = P[i, r(i,j)],            P = q w^K^T          (.., Tq, R)
 //   value term  sum_j alpha_ij a^V_ij = sum_r A[i, r] w^V_r,
 //               A[i, r] = sum_{j : r(i,j) = r} alpha_ij                        (.., Tq, R)
-// gather_buckets / scatter_buckets (autograd/relative_position_op.h) move between j and r.
+// gather_buckets / scatter_buckets (autograd/relative_position_op.h) move between j and r;
+// the two terms as functions are autograd/relative_position.h.
 // Cost on top of plain attention: O(B H Tq R d) time for the two small matmuls,
 // O(B H Tq Tk) for the gather and scatter, and O(B H Tq R) memory for P and A: no more
 // than twice the (B, H, Tq, Tk) scores attention keeps anyway (when Tq <= Tk), and
@@ -34,22 +35,12 @@
 #include <memory>
 
 #include "../autograd/attend.h"
+#include "../autograd/relative_position.h"
 #include "linear.h"
 #include "module.h"
 #include "multihead_attention.h"
 
 namespace heed::nn {
-
-// (Tq, Tk) ids clip(j - query_position(i, Tq, Tk), k) + k: the table row of each query/key pair.
-IndexTensor relative_distance_index(int64_t Tq, int64_t Tk, int64_t k);
-
-// q (.., Tq, d), key_table (2k+1, d) -> scale * q_i . a^K_ij, (.., Tq, Tk).
-Tensor relative_key_bias(const Tensor& q, const Tensor& key_table, int64_t Tk, double scale);
-// alpha (.., Tq, Tk), value_table (2k+1, d) -> sum_j alpha_ij a^V_ij, (.., Tq, d).
-Tensor relative_value_context(const Tensor& alpha, const Tensor& value_table);
-// The same two, with a^K / a^V materialised as (Tq, Tk, d) tensors (the paper's form).
-Tensor relative_key_bias_reference(const Tensor& q, const Tensor& key_table, int64_t Tk, double scale);
-Tensor relative_value_context_reference(const Tensor& alpha, const Tensor& value_table);
 
 // The tables w^K and w^V of one attention layer, shared by its heads.
 class RelativePositionEmbedding : public Module {
