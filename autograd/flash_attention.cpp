@@ -42,17 +42,18 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <vector>
 
 #include "../core/allocator.h"
 #include "../core/blas.h"
+#include "../core/elementwise.h"
 #include "../core/error.h"
 #include "../core/parallel.h"
 #include "arith.h"
 #include "linalg.h"
 #include "node.h"
+#include "scaled_dot_product.h"
 
 namespace heed {
 
@@ -69,8 +70,7 @@ struct Geometry {
   int64_t B, H, Tq, Tk, D, Dv;
   int64_t Br, Bc;               // tile rows (queries), tile columns (keys)
   real scale;
-  bool causal;
-  int64_t shift;                // Tk - Tq: causal query r sees key c when c <= r + shift
+  bool causal;                  // query r sees key c when c <= nn::causal_last_key(r, Tq, Tk)
   const real* pad = nullptr;    // key padding (B, Tk), or null
   const real* mask = nullptr;   // full mask, or null, element (b, h, r, c) at
   int64_t mb = 0, mh = 0, mr = 0, mc = 0;  // b*mb + h*mh + r*mr + c*mc (0 on broadcast dims)
@@ -81,68 +81,15 @@ struct Geometry {
   // the whole tile is hidden and is never computed (nor is any later key block).
   bool skipped(int64_t i, int64_t j) const {
     const int64_t last_row = std::min(Tq, (i + 1) * Br) - 1;
-    return causal && j * Bc > last_row + shift;
+    return causal && j * Bc > nn::causal_last_key(last_row, Tq, Tk);
   }
 };
 
-// ---- row kernels: one row of a tile. The loops keep kLanes running values side by side:
-// one running max or sum would be a serial chain of dependent instructions, which the
-// compiler may not reorder (floating-point addition is not associative). exp_row's
-// loop compiles to SIMD (8 floats per AVX2 instruction).
-constexpr int kLanes = 8;
-
-// exp(x) for the softmax's x <= 0. float: x = n ln2 + r with |r| <= ln2 / 2, exp(x) =
-// 2^n exp(r), exp(r) by Cephes' degree-6 polynomial, 2^n written into the exponent bits.
-// Within 1 ulp of the exact exp on [-87, 0.5] (checked against exp in double on every
-// 16th float), and plain arithmetic, so the loops below vectorise (calls to std::exp do
-// not). x < -87 (a hidden key's -inf too) gives exactly 0; exp(-87) is 1.6e-38.
-inline float exp_nonpositive(float x) {
-  const float t = std::min(std::max(x, -87.0f), 88.0f);
-  const float n = (t * 1.44269504f + 12582912.0f) - 12582912.0f;  // round(t / ln2)
-  const float r = (t - n * 0.693359375f) + n * 2.12194440e-4f;    // t - n ln2, in 2 parts
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  p = p * (r * r) + r + 1.0f;                                       // exp(r)
-  const int32_t bits = (int32_t(n) + 127) << 23;                   // 2^n
-  float two_n;
-  std::memcpy(&two_n, &bits, sizeof two_n);
-  return x < -87.0f ? 0.0f : p * two_n;
-}
-// double (the gradcheck build): std::exp itself.
-inline double exp_nonpositive(double x) { return std::exp(x); }
-
-// max(m, max_c s[c])
-real row_max(const real* s, int64_t n, real m) {
-  real lane[kLanes];
-  for (int u = 0; u < kLanes; ++u) lane[u] = m;
-  int64_t c = 0;
-  for (; c + kLanes <= n; c += kLanes)
-    for (int u = 0; u < kLanes; ++u) lane[u] = std::max(lane[u], s[c + u]);
-  for (; c < n; ++c) m = std::max(m, s[c]);
-  for (int u = 0; u < kLanes; ++u) m = std::max(m, lane[u]);
-  return m;
-}
-
-// s[c] = exp(s[c] - shift) for every c; returns sum_c s[c]
+// Step 4 on one row of a tile: s[c] = exp(s[c] - shift), returns sum_c s[c]: the shared
+// vectorised sum (row_accumulate, core/elementwise.h) around fastmath::exp (core/fastmath.h);
+// exp(-inf) = 0 exactly, so a hidden key adds nothing.
 double exp_row(real* s, int64_t n, real shift) {
-  real lane[kLanes] = {};
-  int64_t c = 0;
-  for (; c + kLanes <= n; c += kLanes)
-    for (int u = 0; u < kLanes; ++u) {
-      s[c + u] = exp_nonpositive(s[c + u] - shift);
-      lane[u] += s[c + u];
-    }
-  double sum = 0;
-  for (; c < n; ++c) {
-    s[c] = exp_nonpositive(s[c] - shift);
-    sum += s[c];
-  }
-  for (int u = 0; u < kLanes; ++u) sum += lane[u];
-  return sum;
+  return row_accumulate(n, [s, shift](int64_t c) { return s[c] = fastmath::exp(s[c] - shift); });
 }
 
 // A tile's place: head bh = b * H + h, query rows [i0, i0 + br), key rows [j0, j0 + bc).
@@ -164,12 +111,13 @@ void scores(const Geometry& g, const Tile& t, const real* q, const real* k, real
   const real* pad = g.pad ? g.pad + b * g.Tk + t.j0 : nullptr;
   for (int64_t r = 0; r < t.br; ++r) {
     real* s = S + r * t.bc;
-    if (g.causal)  // hidden: key j0 + c > query i0 + r + shift
-      for (int64_t c = std::max<int64_t>(0, t.i0 + r + g.shift - t.j0 + 1); c < t.bc; ++c)
+    if (g.causal)  // hidden: key j0 + c > causal_last_key(i0 + r)
+      for (int64_t c = std::max<int64_t>(0, nn::causal_last_key(t.i0 + r, g.Tq, g.Tk) - t.j0 + 1);
+           c < t.bc; ++c)
         s[c] = kNegInf;
     if (pad)
       for (int64_t c = 0; c < t.bc; ++c)
-        if (pad[c] == 0) s[c] = kNegInf;
+        if (!nn::real_key(pad, c)) s[c] = kNegInf;
     if (g.mask) {
       const real* mrow = g.mask + b * g.mb + h * g.mh + (t.i0 + r) * g.mr + t.j0 * g.mc;
       for (int64_t c = 0; c < t.bc; ++c)
@@ -192,7 +140,7 @@ void forward_block(const Geometry& g, int64_t bh, int64_t i, const real* q, cons
     scores(g, t, q, k, S);  // 1-2. S = scale * Q_i K_j^T, masked
     for (int64_t r = 0; r < br; ++r) {
       real* s = S + r * t.bc;
-      const real mx = row_max(s, t.bc, m[r]);  // 3. m' = max(m, rowmax(S))
+      const real mx = std::max(m[r], row_max(s, t.bc));  // 3. m' = max(m, rowmax(S))
       if (mx == kNegInf) {  // nothing visible to this row yet: P = 0, m, l, A unchanged
         std::fill(s, s + t.bc, real(0));
         continue;
@@ -265,27 +213,9 @@ void run_tasks(int64_t n, const F& task) {
 #endif
 }
 
-void check_shapes(const Tensor& q, const Tensor& k, const Tensor& v) {
-  const int r = q.dim();
-  HEED_CHECK((r == 3 || r == 4) && k.dim() == r && v.dim() == r, kOp,
-             "q, k, v must all be (B, Tq|Tk, D) or (B, H, Tq|Tk, D); got q ", q.shape(), ", k ",
-             k.shape(), ", v ", v.shape());
-  for (int d = 0; d < r - 2; ++d)
-    HEED_CHECK(k.size(d) == q.size(d) && v.size(d) == q.size(d), kOp, "batch/head dims differ: q ",
-               q.shape(), ", k ", k.shape(), ", v ", v.shape());
-  HEED_CHECK(k.size(-1) == q.size(-1), kOp, "q ", q.shape(), " and k ", k.shape(),
-             " must share the key width D (last dim)");
-  HEED_CHECK(v.size(-2) == k.size(-2), kOp, "k ", k.shape(), " and v ", v.shape(),
-             " must share the key length Tk (dim -2)");
-}
-
-double default_scale(const Tensor& q, std::optional<double> scale) {
-  return scale ? *scale : 1 / std::sqrt(double(q.size(-1)));
-}
-
 Geometry geometry(const Tensor& q, const Tensor& k, const Tensor& v, const nn::AttentionMask& m,
                   double scale, const FlashOptions& options) {
-  check_shapes(q, k, v);
+  nn::check_qkv(kOp, q, k, v);
   HEED_CHECK(options.rows() >= 1 && options.cols() >= 1, kOp, "tile sizes must be >= 1, got ",
              options.rows(), " x ", options.cols());
   const bool heads = q.dim() == 4;
@@ -296,7 +226,6 @@ Geometry geometry(const Tensor& q, const Tensor& k, const Tensor& v, const nn::A
   g.Br = options.rows(), g.Bc = options.cols();
   g.scale = real(scale);
   g.causal = m.is_causal();
-  g.shift = g.Tk - g.Tq;
   Shape s = heads ? Shape{g.B, g.H, g.Tq, g.Tk} : Shape{g.B, g.Tq, g.Tk};  // the scores
   nn::check_mask(kOp, s, m);
   if (m.key_padding().defined()) g.pad = m.key_padding().data();
@@ -354,7 +283,7 @@ void dkv_block(const Geometry& g, int64_t bh, int64_t j, const real* q, const re
 Tensor flash_attention(const Tensor& q, const Tensor& k, const Tensor& v,
                        const nn::AttentionMask& mask, std::optional<double> scale,
                        const FlashOptions& options) {
-  const Geometry g = geometry(q, k, v, mask, default_scale(q, scale), options);
+  const Geometry g = geometry(q, k, v, mask, nn::attention_scale(q, scale), options);
   Shape os = q.shape();
   os[os.size() - 1] = g.Dv;
   Tensor o = empty(os);                       // (B, H, Tq, Dv)
@@ -430,8 +359,8 @@ Tensor flash_attention(const Tensor& q, const Tensor& k, const Tensor& v,
 // c = softmax(mask(matmul(q, k^T) * scale)) v, through the shared attention core.
 Tensor flash_attention_composed(const Tensor& q, const Tensor& k, const Tensor& v,
                                 const nn::AttentionMask& mask, std::optional<double> scale) {
-  check_shapes(q, k, v);
-  const Tensor e = matmul(q, k.transpose(-2, -1)) * real(default_scale(q, scale));
+  nn::check_qkv("flash_attention_composed", q, k, v);
+  const Tensor e = matmul(q, k.transpose(-2, -1)) * real(nn::attention_scale(q, scale));
   return nn::attend("flash_attention_composed", e, v, mask).context;
 }
 

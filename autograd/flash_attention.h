@@ -17,8 +17,8 @@
 // Only the per-row log-sum-exp L = m + log(l) is saved; backward recomputes each tile's
 // P = exp(S - L) from it. Causal tiles entirely above the diagonal are never computed.
 //
-// Masks: heed's one convention (layers/attention_core.h, 1 = may attend): key_padding
-// (B, Tk) and causal are evaluated inside each tile from O(Tk) data; a full mask
+// Masks: heed's one convention (autograd/attention_mask.h, 1 = may attend): key_padding
+// (B, Tk) and causal (causal_last_key, real_key) are evaluated inside each tile; a full mask
 // broadcastable to (B, H, Tq, Tk) is read tile by tile (it is O(Tq Tk) input by nature).
 // Causal with Tq != Tk aligns the last query with the last key. A query row with no
 // visible key gets O = 0, L = -inf and zero gradient, never NaN.
@@ -26,13 +26,11 @@
 // bias here: for torch's float attn_mask use scaled_dot_product_attention(..., attn_bias),
 // the composed path (MultiheadAttention switches to it when given an attn_bias).
 //
-// Cost: time O(B H Tq Tk (D + Dv)) forward (about half of it when causal); backward does
-// 5 tile products to forward's 2 (7 when split in two passes, see FlashBackward) and
-// measures about 2x (3x) the forward's time. Memory: L (B, H, Tq) saved besides q, k, v
-// and O, plus per thread two Br x Bc tiles and a Br x Dv accumulator; never O(Tq Tk).
-// Tiles come from heed's allocator, so alloc::stats() sees them: causal T = 16384,
-// H = 4, D = 64 needs 0.4 MiB beyond the inputs, O and the gradients, forward or backward
-// (the composed version: 4 GiB for each (H, T, T) tensor).
+// Memory: L (B, H, Tq) saved besides q, k, v and O, plus per thread two Br x Bc tiles and
+// a Br x Dv accumulator, never O(Tq Tk). Measured (tests/test_flash_attention.cpp, causal
+// T = 16384, H = 4, D = 64): the op holds 0.4 MiB beyond its inputs, O and the gradients,
+// forward or backward; a whole backward() peaks at 16 MiB beyond them, autograd's copy of
+// one gradient into .grad. Times and the composed version's cost: the README's table.
 //
 // The composed twin, built from matmul, masked_fill and softmax through nn::attend,
 // is flash_attention_composed(); tests/test_flash_attention.cpp proves the two agree in
@@ -46,7 +44,7 @@
 #include <optional>
 
 #include "../core/tensor.h"
-#include "../layers/attention_core.h"
+#include "attend.h"
 
 namespace heed {
 

@@ -1,7 +1,8 @@
 // linear_attention.cpp - the linear attention kernel, its backward, and its reference.
 //
 // One slice (b, h): q (Tq, D), k (Tk, D), v (Tk, Dv), padding m (Tk), out (Tq, Dv).
-// Query i sees keys 0 .. last(i), with last(i) = i + (Tk - Tq) when causal, else Tk - 1.
+// Query i sees keys 0 .. last(i), with last(i) = causal_last_key(i, Tq, Tk) when causal
+// (attention_mask.h), else Tk - 1.
 // The non-causal form is the causal kernel in which every query sees every key, so one
 // loop serves both: there the key pointer reaches Tk before the first query is answered.
 //
@@ -39,12 +40,13 @@
 #include "../core/allocator.h"
 #include "../core/error.h"
 #include "../core/parallel.h"
-#include "../layers/attention_core.h"  // check_mask_values: the one 0/1 mask rule
 #include "arith.h"
+#include "attention_mask.h"  // the causal rule, real_key, check_mask_values
 #include "compare.h"
 #include "linalg.h"
 #include "node.h"
 #include "reduce.h"
+#include "scaled_dot_product.h"  // check_qkv
 #include "unary.h"
 
 namespace heed {
@@ -58,7 +60,9 @@ inline double dphi(real x) { return x > 0 ? 1.0 : std::exp(double(x)); }
 struct Dims {
   int64_t BH, H, Tq, Tk, D, Dv;  // H = 1 for (B, T, D) inputs
   bool causal;
-  int64_t last(int64_t i) const { return causal ? i + (Tk - Tq) : Tk - 1; }  // last key query i sees
+  int64_t last(int64_t i) const {  // the last key query i sees
+    return causal ? nn::causal_last_key(i, Tq, Tk) : Tk - 1;
+  }
 };
 
 // Zeroed doubles from the caching allocator, so alloc::stats() and PeakScope count them.
@@ -79,22 +83,12 @@ class Scratch {
 };
 
 Dims check_shapes(const Tensor& q, const Tensor& k, const Tensor& v, bool causal, const Tensor& kp) {
-  const int r = q.dim();
-  HEED_CHECK((r == 3 || r == 4) && k.dim() == r && v.dim() == r, kOp,
-             "q, k, v must all be (B, T, D) or (B, H, T, D); got q ", q.shape(), ", k ", k.shape(),
-             ", v ", v.shape());
-  for (int d = 0; d < r - 2; ++d)
-    HEED_CHECK(k.size(d) == q.size(d) && v.size(d) == q.size(d), kOp, "batch/head dims differ: q ",
-               q.shape(), ", k ", k.shape(), ", v ", v.shape());
-  HEED_CHECK(k.size(-1) == q.size(-1), kOp, "q ", q.shape(), " and k ", k.shape(),
-             " must share the feature width D (last dim)");
-  HEED_CHECK(v.size(-2) == k.size(-2), kOp, "k ", k.shape(), " and v ", v.shape(),
-             " must share the key length Tk (dim -2)");
+  nn::check_qkv(kOp, q, k, v);
   HEED_CHECK(!kp.defined() || (kp.dim() == 2 && kp.size(0) == q.size(0) && kp.size(1) == k.size(-2)),
              kOp, "key padding mask ", kp.shape(), " must be (B, Tk) = (", q.size(0), ", ",
              k.size(-2), ")");
   nn::check_mask_values(kOp, "key padding mask", kp);  // 1 = real key, as everywhere
-  const int64_t H = r == 4 ? q.size(1) : 1;
+  const int64_t H = q.dim() == 4 ? q.size(1) : 1;
   return {q.size(0) * H, H, q.size(-2), k.size(-2), q.size(-1), v.size(-1), causal};
 }
 
@@ -128,7 +122,7 @@ void forward_slice(const Dims& d, const real* q, const real* k, const real* v, c
   int64_t j = 0;
   for (int64_t i = 0; i < d.Tq; ++i) {
     for (; j < d.Tk && j <= d.last(i); ++j)  // 1.
-      if (!m || m[j] != 0) add_key(d, k + j * d.D, v + j * d.Dv, S, z, f);
+      if (nn::real_key(m, j)) add_key(d, k + j * d.D, v + j * d.Dv, S, z, f);
     const double den = query_den(d, q + i * d.D, z, f);  // 2.
     real* oi = out + i * d.Dv;
     if (den == 0) {  // 3.
@@ -154,7 +148,7 @@ void backward_slice(const Dims& d, const real* q, const real* k, const real* v, 
   int64_t j = 0;
   for (int64_t i = 0; i < d.Tq; ++i) {
     for (; j < d.Tk && j <= d.last(i); ++j)
-      if (!m || m[j] != 0) add_key(d, k + j * d.D, v + j * d.Dv, S, z, f);
+      if (nn::real_key(m, j)) add_key(d, k + j * d.D, v + j * d.Dv, S, z, f);
     const real *qi = q + i * d.D, *doi = dout + i * d.Dv;
     const double den = query_den(d, qi, z, f);
     if (den == 0) {  // out_i was the constant 0
@@ -194,7 +188,7 @@ void backward_slice(const Dims& d, const real* q, const real* k, const real* v, 
       }
     }
     const real *kj = k + j * d.D, *vj = v + j * d.Dv;
-    if (m && m[j] == 0) {  // kf_j = 0: a padded key gets no gradient
+    if (!nn::real_key(m, j)) {  // kf_j = 0: a padded key gets no gradient
       if (dk) std::fill(dk + j * d.D, dk + (j + 1) * d.D, real(0));
       if (dv) std::fill(dv + j * d.Dv, dv + (j + 1) * d.Dv, real(0));
       continue;
@@ -273,7 +267,7 @@ Tensor linear_attention_reference(const Tensor& q, const Tensor& k, const Tensor
     kf = kf * ne(key_padding.detach(), 0).reshape(Shape(ms));
   }
   Tensor A = matmul(qf, kf.transpose(-2, -1));  // (B, [H,] Tq, Tk)
-  if (causal) A = A * tril(ones({Tq, Tk}), Tk - Tq);
+  if (causal) A = A * nn::causal_mask(Tq, Tk);  // (Tq, Tk)
   const Tensor num = matmul(A, v);        // (B, [H,] Tq, Dv)
   const Tensor den = sum(A, -1, true);    // (B, [H,] Tq, 1)
   return num / (den + eq(den, 0));        // a query that sees no key: 0 / 1 = 0

@@ -16,12 +16,12 @@
 // B batch, H heads (optional), Tq/Tk query/key lengths, D feature width, Dv value width.
 // No 1/sqrt(D) scale: the paper applies phi to q and k as they are.
 //
-// Masks, in heed's convention (layers/attention_core.h: 1 = may attend):
+// Masks, in heed's convention (autograd/attention_mask.h: 1 = may attend):
 //   key_padding (B, Tk)  a padded key j is dropped from every sum by zeroing phi(k_j);
 //                        works with and without causal. A general (Tq, Tk) mask cannot
 //                        be expressed: it does not factor through S and z.
-//   causal               query i sees key j when j <= i + (Tk - Tq), as everywhere in heed
-//                        (with Tq != Tk the last query is aligned with the last key).
+//   causal               query i sees key j when j <= causal_last_key(i, Tq, Tk), as
+//                        everywhere in heed (the last query is aligned with the last key).
 // A query that sees no key (all its keys padded) gets out_i = 0 and zero gradients.
 //
 // Cost, per (batch, head): time O((Tq + Tk) D Dv) forward and about three times that

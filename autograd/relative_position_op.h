@@ -3,11 +3,11 @@
 // "one value per clipped distance r". They are each other's adjoint, so each one's
 // backward is the other.
 //
-// Query i (of Tq) sits at position i + (Tk - Tq), aligned with the last key as heed's
-// causal mask does (layers/attention_core.h); for self-attention (Tq = Tk) that is i.
+// Query i (of Tq) sits at query_position(i, Tq, Tk), aligned with the last key as heed's
+// causal mask does (autograd/attention_mask.h); for self-attention (Tq = Tk) that is i.
 // The distance from query i to key j is clipped to [-k, k]:
 //
-//   r(i, j) = clip(j - (i + Tk - Tq), -k, k)
+//   r(i, j) = clip(j - query_position(i, Tq, Tk), -k, k)
 //
 // Only distances that occur are given a bucket: they lie in [lo, hi] with
 //   lo = max(-k, -(Tk - 1))     hi = min(k, Tq - 1)
@@ -21,7 +21,7 @@
 //   heed::RelativeBuckets b = heed::relative_buckets(T, T, 4);   // k = 4
 //   Tensor bias = heed::gather_buckets(matmul(q, transpose(table_rows, 0, 1)), b);
 #pragma once
-#include "../core/tensor.h"
+#include "attention_mask.h"
 
 namespace heed {
 
@@ -30,7 +30,7 @@ struct RelativeBuckets {
   int64_t lo = 0, hi = 0;  // the clipped distances that occur: [lo, hi]
   int64_t count() const { return hi - lo + 1; }  // R
   int64_t distance(int64_t i, int64_t j) const {  // r(i, j), in [-k, k]
-    const int64_t d = j - (i + Tk - Tq);
+    const int64_t d = j - nn::query_position(i, Tq, Tk);
     return d < -k ? -k : d > k ? k : d;
   }
   int64_t bucket(int64_t i, int64_t j) const { return distance(i, j) - lo; }

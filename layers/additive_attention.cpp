@@ -1,5 +1,4 @@
-// additive_attention.cpp - nn::AdditiveAttention (Bahdanau) and the input conventions
-// every scorer module shares (detail::scorer_inputs).
+// additive_attention.cpp - nn::AdditiveAttention (Bahdanau).
 #include "additive_attention.h"
 
 #include <cmath>
@@ -13,52 +12,6 @@
 #include "repr.h"
 
 namespace heed::nn {
-
-namespace detail {
-
-void check_keys(const char* op, const Tensor& keys, int64_t key_dim, const Tensor& query) {
-  const bool batched = query.defined() && query.dim() >= 2;
-  HEED_CHECK(keys.defined() && keys.dim() == 3 && keys.size(2) == key_dim &&
-                 (!batched || keys.size(0) == query.size(0)),
-             op, "keys ", keys.defined() ? keys.shape() : Shape{}, " must be (",
-             batched ? std::to_string(query.size(0)) : "B", ", Tk, ", key_dim, ")",
-             batched ? " for query " + query.shape().str() : "");
-}
-
-ScorerStep scorer_inputs(const char* op, const Tensor& query, int64_t query_dim,
-                         const Tensor& projected_keys, int64_t projected_dim,
-                         const Tensor& values, const AttentionMask& mask) {
-  HEED_CHECK(query.defined() && (query.dim() == 2 || query.dim() == 3) &&
-                 query.size(-1) == query_dim,
-             op, "query ", query.defined() ? query.shape() : Shape{}, " must be (B, ", query_dim,
-             ") or (B, Tq, ", query_dim, ")");
-  const int64_t B = query.size(0);
-  const Tensor& pk = projected_keys;
-  HEED_CHECK(pk.defined() && pk.dim() == 3 && pk.size(0) == B && pk.size(2) == projected_dim, op,
-             "projected keys ", pk.defined() ? pk.shape() : Shape{}, " must be (", B, ", Tk, ",
-             projected_dim, ") for query ", query.shape());
-  HEED_CHECK(values.defined() && values.dim() == 3 && values.size(0) == B &&
-                 values.size(1) == pk.size(1),
-             op, "values ", values.defined() ? values.shape() : Shape{}, " must be (", B, ", ",
-             pk.size(1), ", Dv) for query ", query.shape(), " and keys of length ", pk.size(1));
-  ScorerStep in;
-  in.step = query.dim() == 2;
-  in.query = in.step ? query.unsqueeze(1) : query;  // (B, Tq, Dq)
-  in.mask = mask;
-  if (in.step && mask.mask().defined() && mask.mask().dim() == 2)  // (B, Tk) -> (B, 1, Tk)
-    in.mask.mask(mask.mask().unsqueeze(1));
-  return in;
-}
-
-Attended ScorerStep::finish(Attended a) const {
-  if (step) {  // (B, 1, Dv) -> (B, Dv), (B, 1, Tk) -> (B, Tk)
-    a.context = a.context.squeeze(1);
-    a.weights = a.weights.squeeze(1);
-  }
-  return a;
-}
-
-}  // namespace detail
 
 static const char* kOp = "AdditiveAttention";
 
@@ -104,16 +57,12 @@ Tensor AdditiveAttention::score(const Tensor& query, const Tensor& projected_key
 
 Attended AdditiveAttention::forward(const Tensor& query, const Tensor& keys, const Tensor& values,
                                     const AttentionMask& mask) {
-  detail::check_keys(kOp, keys, options.key_dim(), query);
-  return forward_projected(query, precompute_keys(keys), values.defined() ? values : keys, mask);
+  return detail::scorer_forward(kOp, *this, query, keys, values, mask);
 }
 
 Attended AdditiveAttention::forward_projected(const Tensor& query, const Tensor& projected_keys,
                                               const Tensor& values, const AttentionMask& mask) {
-  const detail::ScorerStep in = detail::scorer_inputs(kOp, query, options.query_dim(), projected_keys,
-                                                      options.attn_dim(), values, mask);
-  const Tensor e = score(in.query, projected_keys);  // (B, Tq, Tk)
-  return in.finish(attend(kOp, e, values, in.mask, options.dropout(), is_training()));
+  return detail::scorer_attend(kOp, *this, query, projected_keys, values, mask);
 }
 
 std::string AdditiveAttention::repr() const {

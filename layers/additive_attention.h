@@ -3,7 +3,7 @@
 // and Translate"), in the README's notation:
 //
 //   e_tj     = v^T tanh(W_s s_t + W_h h_j + b)      alignment score of decoder state s_t and key h_j
-//   alpha_tj = exp(e_tj) / sum_k exp(e_tk)          (masked keys get 0: layers/attention_core.h)
+//   alpha_tj = exp(e_tj) / sum_k exp(e_tk)          (masked keys get 0: autograd/attend.h)
 //   c_t      = sum_j alpha_tj h_j                    (or the values v_j, when they differ from the keys)
 //
 // (The paper writes the same score as v_a^T tanh(W_a s_{i-1} + U_a h_j).) Bahdanau scores with
@@ -31,12 +31,10 @@
 // elements; under NoGradGuard, as for any parameter). tests/test_scorers.cpp does this.
 //
 // The score is the only part written here; masking, softmax, dropout and the weighted sum
-// are attention_core's attend(), shared by every variant.
+// are attend()'s (autograd/attend.h), shared by every variant.
 //
-// Cost: time O(B (Tq Dq + Tk Dk) A) for the projections + O(B Tq Tk A) for tanh and v^T;
-// memory O(B Tq Tk A): the tanh activations of every (query, key) pair are kept for
-// backward. That (B, Tq, Tk, A) tensor is what makes additive attention the expensive
-// scorer next to the multiplicative ones (layers/luong_attention.h), which need O(B Tq Tk).
+// The (B, Tq, Tk, A) tanh activations kept for backward make it the expensive scorer next
+// to the multiplicative ones (layers/luong_attention.h); costs: the README's table.
 //
 // The encoder side W_h h_j does not depend on the decoder step t, so a decoder computes it
 // once per source sentence and reuses it at every step:
@@ -52,17 +50,13 @@
 //   auto [c, alpha] = attn->forward(s, h, h, nn::AttentionMask().key_padding(pad));
 //   // s (B, 256), h (B, Tk, 512), pad (B, Tk) -> c (B, 512), alpha (B, Tk)
 //
-// Conventions shared by every scorer module (AdditiveAttention, LuongAttention,
-// LocalAttention; the helpers are in detail:: below):
-//   query   (B, Dq): one decoder step -> context (B, Dv), weights (B, Tk)
-//           (B, Tq, Dq): Tq queries at once -> context (B, Tq, Dv), weights (B, Tq, Tk)
-//   keys    (B, Tk, Dk);  values (B, Tk, Dv), or undefined to attend over the keys themselves
-//   mask    heed's AttentionMask (1 = may attend); with a 2-D query a full mask may be (B, Tk)
+// Input conventions (2-D or 3-D query, values defaulting to the keys, masks) are every
+// scorer module's: layers/scorer.h.
 #pragma once
 #include <string>
 
-#include "attention_core.h"
 #include "module.h"
+#include "scorer.h"
 
 namespace heed::nn {
 
@@ -99,6 +93,7 @@ class AdditiveAttention : public Module {
                              const Tensor& values, const AttentionMask& mask = {});
   // W_h h: keys (B, Tk, Dk) -> (B, Tk, A).
   Tensor precompute_keys(const Tensor& keys);
+  int64_t projected_dim() const { return options.attn_dim(); }  // A
   // e_tj: query (B, Tq, Dq), projected keys (B, Tk, A) -> scores (B, Tq, Tk), unmasked.
   Tensor score(const Tensor& query, const Tensor& projected_keys);
 
@@ -112,28 +107,5 @@ class AdditiveAttention : public Module {
   Tensor b;    // (A), undefined without bias
   Tensor v;    // (A)
 };
-
-namespace detail {
-
-// What every scorer module does around its score function:
-//   1. check query (B, [Tq,] Dq), projected keys (B, Tk, P) and values (B, Tk, Dv),
-//      throwing heed::Error naming `op` and the shapes;
-//   2. lift a decoder step's query (B, Dq) to (B, 1, Dq), and a (B, Tk) full mask to (B, 1, Tk);
-//   3. after attend(), drop that Tq = 1 dim again (finish).
-struct ScorerStep {
-  Tensor query;        // (B, Tq, Dq)
-  AttentionMask mask;  // fits the scores (B, Tq, Tk)
-  bool step = false;   // the query was 2-D
-  Attended finish(Attended a) const;
-};
-
-ScorerStep scorer_inputs(const char* op, const Tensor& query, int64_t query_dim,
-                         const Tensor& projected_keys, int64_t projected_dim,
-                         const Tensor& values, const AttentionMask& mask);
-
-// heed::Error naming `op` unless keys is (B, Tk, key_dim), with the query's B if one is given.
-void check_keys(const char* op, const Tensor& keys, int64_t key_dim, const Tensor& query = Tensor());
-
-}  // namespace detail
 
 }  // namespace heed::nn

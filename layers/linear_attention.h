@@ -9,7 +9,7 @@
 // O(T E^2 / H) time and O(T E) memory instead of softmax attention's O(T^2).
 //
 // query (B, Tq, E), key (B, Tk, E), value (B, Tk, E) -> output (B, Tq, E). num_heads = 1
-// is single-head linear attention. Masks follow heed's convention (layers/attention_core.h,
+// is single-head linear attention. Masks follow heed's convention (autograd/attention_mask.h,
 // 1 = may attend): a key-padding mask and causal are supported (with or without the
 // options' causal flag); a general (Tq, Tk) mask is not, since linear attention never forms
 // the (Tq, Tk) weights (heed::Error). For the same reason there are no weights to return.
@@ -24,7 +24,7 @@
 #pragma once
 #include <memory>
 
-#include "attention_core.h"
+#include "../autograd/attend.h"
 #include "linear.h"
 #include "module.h"
 

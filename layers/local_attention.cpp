@@ -1,16 +1,14 @@
-// local_attention.cpp - nn::LocalAttention: Luong's local-m and local-p.
+// local_attention.cpp - nn::LocalAttention: the base score and p_t; the window and the
+// Gaussian are nn::local_attention (autograd/local_attention.h).
 #include "local_attention.h"
 
 #include <cmath>
-#include <limits>
 
 #include "../autograd/arith.h"
-#include "../autograd/compare.h"
-#include "../autograd/dropout_op.h"
 #include "../autograd/linalg.h"
 #include "../autograd/linear_op.h"
+#include "../autograd/local_attention.h"
 #include "../autograd/reduce.h"
-#include "../autograd/softmax.h"
 #include "../autograd/unary.h"
 #include "../core/error.h"
 #include "init.h"
@@ -97,30 +95,9 @@ Attended LocalAttention::forward_projected(const Tensor& query, const Tensor& pr
                " (one decoder step) needs its positions p_t, shape (", B, ")");
     p = arange(real(Tq)).reshape({1, Tq, 1});  // p_t = t
   }
-  const Tensor dist = arange(real(Tk)).reshape({1, 1, Tk}) - p;  // j - p_t: (B or 1, Tq, Tk)
-
-  // The window |j - p_t| <= D joins the caller's mask; visible() checks and combines them.
-  const Tensor e = align->score(in.query, projected_keys);  // e_tj: (B, Tq, Tk)
-  const Tensor window = le(abs(dist.detach()), real(options.window()));
-  const Tensor caller = visible(kOp, e.shape(), in.mask);
-  const Tensor vis = caller.defined() ? mul(caller, window) : window;  // 1 = may attend
-
-  if (!local_p)  // local-m: the shared core, unchanged
-    return in.finish(attend(kOp, e, values, AttentionMask().mask(vis), options.dropout(), is_training()));
-
-  // local-p: attend()'s steps, with the Gaussian between softmax and the weighted sum.
-  // 1. e' = e inside the window (and the caller's mask), -inf elsewhere
-  const Tensor e_vis = masked_fill(e, eq(vis, 0), -std::numeric_limits<real>::infinity());
-  // 2. align(s_t, h_j) = softmax_j(e'); a row with no visible key is 0, with zero gradient
-  const Tensor a = softmax(e_vis, -1);
-  // 3. alpha_tj = align * exp(-(j - p_t)^2 / (2 sigma^2)), sigma = D/2: differentiable in p_t
-  const double sigma = options.window() / 2.0;
-  const Tensor gauss = exp(dist * dist * real(-1 / (2 * sigma * sigma)));  // (B, Tq, Tk)
-  Tensor alpha = a * gauss;
-  // 4. dropout on the weights (training only), as attend() does
-  if (options.dropout() > 0 && is_training()) alpha = dropout(alpha, options.dropout(), true);
-  // 5. c_t = sum_j alpha_tj v_j
-  return in.finish({matmul(alpha, values), alpha});
+  return in.finish(local_attention(kOp, align->score(in.query, projected_keys), values, p,
+                                   options.window(), local_p, in.mask, options.dropout(),
+                                   is_training()));
 }
 
 std::string LocalAttention::repr() const {

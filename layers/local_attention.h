@@ -18,19 +18,9 @@
 // that sentence, not the padded batch), else Tk. Since sigmoid is in (0, 1), p_t is in
 // (0, S): as in the paper, p_t can sit up to one step past the last key, j = S - 1.
 //
-// The window is a mask: it goes into AttentionMask.mask, so masking is attention_core's.
-// local-m then is attend() itself. local-p cannot call attend(): its Gaussian multiplies
-// the weights *after* the softmax (so they no longer sum to 1; that is Luong's definition),
-// so forward writes the shared steps out with the shared pieces (visible() for the mask,
-// softmax, the multiply, dropout, matmul). The Gaussian is what makes p_t differentiable:
-// gradients reach W_p and v_p through exp(-(j - p_t)^2 / (2 sigma^2)); the window's edges
-// are a hard 0/1 mask and pass none (as in the paper).
-//
-// Cost: this teaching version scores every (t, j) pair and masks outside the window, so it
-// costs what the base score costs globally (general: O(B Tk Dq Dk + B Tq Tk Dq) time,
-// O(B Tq Tk) memory) plus O(B Tq Dq P) for p_t and O(B Tq Tk) for the window and the
-// Gaussian. A kernel that gathers only the 2D + 1 window keys would need O(B Tq D Dq) time
-// and O(B Tq D) memory; the output is the same.
+// The module computes e_tj (its `align` submodule) and p_t; the window, the Gaussian and
+// the weighted sum are nn::local_attention (autograd/local_attention.h), built on attend().
+// Gradients reach W_p and v_p through the Gaussian.
 //
 // Initialisation as PyTorch: W_p as an nn.Linear weight, U(+-1/sqrt(Dq)); v_p ~ U(+-1/sqrt(P)).
 //
@@ -42,7 +32,7 @@
 #include <memory>
 #include <string>
 
-#include "attention_core.h"
+#include "../autograd/local_attention.h"
 #include "luong_attention.h"
 #include "module.h"
 

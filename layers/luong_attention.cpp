@@ -1,5 +1,5 @@
 // luong_attention.cpp - nn::LuongAttention (dot / general / low-rank general / concat
-// scores) and nn::LuongCombine. Masking, softmax and the weighted sum: attention_core.
+// scores) and nn::LuongCombine. Masking, softmax and the weighted sum: attend().
 #include "luong_attention.h"
 
 #include <cmath>
@@ -89,16 +89,12 @@ Tensor LuongAttention::score(const Tensor& query, const Tensor& kp) {
 
 Attended LuongAttention::forward(const Tensor& query, const Tensor& keys, const Tensor& values,
                                  const AttentionMask& mask) {
-  detail::check_keys(kOp, keys, options.key_dim(), query);
-  return forward_projected(query, precompute_keys(keys), values.defined() ? values : keys, mask);
+  return detail::scorer_forward(kOp, *this, query, keys, values, mask);
 }
 
 Attended LuongAttention::forward_projected(const Tensor& query, const Tensor& projected_keys,
                                            const Tensor& values, const AttentionMask& mask) {
-  const detail::ScorerStep in = detail::scorer_inputs(kOp, query, options.query_dim(), projected_keys,
-                                                      projected_dim(), values, mask);
-  const Tensor e = score(in.query, projected_keys);  // (B, Tq, Tk)
-  return in.finish(attend(kOp, e, values, in.mask, options.dropout(), is_training()));
+  return detail::scorer_attend(kOp, *this, query, projected_keys, values, mask);
 }
 
 std::string LuongAttention::repr() const {

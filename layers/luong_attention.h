@@ -7,12 +7,12 @@
 //   general  e_tj = s_t^T W_a h_j                    W_a (Dq, Dk)
 //            rank r > 0: W_a = Q^T K                  Q (r, Dq), K (r, Dk): e_tj = (Q s_t)^T (K h_j)
 //   concat   e_tj = v_a^T tanh(W_a [s_t; h_j])       W_a (A, Dq + Dk), v_a (A)
-//   then     alpha_tj = softmax_j(e_tj),  c_t = sum_j alpha_tj h_j   (attention_core's attend())
+//   then     alpha_tj = softmax_j(e_tj),  c_t = sum_j alpha_tj h_j   (autograd/attend.h)
 //   combine  h~_t = tanh(W_c [c_t; s_t])             W_c (Do, Dv + Dq)        (LuongCombine)
 //
 // Letters: B batch, Tq queries, Tk keys, Dq query dim, Dk key dim, Dv value dim, A attention
 // dim, r rank, Do output dim. Input conventions (2-D or 3-D query, values defaulting to the
-// keys, masks) are every scorer's: layers/additive_attention.h.
+// keys, masks) are every scorer's: layers/scorer.h.
 //
 // Low rank (M = Q^T K, a factored bilinear form): the full W_a has Dq * Dk parameters, the factored one
 // r * (Dq + Dk). With Dq = Dk = d = 512 and r = d_Q = 64:
@@ -41,9 +41,8 @@
 #pragma once
 #include <string>
 
-#include "additive_attention.h"
-#include "attention_core.h"
 #include "module.h"
+#include "scorer.h"
 
 namespace heed::nn {
 

@@ -1,5 +1,5 @@
 // multihead_attention.cpp - nn::MultiheadAttention: project, split into heads, attend
-// per head (scaled dot-product, layers/scaled_dot_product.h), concatenate, project out.
+// per head (scaled dot-product, autograd/scaled_dot_product.h), concatenate, project out.
 //
 // Shape letters: B batch, Tq / Tk query / key lengths, E embed_dim, H heads,
 // d_k / d_v per-head widths.
@@ -8,11 +8,11 @@
 #include "../autograd/flash_attention.h"
 #include "../autograd/linear_op.h"
 #include "../autograd/reduce.h"
+#include "../autograd/scaled_dot_product.h"
 #include "../autograd/shape_ops.h"
 #include "../core/error.h"
 #include "init.h"
 #include "repr.h"
-#include "scaled_dot_product.h"
 
 namespace heed::nn {
 

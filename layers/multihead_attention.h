@@ -9,12 +9,12 @@
 // output as key and value. E embed_dim, H num_heads, d_k / d_v the per-head widths
 // (default E / H, which must then be whole).
 //
-// Masks follow heed's convention (layers/attention_core.h: 1 = may attend), NOT
+// Masks follow heed's convention (autograd/attention_mask.h: 1 = may attend), NOT
 // PyTorch's (True = ignore): torch's key_padding_mask is heed's key_padding == 0.
 //   key_padding (B, Tk); mask broadcastable to (B, H, Tq, Tk), e.g. (Tq, Tk) or
 //   (B, 1, Tq, Tk); a 3-D mask is read as (B, Tq, Tk), one per batch element (not
 //   torch's (B*H, Tq, Tk)); causal aligns the last query with the last key. Mask values
-//   other than 0 and 1 are a heed::Error (attention_core.h says how to convert).
+//   other than 0 and 1 are a heed::Error (autograd/attention_mask.h says how to convert).
 // attn_bias is torch's FLOAT attn_mask, added to every head's scores Q K^T / sqrt(d_k)
 // before the mask and the softmax (-inf hides a key), differentiable: (Tq, Tk) for all,
 // or 4-D (B or 1, H or 1, Tq, Tk), e.g. nn::alibi_bias(H, Tq, Tk).unsqueeze(0). A 3-D
@@ -43,7 +43,7 @@
 #pragma once
 #include <memory>
 
-#include "attention_core.h"
+#include "../autograd/attend.h"
 #include "linear.h"
 #include "module.h"
 

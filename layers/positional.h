@@ -8,13 +8,13 @@
 //   rotary, RoPE (Su 2021)    rotates q and k        no        rope.h (op: autograd/rope_op.h)
 //   relative (Shaw 2018)      adds to scores and     yes       relative_position.h
 //                             to the context                   (ops: autograd/relative_position_op.h)
-//   ALiBi (Press 2022)        adds to the scores     no        alibi.h
+//   ALiBi (Press 2022)        adds to the scores     no        autograd/alibi.h
 //
 // Read them in that order: absolute encodings give each token its position; RoPE, Shaw and
 // ALiBi make the positional part of the score of (i, j) depend on j - i only.
 // tests/test_positional.cpp checks each one's defining property.
 #pragma once
 #include "absolute_position.h"
-#include "alibi.h"
+#include "../autograd/alibi.h"
 #include "relative_position.h"
 #include "rope.h"

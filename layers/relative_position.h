@@ -10,15 +10,17 @@
 //   alpha_ij = softmax_j(e_ij)
 //   c_i    = sum_j alpha_ij (v_j + a^V_ij)                  v_j = x_j W^V
 //
-// w^K, w^V: (2k+1, d), row r + k holding distance r. With Tq != Tk, query i sits at position
-// i + (Tk - Tq), aligned with the last key as heed's causal mask (layers/attention_core.h).
+// w^K, w^V: (2k+1, d), row r + k holding distance r. With Tq != Tk, query i sits at
+// query_position(i, Tq, Tk), aligned with the last key as heed's causal mask
+// (autograd/attention_mask.h).
 //
 // Memory. Written as in the paper, a^K_ij and a^V_ij are (Tq, Tk, d) tensors, O(Tq Tk d).
 // heed never forms them. Only R <= min(2k+1, Tq+Tk-1) distinct vectors exist, so
 //   key term    q_i . a^K_ij = P[i, r(i,j)],            P = q w^K^T          (.., Tq, R)
 //   value term  sum_j alpha_ij a^V_ij = sum_r A[i, r] w^V_r,
 //               A[i, r] = sum_{j : r(i,j) = r} alpha_ij                        (.., Tq, R)
-// gather_buckets / scatter_buckets (autograd/relative_position_op.h) move between j and r.
+// gather_buckets / scatter_buckets (autograd/relative_position_op.h) move between j and r;
+// the two terms as functions are autograd/relative_position.h.
 // Cost on top of plain attention: O(B H Tq R d) time for the two small matmuls,
 // O(B H Tq Tk) for the gather and scatter, and O(B H Tq R) memory for P and A: no more
 // than twice the (B, H, Tq, Tk) scores attention keeps anyway (when Tq <= Tk), and
@@ -32,23 +34,13 @@
 #pragma once
 #include <memory>
 
-#include "attention_core.h"
+#include "../autograd/attend.h"
+#include "../autograd/relative_position.h"
 #include "linear.h"
 #include "module.h"
 #include "multihead_attention.h"
 
 namespace heed::nn {
-
-// (Tq, Tk) ids clip(j - (i + Tk - Tq), k) + k: the table row of each query/key pair.
-IndexTensor relative_distance_index(int64_t Tq, int64_t Tk, int64_t k);
-
-// q (.., Tq, d), key_table (2k+1, d) -> scale * q_i . a^K_ij, (.., Tq, Tk).
-Tensor relative_key_bias(const Tensor& q, const Tensor& key_table, int64_t Tk, double scale);
-// alpha (.., Tq, Tk), value_table (2k+1, d) -> sum_j alpha_ij a^V_ij, (.., Tq, d).
-Tensor relative_value_context(const Tensor& alpha, const Tensor& value_table);
-// The same two, with a^K / a^V materialised as (Tq, Tk, d) tensors (the paper's form).
-Tensor relative_key_bias_reference(const Tensor& q, const Tensor& key_table, int64_t Tk, double scale);
-Tensor relative_value_context_reference(const Tensor& alpha, const Tensor& value_table);
 
 // The tables w^K and w^V of one attention layer, shared by its heads.
 class RelativePositionEmbedding : public Module {
@@ -91,7 +83,7 @@ class RelativeSelfAttentionOptions {
 // Multi-head self-attention with Shaw et al.'s relative positions (num_heads = 1: one head).
 //   q, k, v = x W^Q, x W^K, x W^V, split into H heads of d = E / H      (B, H, T, d)
 //   e = q k^T / sqrt(d) + key_bias(q)                                     (B, H, T, T)
-//   alpha, c = attend(e, v, mask)          (mask, softmax, dropout, alpha @ v: attention_core)
+//   alpha, c = attend(e, v, mask)          (mask, softmax, dropout, alpha @ v: autograd/attend.h)
 //   c += value_context(alpha)                                             (B, H, T, d)
 //   y = concat_heads(c) W^O                                               (B, T, E)
 class RelativeSelfAttention : public Module {

@@ -1,9 +1,9 @@
 // self_attention.cpp - nn::SelfAttention: three projections, then scaled dot-product attention.
 #include "self_attention.h"
 
+#include "../autograd/scaled_dot_product.h"
 #include "../core/error.h"
 #include "repr.h"
-#include "scaled_dot_product.h"
 
 namespace heed::nn {
 

@@ -12,7 +12,7 @@
 // It returns both the output and the weights (callers typically unpack `out, attn =
 // self_attn(x)`), as nn::Attended {context, weights}. There is
 // no output projection: multi-head attention (multihead_attention.h) adds W^O.
-// Masks, causal alignment and fully masked rows: layers/attention_core.h.
+// Masks, causal alignment and fully masked rows: autograd/attention_mask.h.
 //
 // Cost: projections O(B T d_model (2 d_k + d_v)); attention O(B T^2 (d_k + d_v)) time
 // and O(B T^2) memory.
@@ -23,7 +23,7 @@
 #pragma once
 #include <memory>
 
-#include "attention_core.h"
+#include "../autograd/attend.h"
 #include "linear.h"
 #include "module.h"
 

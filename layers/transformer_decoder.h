@@ -47,7 +47,7 @@
 #include <memory>
 #include <string>
 
-#include "attention_core.h"
+#include "../autograd/attend.h"
 #include "dropout.h"
 #include "layer_norm.h"
 #include "linear.h"

@@ -2,7 +2,8 @@
 // attention core, attend() (mask -> softmax -> dropout -> alpha V), and of scaled
 // dot-product attention on top of it. Each check differentiates the context and the
 // weights together (both flattened into one output), w.r.t. scores/q/k and values.
-#include <heed/layers/attention_core.h>
+#include <heed/autograd/attend.h>
+#include <heed/autograd/scaled_dot_product.h>
 #include <heed/layers/scaled_dot_product.h>
 #include "helpers.h"
 

@@ -6,7 +6,8 @@
 #include <cmath>
 #include <string>
 
-#include <heed/layers/attention_core.h>
+#include <heed/autograd/attend.h>
+#include <heed/autograd/scaled_dot_product.h>
 #include <heed/layers/scaled_dot_product.h>
 #include "helpers.h"
 

@@ -13,7 +13,7 @@
 #include <utility>
 
 #include <heed/layers/multihead_attention.h>
-#include <heed/layers/scaled_dot_product.h>
+#include <heed/autograd/scaled_dot_product.h>
 #include "golden/golden.h"
 #include "helpers.h"
 

@@ -7,7 +7,7 @@
 #include <functional>
 #include <vector>
 
-#include <heed/layers/attention_core.h>
+#include <heed/autograd/attend.h>
 #include <heed/layers/chunked_attention.h>
 #include <heed/layers/sliding_window_attention.h>
 #include <heed/layers/sparse_attention.h>

@@ -6,7 +6,7 @@
 #include <string>
 
 #include <heed/layers/multihead_attention.h>
-#include <heed/layers/scaled_dot_product.h>
+#include <heed/autograd/scaled_dot_product.h>
 #include <heed/layers/self_attention.h>
 #include "helpers.h"
 

@@ -46,7 +46,7 @@ Tensor alibi_bias(int64_t num_heads, int64_t Tq, int64_t Tk, bool symmetric) {
   for (int64_t h = 0; h < num_heads; ++h)
     for (int64_t i = 0; i < Tq; ++i)
       for (int64_t j = 0; j < Tk; ++j) {
-        const int64_t dist = i + (Tk - Tq) - j;  // query position minus key position
+        const int64_t dist = query_position(i, Tq, Tk) - j;  // query minus key position
         p[(h * Tq + i) * Tk + j] = real(-m[h] * double(symmetric ? std::llabs(dist) : dist));
       }
   return bias;

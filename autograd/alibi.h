@@ -15,9 +15,9 @@
 // rest: n = 6 gives 2^-2, 2^-4, 2^-6, 2^-8, then 2^-1, 2^-3.
 //
 // In the causal form keys j > i get a positive bias; a causal mask hides them (as in the
-// paper, which only uses ALiBi in decoders). With Tq != Tk, query i sits at position
-// i + (Tk - Tq), aligned with the last key as heed's causal mask does
-// (layers/attention_core.h). Nothing is learned: the bias is a constant of the graph.
+// paper, which only uses ALiBi in decoders). With Tq != Tk, query i sits at
+// query_position(i, Tq, Tk), aligned with the last key as heed's causal mask does
+// (autograd/attention_mask.h). Nothing is learned: the bias is a constant of the graph.
 // Cost: O(H Tq Tk) time and memory to build the bias (reusable across the batch and across
 // layers), then one add to the (B, H, Tq, Tk) scores.
 //
@@ -29,14 +29,14 @@
 //                                                    bias);      // q, k, v (B, H, T, D)
 //   auto [y, w2] = mha->forward(x, x, x, nn::AttentionMask().causal(), bias.unsqueeze(0));
 #pragma once
-#include "../core/tensor.h"
+#include "attention_mask.h"
 
 namespace heed::nn {
 
 // (num_heads): m_1 .. m_n as above, computed in double. heed::Error if num_heads < 1.
 Tensor alibi_slopes(int64_t num_heads);
 
-// (num_heads, Tq, Tk): -m_h (i + Tk - Tq - j), or -m_h |i + Tk - Tq - j| when symmetric.
+// (num_heads, Tq, Tk): -m_h (p_i - j), or -m_h |p_i - j| when symmetric, p_i = query_position(i).
 Tensor alibi_bias(int64_t num_heads, int64_t Tq, int64_t Tk, bool symmetric = false);
 
 }  // namespace heed::nn

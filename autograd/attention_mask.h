@@ -1,14 +1,5 @@
-// attention_core.h - the part every attention variant shares, written once:
-// mask -> softmax -> dropout -> weighted sum. A variant only computes its scores e.
-//
-//   e        scores               (B, [H,] Tq, Tk)    from the variant's score function
-//   alpha    = softmax_j(e  with masked positions set to -inf)
-//   alpha    = dropout(alpha)     (training only)
-//   c        = alpha @ V          (B, [H,] Tq, Dv)    the context vectors
-//
-// Shapes are batch-first everywhere: queries (B, Tq, Dq), keys (B, Tk, Dk), values
-// (B, Tk, Dv); an RNN decoder's query is (B, Dq) and gives (B, Dv) / weights (B, Tk)
-// (its layer calls attend with Tq = 1 and drops that dim again: attend needs (.., Tq, Tk)).
+// attention_mask.h - which keys a query may see: heed's one mask convention, the causal rule
+// written once, and the checks every attention path runs on a mask before using it.
 //
 // Mask convention, one for the whole library: 1 (true) = may attend, 0 = may not.
 // NOTE this is the opposite of PyTorch's key_padding_mask / boolean attn_mask, where
@@ -17,17 +8,40 @@
 // -1, NaN) is a heed::Error that says how to convert, never a silently inverted mask.
 //   key_padding  (B, Tk)      1 for a real key, 0 for padding
 //   mask         any shape broadcastable to the scores (B, [H,] Tq, Tk), e.g. (Tq, Tk)
-//   causal       query i may attend key j only when j <= i + (Tk - Tq): with Tq != Tk the
-//                last query is aligned with the last key (a decoder continuing a cache)
+//   causal       query i may attend key j only when j <= causal_last_key(i, Tq, Tk): with
+//                Tq != Tk the last query is aligned with the last key (a decoder
+//                continuing a cache)
 // A float mask that is added to the scores (torch's float attn_mask, ALiBi, relative
 // biases) is not a mask here: pass it as attn_bias to scaled_dot_product_attention or
 // MultiheadAttention (broadcastable to the scores; -inf hides a key, as in torch).
-// A query whose keys are all masked gets a zero context and zero gradients, never NaN
-// (softmax of an all -inf row is 0 in heed: autograd/softmax.h; cf. pytorch/pytorch#41508).
+//
+// The tiled and banded kernels (flash, linear, sliding window) never form a (Tq, Tk) mask;
+// they call causal_last_key and real_key below per element, so every path reads the same
+// rule. The composed paths use causal_mask, which is built from causal_last_key too.
+//
+// Example:
+//   nn::AttentionMask m = nn::AttentionMask().key_padding(real_token).causal();  // (B, Tk)
+//   Tensor vis = nn::visible("my_attention", scores.shape(), m);  // 0/1, broadcastable
 #pragma once
+#include <cstdint>
+
 #include "../core/tensor.h"
 
 namespace heed::nn {
+
+// The position of query i among the keys: the last query sits at the last key, so with
+// Tq queries and Tk keys query i is at key position i + (Tk - Tq) (i itself when Tq = Tk).
+// The causal mask, ALiBi and relative positions all measure distances from here.
+inline int64_t query_position(int64_t i, int64_t Tq, int64_t Tk) { return i + (Tk - Tq); }
+
+// The causal rule: query i may attend key j exactly when j <= causal_last_key(i, Tq, Tk).
+inline int64_t causal_last_key(int64_t i, int64_t Tq, int64_t Tk) {
+  return query_position(i, Tq, Tk);
+}
+
+// Key padding, element by element: key j of a padding row `pad` (Tk values, or null for
+// "no padding") is a real key unless its entry is 0.
+inline bool real_key(const real* pad, int64_t j) { return pad == nullptr || pad[j] != 0; }
 
 // Example:  nn::AttentionMask().key_padding(real_token).causal()
 class AttentionMask {
@@ -48,6 +62,11 @@ class AttentionMask {
   Tensor mask_;         // broadcastable to the scores
   bool causal_ = false;
 };
+
+// The causal rule as a 0/1 tensor (rows, Tk): rows first_row .. first_row + rows - 1 of
+// the (Tq, Tk) triangle, entry (r, j) = [j <= causal_last_key(first_row + r, Tq, Tk)].
+// rows = -1 means all Tq rows. A chunk of queries takes its own rows of the one triangle.
+Tensor causal_mask(int64_t Tq, int64_t Tk, int64_t first_row = 0, int64_t rows = -1);
 
 // heed::Error naming `op` unless every value of `m` (the part called `what`, e.g. "key
 // padding mask") is exactly 0 or 1; the message gives heed's convention and the
@@ -70,15 +89,5 @@ void check_bias(const char* op, const Shape& scores_shape, const Tensor& bias);
 // (B, [H,] Tq, Tk), combining all three parts; undefined when nothing is masked.
 // Checks the shapes first (check_mask).
 Tensor visible(const char* op, const Shape& scores_shape, const AttentionMask& m);
-
-struct Attended {
-  Tensor context;  // (B, [H,] Tq, Dv)
-  Tensor weights;  // (B, [H,] Tq, Tk), after dropout (what multiplied V)
-};
-
-// c = dropout(softmax(mask(e))) @ V.  scores (B, [H,] Tq, Tk), values (B, [H,] Tk, Dv).
-// dropout_p in [0, 1) (heed::Error naming `op` otherwise), applied only when training.
-Attended attend(const char* op, const Tensor& scores, const Tensor& values,
-                const AttentionMask& m = {}, double dropout_p = 0, bool training = false);
 
 }  // namespace heed::nn

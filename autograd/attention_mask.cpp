@@ -1,15 +1,12 @@
-// attention_core.cpp - masking, softmax, dropout and the weighted sum, for every variant.
-#include "attention_core.h"
+// attention_mask.cpp - the mask checks, the causal triangle and the combined visibility.
+#include "attention_mask.h"
 
 #include <cmath>
 #include <limits>
 
-#include "../autograd/arith.h"
-#include "../autograd/compare.h"
-#include "../autograd/dropout_op.h"
-#include "../autograd/linalg.h"
-#include "../autograd/softmax.h"
 #include "../core/error.h"
+#include "arith.h"
+#include "compare.h"
 
 namespace heed::nn {
 
@@ -37,6 +34,13 @@ int64_t first_bad(const Tensor& t, Bad bad) {
 }
 
 }  // namespace
+
+// Row r of the chunk is query i = first_row + r; tril keeps j <= r + k, so k is
+// causal_last_key(first_row, Tq, Tk) (the rule is a diagonal: one offset serves every row).
+Tensor causal_mask(int64_t Tq, int64_t Tk, int64_t first_row, int64_t rows) {
+  if (rows < 0) rows = Tq - first_row;
+  return tril(ones({rows, Tk}), causal_last_key(first_row, Tq, Tk));
+}
 
 void check_mask_values(const char* op, const char* what, const Tensor& m) {
   if (!m.defined()) return;
@@ -87,26 +91,11 @@ Tensor visible(const char* op, const Shape& s, const AttentionMask& m) {
     vis = m.key_padding().reshape(ks).detach();
   }
   if (m.mask().defined()) vis = vis.defined() ? mul(vis, m.mask().detach()) : m.mask().detach();
-  if (m.is_causal()) {  // j <= i + (Tk - Tq)
-    Tensor c = tril(ones({Tq, Tk}), Tk - Tq);
+  if (m.is_causal()) {
+    const Tensor c = causal_mask(Tq, Tk);  // (Tq, Tk)
     vis = vis.defined() ? mul(vis, c) : c;
   }
   return vis;
-}
-
-// e' = e where visible, -inf elsewhere;  alpha = softmax(e');  c = dropout(alpha) @ V
-Attended attend(const char* op, const Tensor& scores, const Tensor& values, const AttentionMask& m,
-                double dropout_p, bool training) {
-  const Shape& s = scores.shape();
-  HEED_CHECK(values.dim() == scores.dim() && values.size(-2) == s.back(), op, "scores ", s,
-             " and values ", values.shape(), " do not align (values must be (..., Tk, Dv))");
-  HEED_CHECK(dropout_p >= 0 && dropout_p < 1, op, "dropout must be in [0, 1), got ", dropout_p);
-  Tensor e = scores;
-  const Tensor vis = visible(op, s, m);
-  if (vis.defined()) e = masked_fill(e, eq(vis, 0), -kInf);
-  Tensor alpha = softmax(e, -1);  // an all-masked row is 0, with zero gradient
-  if (dropout_p > 0 && training) alpha = dropout(alpha, dropout_p, training);
-  return {matmul(alpha, values), alpha};
 }
 
 }  // namespace heed::nn
