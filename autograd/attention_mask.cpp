@@ -14,16 +14,6 @@ namespace {
 
 constexpr real kInf = std::numeric_limits<real>::infinity();
 
-// True when `mask` broadcasts to `scores` without growing it: aligned at the right,
-// each of its dims is 1 or the scores' size.
-bool broadcasts_to(const Shape& mask, const Shape& scores) {
-  const int off = scores.size() - mask.size();
-  if (off < 0) return false;
-  for (int i = 0; i < mask.size(); ++i)
-    if (mask[i] != 1 && mask[i] != scores[off + i]) return false;
-  return true;
-}
-
 // The flat index of the first element of `t` for which bad(value) holds, or -1.
 template <class Bad>
 int64_t first_bad(const Tensor& t, Bad bad) {
@@ -64,7 +54,7 @@ void check_mask(const char* op, const Shape& s, const AttentionMask& m) {
     check_mask_values(op, "key padding mask", kp);
   }
   if (m.mask().defined()) {
-    HEED_CHECK(broadcasts_to(m.mask().shape(), s), op, "mask ", m.mask().shape(),
+    HEED_CHECK(is_broadcastable_to(m.mask().shape(), s), op, "mask ", m.mask().shape(),
                " does not broadcast to scores ", s);
     check_mask_values(op, "mask", m.mask());
   }
@@ -72,7 +62,7 @@ void check_mask(const char* op, const Shape& s, const AttentionMask& m) {
 
 void check_bias(const char* op, const Shape& s, const Tensor& bias) {
   if (!bias.defined()) return;
-  HEED_CHECK(broadcasts_to(bias.shape(), s), op, "attn_bias ", bias.shape(),
+  HEED_CHECK(is_broadcastable_to(bias.shape(), s), op, "attn_bias ", bias.shape(),
              " does not broadcast to scores ", s);
   const int64_t i = first_bad(bias, [](real x) { return std::isnan(x) || x == kInf; });
   HEED_CHECK(i < 0, op, "attn_bias ", bias.shape(), " holds ", bias.data()[i], " at flat index ",

@@ -230,10 +230,7 @@ Geometry geometry(const Tensor& q, const Tensor& k, const Tensor& v, const nn::A
   nn::check_mask(kOp, s, m);
   if (m.key_padding().defined()) g.pad = m.key_padding().data();
   if (m.mask().defined()) {  // strides of the mask broadcast to s, right-aligned
-    const Shape& ms = m.mask().shape();
-    const Shape cs = contiguous_strides(ms);
-    const int off = s.size() - ms.size();
-    for (int d = 0; d < s.size(); ++d) s[d] = (d < off || ms[d - off] == 1) ? 0 : cs[d - off];
+    s = broadcast_strides(m.mask().shape(), s);
     g.mask = m.mask().data();
     g.mb = s[0], g.mh = heads ? s[1] : 0, g.mr = s[s.size() - 2], g.mc = s[s.size() - 1];
   }
