@@ -133,16 +133,15 @@ struct Batch {
 };
 
 Batch make_batch(const std::vector<Example>& data, size_t from, size_t n) {
-  int64_t T = 1;
-  for (size_t i = from; i < from + n; ++i) T = std::max<int64_t>(T, data[i].text.size());
-  std::vector<int64_t> ids(n * T, kPad), labels;
-  std::vector<real> mask(n * T, 0);
-  for (size_t i = 0; i < n; ++i) {
-    const std::string& s = data[from + i].text;
-    for (size_t t = 0; t < s.size(); ++t) ids[i * T + t] = letter_id(s[t]), mask[i * T + t] = 1;
-    labels.push_back(data[from + i].label);
+  std::vector<std::vector<int64_t>> ids;
+  std::vector<int64_t> labels;
+  for (size_t i = from; i < from + n; ++i) {
+    ids.emplace_back();
+    for (char c : data[i].text) ids.back().push_back(letter_id(c));
+    labels.push_back(data[i].label);
   }
-  return {IndexTensor(ids, {int64_t(n), T}), from_vector(mask, {int64_t(n), T}), IndexTensor(labels)};
+  auto padded = nn::utils::pad_sequence(ids, /*batch_first=*/true, kPad);  // ids (B, T), mask (B, T)
+  return {padded.ids, padded.mask, IndexTensor(labels)};
 }
 
 // ------------------------------------------------------------------ model

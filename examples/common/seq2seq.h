@@ -67,25 +67,18 @@ struct Batch {
 };
 
 inline Batch make_batch(const std::vector<dates::Example>& data, const std::vector<int64_t>& rows) {
-  Batch b;
   std::vector<std::vector<int64_t>> src, tgt;
-  int64_t S = 1, T = 1;
   for (int64_t r : rows) {
     src.push_back(dates::encode_source(data[r].source));
     tgt.push_back(dates::encode_target(data[r].target));
-    S = std::max<int64_t>(S, src.back().size());
-    T = std::max<int64_t>(T, tgt.back().size());
   }
-  const int64_t B = rows.size();
-  std::vector<int64_t> s(B * S, dates::kPad), t(B * T, dates::kPad);
-  for (int64_t i = 0; i < B; ++i) {
-    std::copy(src[i].begin(), src[i].end(), s.begin() + i * S);
-    std::copy(tgt[i].begin(), tgt[i].end(), t.begin() + i * T);
-    b.lengths.push_back(src[i].size());
-    b.tokens += src[i].size() + tgt[i].size();
-  }
-  b.src = IndexTensor(s, {B, S});
-  b.tgt = IndexTensor(t, {B, T});
+  auto s = nn::utils::pad_sequence(src, /*batch_first=*/true, dates::kPad);  // ids (B, S), lengths
+  auto t = nn::utils::pad_sequence(tgt, /*batch_first=*/true, dates::kPad);  // ids (B, T)
+  Batch b;
+  b.src = s.ids;
+  b.lengths = s.lengths;
+  b.tgt = t.ids;
+  for (size_t i = 0; i < rows.size(); ++i) b.tokens += s.lengths[i] + t.lengths[i];
   return b;
 }
 
