@@ -12,6 +12,9 @@
 //       times each case with anomaly mode off and on (DetectAnomalyGuard: every forward
 //       output checked for NaN, every gradient for NaN and Inf), alternating, 5 rounds, and
 //       prints "CASE off <ms> on <ms> ratio <x>" (medians of the rounds).
+//   build/bench/bench_models --steps N CASE
+//       warm-up, then N steps in a row for a profiler (perf record -g ...): prints the mean
+//       ms per step and the minor page faults per step (0 once the allocator's cache is warm).
 //
 // <ms> is the median of a few timed steps after warm-up. <GFLOP> is the matmul work of one
 // step (forward flops x 3 for forward + backward; see each case), <MiB> the allocator's peak
@@ -20,12 +23,14 @@
 #include <heed/autograd/flash_attention.h>
 #include <heed/heed.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -293,8 +298,32 @@ int anomaly_mode(int argc, char** argv) {
 
 }  // namespace
 
+long minor_faults() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_minflt;
+}
+
+int steps_mode(int argc, char** argv) {
+  if (argc != 4) {
+    std::fprintf(stderr, "usage: bench_models --steps N CASE\n");
+    return 2;
+  }
+  const int n = std::atoi(argv[2]);
+  const Case c = cases().at(argv[3])();
+  for (int i = 0; i < c.warmup; ++i) c.step();
+  const long faults = minor_faults();
+  const auto a = std::chrono::steady_clock::now();
+  for (int i = 0; i < n; ++i) c.step();
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - a).count();
+  std::printf("%s %d steps %.3f ms/step %.1f minor_faults/step\n", argv[3], n, ms / n,
+              double(minor_faults() - faults) / n);
+  return 0;
+}
+
 int main(int argc, char** argv) {
   manual_seed(0);
+  if (argc > 1 && !std::strcmp(argv[1], "--steps")) return steps_mode(argc, argv);
   if (argc < 2 || !std::strcmp(argv[1], "--list")) {
     for (const auto& [name, make] : cases()) std::printf("%s\n", name.c_str());
     return argc < 2 ? 2 : 0;
