@@ -136,6 +136,24 @@ Tensor Tensor::detach() const {
 
 // ---------------------------------------------------------------- backward
 
+// pending += g, the sum of a node's consumers' gradients. In place when no one else holds
+// pending's buffer (no other tensor, view or saved closure): then the sum is the engine's
+// own, e.g. a weight used at every step of a recurrence gathers its T gradients into one
+// buffer instead of allocating T - 1 sums. Otherwise (the first gradient may be another
+// node's saved tensor, or the seed) a new tensor. The same floats either way.
+static void accumulate_pending(Tensor& pending, Tensor g) {
+  if (!pending.defined()) {
+    pending = std::move(g);
+    return;
+  }
+  const auto& impl = pending.impl_ptr();
+  if (impl.use_count() == 1 && impl->storage.use_count() == 1) {
+    pending.add_(g);
+  } else {
+    pending = pending + g;
+  }
+}
+
 void Tensor::backward(const Tensor& grad, bool retain_graph) const {
   HEED_CHECK(requires_grad(), "backward", "tensor of shape ", shape(),
              " does not require grad (no input of its graph has requires_grad set)");
@@ -204,7 +222,7 @@ void Tensor::backward(const Tensor& grad, bool retain_graph) const {
       if (slots[i].defined()) {
         HEED_CHECK(slots[i].shape() == e->out_shape, n->name(), "backward produced a gradient of "
                    "shape ", slots[i].shape(), " for input ", i, " of shape ", e->out_shape);
-        e->pending = e->pending.defined() ? e->pending + slots[i] : slots[i];
+        accumulate_pending(e->pending, std::move(slots[i]));
       }
       if (--e->deps == 0) stack.push_back(e);
     }

@@ -3,10 +3,8 @@
 
 #include <cmath>
 
-#include "../autograd/arith.h"
-#include "../autograd/linalg.h"
+#include "../autograd/additive_score.h"
 #include "../autograd/linear_op.h"
-#include "../autograd/unary.h"
 #include "../core/error.h"
 #include "init.h"
 #include "repr.h"
@@ -47,12 +45,11 @@ Tensor AdditiveAttention::precompute_keys(const Tensor& keys) {
   return linear(keys, W_h);  // W_h h_j for every j: (B, Tk, A)
 }
 
-// e_tj = v^T tanh(W_s s_t + b + W_h h_j), every (t, j) pair by broadcasting:
-//   (B, Tq, 1, A) + (B, 1, Tk, A) -> (B, Tq, Tk, A) -> tanh -> . v -> (B, Tq, Tk)
+// e_tj = v^T tanh(W_s s_t + b + W_h h_j) for every (t, j) pair: one fused op
+// (autograd/additive_score.h; its composed twin is tanh(qp.unsqueeze(2) + kp.unsqueeze(1)) @ v).
 Tensor AdditiveAttention::score(const Tensor& query, const Tensor& projected_keys) {
-  const Tensor qp = linear(query, W_s, b);                                      // (B, Tq, A)
-  const Tensor act = tanh(qp.unsqueeze(2) + projected_keys.unsqueeze(1));   // (B, Tq, Tk, A)
-  return matmul(act, v);                                                    // (B, Tq, Tk)
+  const Tensor qp = linear(query, W_s, b);        // (B, Tq, A)
+  return additive_score(qp, projected_keys, v);  // (B, Tq, Tk)
 }
 
 Attended AdditiveAttention::forward(const Tensor& query, const Tensor& keys, const Tensor& values,

@@ -33,8 +33,9 @@
 // The score is the only part written here; masking, softmax, dropout and the weighted sum
 // are attend()'s (autograd/attend.h), shared by every variant.
 //
-// The (B, Tq, Tk, A) tanh activations kept for backward make it the expensive scorer next
-// to the multiplicative ones (layers/luong_attention.h); costs: the README's table.
+// The score is one fused op (autograd/additive_score.h). The (B, Tq, Tk, A) tanh activations
+// it keeps for backward make it the expensive scorer next to the multiplicative ones
+// (layers/luong_attention.h); costs: the README's table.
 //
 // The encoder side W_h h_j does not depend on the decoder step t, so a decoder computes it
 // once per source sentence and reuses it at every step:

@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "../autograd/additive_score.h"
 #include "../autograd/arith.h"
 #include "../autograd/linalg.h"
 #include "../autograd/linear_op.h"
@@ -78,8 +79,7 @@ Tensor LuongAttention::score(const Tensor& query, const Tensor& kp) {
   const std::string& s = options.score();
   if (s == "concat") {  // v_a^T tanh(W_a[:, :Dq] s_t + W_a[:, Dq:] h_j)
     const Tensor qp = linear(query, slice(W_a, 1, 0, options.query_dim()));  // (B, Tq, A)
-    const Tensor act = tanh(qp.unsqueeze(2) + kp.unsqueeze(1));              // (B, Tq, Tk, A)
-    return matmul(act, v_a);                                                 // (B, Tq, Tk)
+    return additive_score(qp, kp, v_a);  // (B, Tq, Tk): autograd/additive_score.h
   }
   const Tensor kt = transpose(kp, 1, 2);                     // (B, P, Tk)
   if (s == "general" && options.rank() > 0)

@@ -30,6 +30,7 @@
 //   dot      O(B Tq Tk Dk);                      O(B Tq Tk) scores and weights
 //   general  O(B Tk Dq Dk + B Tq Tk Dq);         O(B Tk Dq + B Tq Tk)
 //   concat   O(B (Tq Dq + Tk Dk) A + B Tq Tk A); O(B Tq Tk A) tanh activations, like additive
+//            (the same fused score, autograd/additive_score.h)
 //   combine  O(B Tq (Dv + Dq) Do);               O(B Tq (Dv + Dq + Do))
 // Initialisation as PyTorch: each W (and Q, K) as an nn.Linear weight, U(+-1/sqrt(fan_in));
 // v_a ~ U(+-1/sqrt(A)).

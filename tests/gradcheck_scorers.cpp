@@ -3,6 +3,7 @@
 // LocalAttention (local-m, local-p). Each check covers the query, keys, values and every
 // parameter, with a 2-D (decoder step) and a 3-D query, Tq != Tk, and a key padding mask
 // whose last sequence is all padding (a fully masked row: zero context, zero gradient).
+#include <heed/autograd/additive_score.h>
 #include <heed/layers/additive_attention.h>
 #include <heed/layers/local_attention.h>
 #include <heed/layers/luong_attention.h>
@@ -173,5 +174,17 @@ TEST_CASE("gradcheck scorers: a fully masked row has zero context, zero gradient
     sum(z.context * randn({3, 2, 6})).backward();
     for (const Tensor& p : mod->parameters())
       for (int64_t i = 0; p.grad().defined() && i < p.grad().numel(); ++i) CHECK(p.grad().data()[i] == 0);
+  }
+}
+
+TEST_CASE("gradcheck scorers: the fused additive_score, and equal to its composed twin") {
+  manual_seed(503);
+  for (const Shape& qs : {Shape{3, 1, 5}, Shape{2, 3, 4}}) {  // a decoder step; Tq = 3 != Tk = 4
+    CAPTURE(qs);
+    const Tensor qp = param(qs), kp = param({qs[0], 4, qs[2]}), v = param({qs[2]});
+    check_grad([](const V& x) { return additive_score(x[0], x[1], x[2]); }, {qp, kp, v});
+    heed::test::check_fused_matches_composed(
+        [](const V& x) { return additive_score(x[0], x[1], x[2]); },
+        [](const V& x) { return additive_score_reference(x[0], x[1], x[2]); }, {qp, kp, v}, 1e-12, 1e-12);
   }
 }

@@ -2,9 +2,11 @@
 // AdditiveAttention, LuongAttention, LuongCombine, LocalAttention. Their gradients are
 // checked in gradcheck_scorers.cpp and their values against PyTorch in test_golden_scorers.cpp.
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <memory>
 
+#include <heed/autograd/additive_score.h>
 #include <heed/layers/additive_attention.h>
 #include <heed/layers/local_attention.h>
 #include <heed/layers/luong_attention.h>
@@ -298,4 +300,40 @@ TEST_CASE("scorers: AdditiveAttention equals the three-nn.Linear form under the 
   const nn::Attended a = attn.forward(s, h, h, m);
   CHECK(allclose(a.weights, nn::attend("by hand", scores, h, m).weights, 1e-5, 1e-6));
   CHECK(allclose(attn.score(s, attn.precompute_keys(h)) + energy_layer.bias, scores, 1e-5, 1e-6));
+}
+
+TEST_CASE("additive_score: the fused op equals its composed twin (float, fast tanh), any thread count") {
+  manual_seed(511);
+  using V = std::vector<Tensor>;
+  for (const Shape& qs : {Shape{3, 1, 16}, Shape{2, 4, 7}}) {  // a decoder step; Tq = 4 != Tk = 5
+    CAPTURE(qs);
+    const Tensor qp = randn(qs), kp = randn({qs[0], 5, qs[2]}), v = randn({qs[2]});
+    heed::test::check_fused_matches_composed(
+        [](const V& x) { return additive_score(x[0], x[1], x[2]); },
+        [](const V& x) { return additive_score_reference(x[0], x[1], x[2]); }, {qp, kp, v}, 1e-5, 1e-5);
+  }
+  // The backward adds the dv partials of each batch element in order: one thread and two
+  // give the same bits.
+  const Tensor qp = randn({8, 3, 32}).requires_grad_(), kp = randn({8, 6, 32}).requires_grad_();
+  const Tensor v = randn({32}).requires_grad_(), de = randn({8, 3, 6});
+  auto grads = [&](int threads) {
+    set_num_threads(threads);
+    for (Tensor t : {qp, kp, v}) t.set_grad(Tensor());
+    additive_score(qp, kp, v).backward(de);
+    return V{qp.grad().clone(), kp.grad().clone(), v.grad().clone()};
+  };
+  const int before = get_num_threads();
+  const V one = grads(1), two = grads(2);
+  set_num_threads(before);
+  for (int i = 0; i < 3; ++i)
+    CHECK(std::memcmp(one[i].data(), two[i].data(), one[i].numel() * sizeof(real)) == 0);
+}
+
+TEST_CASE("additive_score: bad shapes are a heed::Error naming the op and the shapes") {
+  const std::string m = error_of([] { additive_score(zeros({2, 1, 5}), zeros({3, 4, 5}), zeros({5})); });
+  CHECK_MESSAGE(m.find("additive_score: expected qp (B, Tq, A), kp (B, Tk, A) and v (A); got qp (2,1,5), kp (3,4,5) and v (5)") == 0, m);
+  CHECK_THROWS_AS(additive_score(zeros({2, 1, 5}), zeros({2, 4, 6}), zeros({5})), Error);
+  CHECK_THROWS_AS(additive_score(zeros({2, 1, 5}), zeros({2, 4, 5}), zeros({4})), Error);
+  CHECK_THROWS_AS(additive_score(zeros({2, 5}), zeros({2, 4, 5}), zeros({5})), Error);
+  CHECK_THROWS_AS(additive_score(Tensor(), zeros({2, 4, 5}), zeros({5})), Error);
 }

@@ -1,0 +1,55 @@
+// test_engine_accumulate.cpp - the engine sums a node's incoming gradients in place only
+// when it owns the buffer (autograd/engine.cpp, accumulate_pending).
+#include <heed/autograd/node.h>
+
+#include "helpers.h"
+
+using namespace heed;
+
+namespace {
+
+// y = x, whose backward hands out the tensor G it holds (as an op that saved a gradient-sized
+// tensor might): G must never be changed by the engine's summing.
+Tensor pass_saved(const Tensor& x, const Tensor& G) {
+  Tensor out = x.detach().clone();
+  return record("pass_saved", out, {x}, [G](const Tensor&, Grads& g) { g[0] = G; });
+}
+
+}  // namespace
+
+TEST_CASE("engine: a gradient another node holds is never summed into in place") {
+  // Both orders of the two consumers, so either gradient reaches x's accumulator first.
+  for (bool saved_first : {true, false}) {
+    CAPTURE(saved_first);
+    const Tensor x = from_vector({1, 2, 3}, {3}).requires_grad_();
+    const Tensor G = from_vector({10, 20, 30}, {3});
+    const Tensor a = sum(pass_saved(x, G)), b = sum(x * 3);
+    const Tensor loss = saved_first ? a + b : b + a;
+    loss.backward(Tensor(), /*retain_graph=*/true);
+    loss.backward();  // a second pass through the same closures
+    CHECK(test::allclose(G, from_vector({10, 20, 30}, {3}), 0, 0));
+    CHECK(test::allclose(x.grad(), from_vector({26, 46, 66}, {3}), 0, 0));  // 2 (G + 3)
+  }
+}
+
+TEST_CASE("engine: a weight used at every step sums its gradients exactly as out-of-place adds") {
+  // h_t = tanh(W h_{t-1} + x_t) for 6 steps: W's six gradients meet in one buffer.
+  manual_seed(7);
+  const Tensor W = randn({4, 4}).requires_grad_(), h0 = randn({2, 4});
+  std::vector<Tensor> xs;
+  for (int t = 0; t < 6; ++t) xs.push_back(randn({2, 4}));
+  Tensor h = h0;
+  for (int t = 0; t < 6; ++t) h = tanh(matmul(h, W.transpose(0, 1)) + xs[t]);
+  sum(h).backward();
+  // The same recurrence with a separate copy of W per step: the sum of their gradients.
+  std::vector<Tensor> Ws;
+  Tensor h2 = h0;
+  for (int t = 0; t < 6; ++t) {
+    Ws.push_back(W.detach().clone().requires_grad_());
+    h2 = tanh(matmul(h2, Ws.back().transpose(0, 1)) + xs[t]);
+  }
+  sum(h2).backward();
+  Tensor total = zeros({4, 4});
+  for (const Tensor& w : Ws) total = total + w.grad();
+  CHECK(test::allclose(W.grad(), total, 1e-6, 1e-6));
+}
