@@ -119,6 +119,14 @@ Tile tile(const Geometry& g, int64_t bh, int64_t i, int64_t j) {
   return {bh, bh / g.H, bh % g.H, i0, std::min(g.Br, g.Tq - i0), j0, std::min(g.Bc, g.Tk - j0)};
 }
 
+// Row r of tile t sees at most keys [j0, j0 + n) under causal: every later column is
+// -inf (step 2), exp makes it 0, so steps 3-4 read only the first n (on the diagonal
+// tiles, about half the exps).
+int64_t causal_cols(const Geometry& g, const Tile& t, int64_t r) {
+  if (!g.causal) return t.bc;
+  return std::clamp<int64_t>(nn::causal_last_key(t.i0 + r, g.Tq, g.Tk) - t.j0 + 1, 0, t.bc);
+}
+
 // Steps 1-2: S = scale * Q_i K_j^T (br, bc), then -inf where a key is hidden.
 void scores(const Geometry& g, const Tile& t, const real* q, const real* k, real* S) {
   const real* Qi = q + g.q.at(t.b, t.h, t.i0);  // (br, D), rows g.q.row apart
@@ -128,10 +136,7 @@ void scores(const Geometry& g, const Tile& t, const real* q, const real* k, real
   const real* pad = g.pad ? g.pad + b * g.Tk + t.j0 : nullptr;
   for (int64_t r = 0; r < t.br; ++r) {
     real* s = S + r * t.bc;
-    if (g.causal)  // hidden: key j0 + c > causal_last_key(i0 + r)
-      for (int64_t c = std::max<int64_t>(0, nn::causal_last_key(t.i0 + r, g.Tq, g.Tk) - t.j0 + 1);
-           c < t.bc; ++c)
-        s[c] = kNegInf;
+    std::fill(s + causal_cols(g, t, r), s + t.bc, kNegInf);  // key j0 + c > causal_last_key(i0 + r)
     if (pad)
       for (int64_t c = 0; c < t.bc; ++c)
         if (!nn::real_key(pad, c)) s[c] = kNegInf;
@@ -157,12 +162,14 @@ void forward_block(const Geometry& g, int64_t bh, int64_t i, const real* q, cons
     scores(g, t, q, k, S);  // 1-2. S = scale * Q_i K_j^T, masked
     for (int64_t r = 0; r < br; ++r) {
       real* s = S + r * t.bc;
-      const real mx = std::max(m[r], row_max(s, t.bc));  // 3. m' = max(m, rowmax(S))
+      const int64_t n = causal_cols(g, t, r);  // s[n..bc) = -inf: P = 0 there
+      std::fill(s + n, s + t.bc, real(0));
+      const real mx = std::max(m[r], row_max(s, n));  // 3. m' = max(m, rowmax(S))
       if (mx == kNegInf) {  // nothing visible to this row yet: P = 0, m, l, A unchanged
-        std::fill(s, s + t.bc, real(0));
+        std::fill(s, s + n, real(0));
         continue;
       }
-      const double rowsum = exp_row(s, t.bc, mx);  // 4. P = exp(S - m')
+      const double rowsum = exp_row(s, n, mx);  // 4. P = exp(S - m')
       const real a = std::exp(m[r] - mx);  // 5. a = exp(m - m'); l = a*l + rowsum(P); A = a*A
       l[r] = a * l[r] + rowsum;
       if (a != 1)
@@ -193,8 +200,9 @@ void probabilities(const Geometry& g, const Tile& t, const real* q, const real* 
   for (int64_t r = 0; r < t.br; ++r) {
     const real L = lse[t.bh * g.Tq + t.i0 + r];
     real* p = P + r * t.bc;
-    if (L == kNegInf) std::fill(p, p + t.bc, real(0));
-    else exp_row(p, t.bc, L);
+    const int64_t n = L == kNegInf ? 0 : causal_cols(g, t, r);  // p[n..bc) = -inf: P = 0
+    std::fill(p + n, p + t.bc, real(0));
+    exp_row(p, n, L);
   }
 }
 
