@@ -361,7 +361,8 @@ void backward_all(const Geometry& g, FlashBackward schedule, const real* q, cons
 // Runs the forward into `out` (layout g.o) and records the op. q, k and v are read from
 // inputs[from[0]], inputs[from[1]], inputs[from[2]] at their layouts: {0, 1, 2} for three
 // tensors, {0, 0, 0} for one packed (B, T, 3E) projection, whose gradient then gets dQ,
-// dK and dV written straight into its columns, with no gather or scatter.
+// dK and dV written straight into its columns, with no gather or scatter ({0, 1, 1}: q
+// and one packed (B, Tk, 2E) [K | V]).
 Tensor attend_tiled(const char* op, const Geometry& g, const std::vector<Tensor>& inputs,
                     std::array<int, 3> from, Tensor out, const nn::AttentionMask& mask,
                     FlashBackward schedule) {
@@ -443,6 +444,24 @@ Tensor flash_attention_packed(const Tensor& qkv, int64_t num_heads,
   g.q = side_by_side(T, 3 * E, D, 0), g.k = side_by_side(T, 3 * E, D, E);
   g.v = side_by_side(T, 3 * E, D, 2 * E), g.o = side_by_side(T, E, D, 0);
   return attend_tiled(op, g, {qkv}, {0, 0, 0}, empty({B, T, E}), mask, options.backward());
+}
+
+Tensor flash_attention_packed(const Tensor& q, const Tensor& kv, int64_t num_heads,
+                              const nn::AttentionMask& mask, std::optional<double> scale,
+                              const FlashOptions& options) {
+  constexpr const char* op = "flash_attention_packed";
+  const int64_t H = num_heads;
+  HEED_CHECK(H >= 1, op, "num_heads must be >= 1, got ", H);
+  HEED_CHECK(q.dim() == 3 && kv.dim() == 3 && kv.size(0) == q.size(0) && q.size(2) % H == 0 &&
+                 kv.size(2) == 2 * q.size(2),
+             op, "q ", q.shape(), " and kv ", kv.shape(),
+             " are not (B, Tq, H*D) and (B, Tk, 2*H*D) with H = ", H);
+  const int64_t B = q.size(0), Tq = q.size(1), Tk = kv.size(1), E = q.size(2), D = E / H;
+  Geometry g = geometry(op, B, H, Tq, Tk, D, D, true, mask,
+                        scale ? *scale : 1 / std::sqrt(double(D)), options);
+  g.q = side_by_side(Tq, E, D, 0), g.k = side_by_side(Tk, 2 * E, D, 0);
+  g.v = side_by_side(Tk, 2 * E, D, E), g.o = side_by_side(Tq, E, D, 0);
+  return attend_tiled(op, g, {q, kv}, {0, 1, 1}, empty({B, Tq, E}), mask, options.backward());
 }
 
 

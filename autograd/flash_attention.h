@@ -13,6 +13,7 @@
 // attention needs no split_heads / merge_heads copies (layers/multihead_attention.cpp):
 //   flash_attention_heads    q (B, Tq, H*D)  k (B, Tk, H*D)  v (B, Tk, H*Dv)  ->  (B, Tq, H*Dv)
 //   flash_attention_packed   qkv (B, T, 3*H*D), [Q | K | V] from one GEMM  ->  (B, T, H*D)
+//                            or q (B, Tq, H*D) and kv (B, Tk, 2*H*D), [K | V] from one GEMM
 // The kernel reads each head with a row stride (H*D, or 3*H*D) instead of copying it out,
 // and backward accumulates dQ, dK, dV at the same strides: for the packed form straight
 // into the columns of one (B, T, 3*H*D) gradient, which feeds the one projection GEMM.
@@ -105,6 +106,15 @@ Tensor flash_attention_heads(const Tensor& q, const Tensor& k, const Tensor& v,
 // heed::Error naming flash_attention_packed when qkv is not (B, T, 3*H*D). Equals
 // flash_attention_heads(narrow(qkv, 2, 0, E), narrow(qkv, 2, E, E), narrow(qkv, 2, 2E, E), H).
 Tensor flash_attention_packed(const Tensor& qkv, int64_t num_heads,
+                              const nn::AttentionMask& mask = {},
+                              std::optional<double> scale = {},
+                              const FlashOptions& options = FlashOptions());
+
+// Cross-attention with the keys and values from one packed projection kv (B, Tk, 2E):
+// columns [0, E) are K, [E, 2E) V; q (B, Tq, E). -> (B, Tq, E). heed::Error naming
+// flash_attention_packed when they are not (B, Tq, H*D) and (B, Tk, 2*H*D). Equals
+// flash_attention_heads(q, narrow(kv, 2, 0, E), narrow(kv, 2, E, E), H).
+Tensor flash_attention_packed(const Tensor& q, const Tensor& kv, int64_t num_heads,
                               const nn::AttentionMask& mask = {},
                               std::optional<double> scale = {},
                               const FlashOptions& options = FlashOptions());

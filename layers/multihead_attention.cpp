@@ -158,8 +158,10 @@ AttentionOutput MultiheadAttention::forward(const Tensor& query, const Tensor& k
 //     [Q | K | V] = x W_in^T + b_in  (B, T, 3E), and the flash kernel reads each head's
 //     columns of it in place; its backward writes dQ, dK, dV into one (B, T, 3E)
 //     gradient, which the GEMM's backward takes whole
-//   otherwise (cross-attention, kdim / vdim / d_k / d_v of their own): a GEMM each for
-//     Q, K and V, still read in place, heads side by side
+//   cross-attention to one memory (key and value one tensor), packed weight: a GEMM for
+//     Q and one for [K | V] (B, Tk, 2E), both read in place
+//   otherwise (key and value differ, kdim / vdim / d_k / d_v of their own): a GEMM each
+//     for Q, K and V, still read in place, heads side by side
 // Either way the context comes out as (B, Tq, H, d_v), which is Concat(heads) already.
 Tensor MultiheadAttention::flash_context(const Tensor& query, const Tensor& key,
                                          const Tensor& value, const AttentionMask& m) {
@@ -167,6 +169,12 @@ Tensor MultiheadAttention::flash_context(const Tensor& query, const Tensor& key,
   const bool self = query.impl() == key.impl() && key.impl() == value.impl();
   if (self && in_proj_weight.defined())  // [Q | K | V] (B, T, 3E)
     return flash_attention_packed(linear(query, in_proj_weight, in_proj_bias), H, m);
+  if (key.impl() == value.impl() && in_proj_weight.defined()) {  // attending to one memory
+    const int64_t E = options.embed_dim();
+    const Tensor q = linear(query, rows(in_proj_weight, 0, E), rows(in_proj_bias, 0, E));  // (B, Tq, E)
+    const Tensor kv = linear(key, rows(in_proj_weight, E, 2 * E), rows(in_proj_bias, E, 2 * E));
+    return flash_attention_packed(q, kv, H, m);  // kv = [K | V] (B, Tk, 2E)
+  }
   const auto [q, k, v] = project(*this, query, key, value);  // (B, T, H d)
   return flash_attention_heads(q, k, v, H, m);
 }

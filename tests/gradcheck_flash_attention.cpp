@@ -82,6 +82,10 @@ TEST_CASE("gradcheck flash attention reading heads in place: side by side and pa
         Tensor q = param({2, Tq, H * 3}), k = param({2, Tk, H * 3}), v = param({2, Tk, H * 2});
         check_grad([&](const V& x) { return flash_attention_heads(x[0], x[1], x[2], H, m, {}, opt); },
                    {q, k, v});
+        // q (B, Tq, H*3), kv (B, Tk, 2 * H*3): K and V and their gradients at row stride 12
+        Tensor kv = param({2, Tk, 2 * H * 3}), q3 = param({2, Tq, H * 3});
+        check_grad([&](const V& x) { return flash_attention_packed(x[0], x[1], H, m, {}, opt); },
+                   {q3, kv});
         if (Tq != Tk) continue;
         // qkv (B, T, 3 * H * 3): Q, K, V and their gradients at row stride 18
         Tensor qkv = param({2, Tq, 3 * H * 3});

@@ -154,10 +154,14 @@ TEST_CASE("gradcheck MultiheadAttention, need_weights = false: heads read in pla
     check_grad([mha, m](const V& v) {
       return flatten(mha->forward(v[0], v[0], v[0], m, {}, /*need_weights=*/false).output);
     }, with_params({x}, *mha));
-  // cross-attention, Tq != Tk: a GEMM each, heads side by side
+  // cross-attention, Tq != Tk, key = value: a GEMM for Q and one for [K | V]
   check_grad([mha](const V& v) {
     return flatten(mha->forward(v[0], v[1], v[1], nn::AttentionMask().causal(), {}, false).output);
   }, with_params({x, mem}, *mha));
+  // cross-attention, key != value: a GEMM each, heads side by side
+  check_grad([mha](const V& v) {
+    return flatten(mha->forward(v[0], v[1], v[2], {}, {}, false).output);
+  }, with_params({x, mem, param({2, 4, 4})}, *mha));
   // separate weights, d_k != d_v, kdim / vdim of their own
   auto sep = std::make_shared<nn::MultiheadAttention>(
       nn::MultiheadAttentionOptions(4, 2).kdim(3).vdim(5).head_dim_k(3).head_dim_v(2));

@@ -239,6 +239,23 @@ TEST_CASE("flash attention reads heads side by side and from one packed projecti
           CHECK(mismatch(f.detach(), r.detach()) <= 1);
           CHECK(mismatch(qkv.grad(), r_grad) <= 1);
         }
+      // packed keys and values: q (B, Tq, E), kv (B, Tk, 2E), Tq != Tk
+      for (auto [Tq, Tk] : {std::pair<int64_t, int64_t>{23, 37}, {37, 23}})
+        for (const AttentionMask& m : mask_kinds(B, Tk)) {
+          CAPTURE(Tq); CAPTURE(Tk); CAPTURE(m.is_causal()); CAPTURE(m.key_padding().defined());
+          Tensor q = test::param({B, Tq, E}), kv = test::param({B, Tk, 2 * E});
+          Tensor w = randn({B, Tq, E});
+          Tensor r = merge(flash_attention_composed(split(q, H), split(narrow(kv, 2, 0, E), H),
+                                                    split(narrow(kv, 2, E, E), H), m));
+          sum(r * w).backward();
+          const Tensor rq = q.grad(), rkv = kv.grad();
+          q.set_grad(Tensor()), kv.set_grad(Tensor());
+          Tensor f = flash_attention_packed(q, kv, H, m, {}, opt);
+          sum(f * w).backward();
+          CHECK(mismatch(f.detach(), r.detach()) <= 1);
+          CHECK(mismatch(q.grad(), rq) <= 1);
+          CHECK(mismatch(kv.grad(), rkv) <= 1);
+        }
     }
   report_worst("heads side by side, packed");
 }
@@ -268,6 +285,9 @@ TEST_CASE("flash attention rejects shapes and masks that do not fit, naming itse
   CHECK_THROWS_WITH_AS(flash_attention_packed(randn({2, 5, 18}), 4),
                        doctest::Contains("flash_attention_packed"), Error);
   CHECK_THROWS_AS(flash_attention_packed(randn({2, 5, 3, 6}), 3), Error);
+  CHECK(flash_attention_packed(randn({2, 5, 6}), randn({2, 4, 12}), 3).shape() == Shape{2, 5, 6});
+  CHECK_THROWS_WITH_AS(flash_attention_packed(randn({2, 5, 6}), randn({2, 4, 6}), 3),
+                       doctest::Contains("flash_attention_packed"), Error);
 }
 
 // Done when (issue 5): causal flash attention at T = 16384, 4 heads, head dim 64, forward

@@ -281,12 +281,12 @@ std::set<std::string> ops_behind(const Tensor& t) {
 std::set<std::string> fast_equals_composed(nn::MultiheadAttention& mha, const Tensor& q,
                                            const Tensor& k, const Tensor& v,
                                            const nn::AttentionMask& mask) {
-  const bool self = q.impl() == k.impl() && k.impl() == v.impl();
+  const bool self = q.impl() == k.impl() && k.impl() == v.impl();  // stays self-attention
   const Tensor w = randn({q.size(0), q.size(1), mha.options.embed_dim()});
   std::set<std::string> ops;
   auto run = [&](bool need_weights, std::vector<Tensor>& grads) {
     Tensor qi = q.detach().requires_grad_(), ki = self ? qi : k.detach().requires_grad_();
-    Tensor vi = self ? qi : v.detach().requires_grad_();
+    Tensor vi = k.impl() == v.impl() ? ki : v.detach().requires_grad_();  // one memory stays one
     mha.zero_grad();
     auto out = mha.forward(qi, ki, vi, mask, {}, need_weights);
     CHECK(out.weights.defined() == need_weights);
@@ -337,9 +337,12 @@ TEST_CASE("MultiheadAttention: need_weights=false takes the flash kernel and giv
     mem_pad.data()[9] = 0;
     const std::set<std::string> ops =
         fast_equals_composed(*mha, x, mem, mem, nn::AttentionMask().key_padding(mem_pad));
-    CHECK(ops.count("flash_attention_heads") == 1);
+    CHECK(ops.count("flash_attention_packed") == 1);  // q, then [K | V] in one GEMM
     CHECK(ops.count("permute") == 0);
-    fast_equals_composed(*mha, x, mem, randn({2, 5, 16}), nn::AttentionMask().causal());
+    const std::set<std::string> ops_kv =
+        fast_equals_composed(*mha, x, mem, randn({2, 5, 16}), nn::AttentionMask().causal());
+    CHECK(ops_kv.count("flash_attention_heads") == 1);  // key and value differ: three GEMMs
+    CHECK(ops_kv.count("permute") == 0);
   }
   SUBCASE("kdim / vdim and separate head widths d_k != d_v") {
     auto sep = std::make_shared<nn::MultiheadAttention>(
