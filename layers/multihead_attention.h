@@ -35,7 +35,8 @@
 //
 // Self-attention (query, key, value one tensor) with need_weights = false projects with
 // ONE GEMM over the packed (3E, E) weight and the flash kernel reads Q, K, V and writes
-// the context in place (no head split or merge copies); the composed path
+// the context in place (no head split or merge copies); cross-attention to one memory
+// (key, value one tensor) projects Q and [K | V] with a GEMM each. The composed path
 // (need_weights = true) is the readable reference, three GEMMs and explicit head copies.
 //
 // Cost: projections O(B (Tq E + Tk kdim) H d_k + B Tk vdim H d_v + B Tq H d_v E);
