@@ -41,6 +41,7 @@
 #include "flash_attention.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -65,9 +66,25 @@ constexpr real kNegInf = -std::numeric_limits<real>::infinity();
 template <class T>
 using Buffer = std::vector<T, CachingAllocator<T>>;  // scratch from heed's allocator
 
-// The sizes, tiles and masks of one call, as the kernels read them.
+// Where an operand keeps head h of batch b: row r of that head (its D values adjacent)
+// starts at offset + b * batch + h * head + r * row. Two layouts occur:
+//   split          (B, H, T, D) contiguous               {0, H T D, T D, D}
+//   side by side   (B, T, W), head h in columns [c0 + h D, c0 + (h+1) D)   {c0, T W, D, W}
+// the second is how a projection writes heads and the output projection reads them, so
+// q, k, v can be read inside a (B, T, 3E) projection and O written as (B, T, H, D).
+// A gradient has its input's shape, so it has its input's layout.
+struct HeadLayout {
+  int64_t offset, batch, head, row;
+  int64_t at(int64_t b, int64_t h, int64_t r) const { return offset + b * batch + h * head + r * row; }
+};
+
+HeadLayout split_layout(int64_t H, int64_t T, int64_t D) { return {0, H * T * D, T * D, D}; }
+HeadLayout side_by_side(int64_t T, int64_t W, int64_t D, int64_t c0) { return {c0, T * W, D, W}; }
+
+// The sizes, tiles, layouts and masks of one call, as the kernels read them.
 struct Geometry {
   int64_t B, H, Tq, Tk, D, Dv;
+  HeadLayout q, k, v, o;        // where each operand's heads live (dO as O, dq as q, ...)
   int64_t Br, Bc;               // tile rows (queries), tile columns (keys)
   real scale;
   bool causal;                  // query r sees key c when c <= nn::causal_last_key(r, Tq, Tk)
@@ -94,27 +111,32 @@ double exp_row(real* s, int64_t n, real shift) {
 
 // A tile's place: head bh = b * H + h, query rows [i0, i0 + br), key rows [j0, j0 + bc).
 struct Tile {
-  int64_t bh, i0, br, j0, bc;
+  int64_t bh, b, h, i0, br, j0, bc;
 };
 
 Tile tile(const Geometry& g, int64_t bh, int64_t i, int64_t j) {
   const int64_t i0 = i * g.Br, j0 = j * g.Bc;
-  return {bh, i0, std::min(g.Br, g.Tq - i0), j0, std::min(g.Bc, g.Tk - j0)};
+  return {bh, bh / g.H, bh % g.H, i0, std::min(g.Br, g.Tq - i0), j0, std::min(g.Bc, g.Tk - j0)};
+}
+
+// Row r of tile t sees at most keys [j0, j0 + n) under causal: every later column is
+// -inf (step 2), exp makes it 0, so steps 3-4 read only the first n (on the diagonal
+// tiles, about half the exps).
+int64_t causal_cols(const Geometry& g, const Tile& t, int64_t r) {
+  if (!g.causal) return t.bc;
+  return std::clamp<int64_t>(nn::causal_last_key(t.i0 + r, g.Tq, g.Tk) - t.j0 + 1, 0, t.bc);
 }
 
 // Steps 1-2: S = scale * Q_i K_j^T (br, bc), then -inf where a key is hidden.
 void scores(const Geometry& g, const Tile& t, const real* q, const real* k, real* S) {
-  const real* Qi = q + (t.bh * g.Tq + t.i0) * g.D;  // (br, D)
-  const real* Kj = k + (t.bh * g.Tk + t.j0) * g.D;  // (bc, D)
-  gemm(false, true, t.br, t.bc, g.D, g.scale, Qi, g.D, Kj, g.D, 0, S, t.bc);
-  const int64_t b = t.bh / g.H, h = t.bh % g.H;
+  const real* Qi = q + g.q.at(t.b, t.h, t.i0);  // (br, D), rows g.q.row apart
+  const real* Kj = k + g.k.at(t.b, t.h, t.j0);  // (bc, D), rows g.k.row apart
+  gemm(false, true, t.br, t.bc, g.D, g.scale, Qi, g.q.row, Kj, g.k.row, 0, S, t.bc);
+  const int64_t b = t.b, h = t.h;
   const real* pad = g.pad ? g.pad + b * g.Tk + t.j0 : nullptr;
   for (int64_t r = 0; r < t.br; ++r) {
     real* s = S + r * t.bc;
-    if (g.causal)  // hidden: key j0 + c > causal_last_key(i0 + r)
-      for (int64_t c = std::max<int64_t>(0, nn::causal_last_key(t.i0 + r, g.Tq, g.Tk) - t.j0 + 1);
-           c < t.bc; ++c)
-        s[c] = kNegInf;
+    std::fill(s + causal_cols(g, t, r), s + t.bc, kNegInf);  // key j0 + c > causal_last_key(i0 + r)
     if (pad)
       for (int64_t c = 0; c < t.bc; ++c)
         if (!nn::real_key(pad, c)) s[c] = kNegInf;
@@ -140,23 +162,25 @@ void forward_block(const Geometry& g, int64_t bh, int64_t i, const real* q, cons
     scores(g, t, q, k, S);  // 1-2. S = scale * Q_i K_j^T, masked
     for (int64_t r = 0; r < br; ++r) {
       real* s = S + r * t.bc;
-      const real mx = std::max(m[r], row_max(s, t.bc));  // 3. m' = max(m, rowmax(S))
+      const int64_t n = causal_cols(g, t, r);  // s[n..bc) = -inf: P = 0 there
+      std::fill(s + n, s + t.bc, real(0));
+      const real mx = std::max(m[r], row_max(s, n));  // 3. m' = max(m, rowmax(S))
       if (mx == kNegInf) {  // nothing visible to this row yet: P = 0, m, l, A unchanged
-        std::fill(s, s + t.bc, real(0));
+        std::fill(s, s + n, real(0));
         continue;
       }
-      const double rowsum = exp_row(s, t.bc, mx);  // 4. P = exp(S - m')
+      const double rowsum = exp_row(s, n, mx);  // 4. P = exp(S - m')
       const real a = std::exp(m[r] - mx);  // 5. a = exp(m - m'); l = a*l + rowsum(P); A = a*A
       l[r] = a * l[r] + rowsum;
       if (a != 1)
         for (int64_t d = 0; d < Dv; ++d) A[r * Dv + d] *= a;
       m[r] = mx;
     }
-    const real* Vj = v + (bh * g.Tk + t.j0) * Dv;  // 6. A += P V_j
-    gemm(false, false, br, Dv, t.bc, 1, S, t.bc, Vj, Dv, 1, A, Dv);
+    const real* Vj = v + g.v.at(t.b, t.h, t.j0);  // 6. A += P V_j
+    gemm(false, false, br, Dv, t.bc, 1, S, t.bc, Vj, g.v.row, 1, A, Dv);
   }
   for (int64_t r = 0; r < br; ++r) {
-    real* orow = o + (bh * g.Tq + first.i0 + r) * Dv;
+    real* orow = o + g.o.at(first.b, first.h, first.i0 + r);
     real& L = lse[bh * g.Tq + first.i0 + r];
     if (l[r] == 0) {  // no visible key: O = 0, L = -inf
       std::fill(orow, orow + Dv, real(0));
@@ -176,17 +200,18 @@ void probabilities(const Geometry& g, const Tile& t, const real* q, const real* 
   for (int64_t r = 0; r < t.br; ++r) {
     const real L = lse[t.bh * g.Tq + t.i0 + r];
     real* p = P + r * t.bc;
-    if (L == kNegInf) std::fill(p, p + t.bc, real(0));
-    else exp_row(p, t.bc, L);
+    const int64_t n = L == kNegInf ? 0 : causal_cols(g, t, r);  // p[n..bc) = -inf: P = 0
+    std::fill(p + n, p + t.bc, real(0));
+    exp_row(p, n, L);
   }
 }
 
 // dP = dO_i V_j^T, then (undo 3-5) dS = P * (dP - Delta_i), in place in dP.
 void score_grads(const Geometry& g, const Tile& t, const real* v, const real* dO,
                  const real* delta, const real* P, real* dP) {
-  const real* dOi = dO + (t.bh * g.Tq + t.i0) * g.Dv;  // (br, Dv)
-  const real* Vj = v + (t.bh * g.Tk + t.j0) * g.Dv;    // (bc, Dv)
-  gemm(false, true, t.br, t.bc, g.Dv, 1, dOi, g.Dv, Vj, g.Dv, 0, dP, t.bc);
+  const real* dOi = dO + g.o.at(t.b, t.h, t.i0);  // (br, Dv), laid out as O
+  const real* Vj = v + g.v.at(t.b, t.h, t.j0);    // (bc, Dv)
+  gemm(false, true, t.br, t.bc, g.Dv, 1, dOi, g.o.row, Vj, g.v.row, 0, dP, t.bc);
   for (int64_t r = 0; r < t.br; ++r) {
     const real dr = delta[t.bh * g.Tq + t.i0 + r];
     for (int64_t c = 0; c < t.bc; ++c) dP[r * t.bc + c] = P[r * t.bc + c] * (dP[r * t.bc + c] - dr);
@@ -213,29 +238,6 @@ void run_tasks(int64_t n, const F& task) {
 #endif
 }
 
-Geometry geometry(const Tensor& q, const Tensor& k, const Tensor& v, const nn::AttentionMask& m,
-                  double scale, const FlashOptions& options) {
-  nn::check_qkv(kOp, q, k, v);
-  HEED_CHECK(options.rows() >= 1 && options.cols() >= 1, kOp, "tile sizes must be >= 1, got ",
-             options.rows(), " x ", options.cols());
-  const bool heads = q.dim() == 4;
-  Geometry g;
-  g.B = q.size(0);
-  g.H = heads ? q.size(1) : 1;
-  g.Tq = q.size(-2), g.Tk = k.size(-2), g.D = q.size(-1), g.Dv = v.size(-1);
-  g.Br = options.rows(), g.Bc = options.cols();
-  g.scale = real(scale);
-  g.causal = m.is_causal();
-  Shape s = heads ? Shape{g.B, g.H, g.Tq, g.Tk} : Shape{g.B, g.Tq, g.Tk};  // the scores
-  nn::check_mask(kOp, s, m);
-  if (m.key_padding().defined()) g.pad = m.key_padding().data();
-  if (m.mask().defined()) {  // strides of the mask broadcast to s, right-aligned
-    s = broadcast_strides(m.mask().shape(), s);
-    g.mask = m.mask().data();
-    g.mb = s[0], g.mh = heads ? s[1] : 0, g.mr = s[s.size() - 2], g.mc = s[s.size() - 1];
-  }
-  return g;
-}
 
 // Pass A, one task: dQ_i = sum_j scale * dS_ij K_j.  Scratch: P, dS (Br, Bc).
 void dq_block(const Geometry& g, int64_t bh, int64_t i, const real* q, const real* k,
@@ -245,9 +247,9 @@ void dq_block(const Geometry& g, int64_t bh, int64_t i, const real* q, const rea
     const Tile t = tile(g, bh, i, j);
     probabilities(g, t, q, k, lse, P);       // 1-5, 8. P = exp(S - L_i)
     score_grads(g, t, v, dO, delta, P, dS);  // undo 6-7 and 3-5: dS = P * (dO_i V_j^T - Delta_i)
-    const real* Kj = k + (bh * g.Tk + t.j0) * g.D;  // undo 1: dQ_i += scale * dS K_j
-    gemm(false, false, t.br, g.D, t.bc, g.scale, dS, t.bc, Kj, g.D, 1,
-         dq + (bh * g.Tq + t.i0) * g.D, g.D);
+    const real* Kj = k + g.k.at(t.b, t.h, t.j0);  // undo 1: dQ_i += scale * dS K_j
+    gemm(false, false, t.br, g.D, t.bc, g.scale, dS, t.bc, Kj, g.k.row, 1,
+         dq + g.q.at(t.b, t.h, t.i0), g.q.row);
   }
 }
 
@@ -261,18 +263,130 @@ void dkv_block(const Geometry& g, int64_t bh, int64_t j, const real* q, const re
     if (g.skipped(i, j)) continue;  // this key block is above the diagonal for query block i
     const Tile t = tile(g, bh, i, j);
     probabilities(g, t, q, k, lse, P);  // 1-5, 8. P = exp(S - L_i)
+    const int64_t qi = g.q.at(t.b, t.h, t.i0), kj = g.k.at(t.b, t.h, t.j0);
     if (dv)  // undo 6-7: dV_j += P^T dO_i
-      gemm(true, false, t.bc, g.Dv, t.br, 1, P, t.bc, dO + (bh * g.Tq + t.i0) * g.Dv, g.Dv, 1,
-           dv + (bh * g.Tk + t.j0) * g.Dv, g.Dv);
+      gemm(true, false, t.bc, g.Dv, t.br, 1, P, t.bc, dO + g.o.at(t.b, t.h, t.i0), g.o.row, 1,
+           dv + g.v.at(t.b, t.h, t.j0), g.v.row);
     if (!dk && !dq) continue;
     score_grads(g, t, v, dO, delta, P, dS);  // undo 6-7 and 3-5: dS = P * (dP - Delta_i)
     if (dk)  // undo 1: dK_j += scale * dS^T Q_i
-      gemm(true, false, t.bc, g.D, t.br, g.scale, dS, t.bc, q + (bh * g.Tq + t.i0) * g.D, g.D, 1,
-           dk + (bh * g.Tk + t.j0) * g.D, g.D);
+      gemm(true, false, t.bc, g.D, t.br, g.scale, dS, t.bc, q + qi, g.q.row, 1, dk + kj, g.k.row);
     if (dq)  // undo 1: dQ_i += scale * dS K_j
-      gemm(false, false, t.br, g.D, t.bc, g.scale, dS, t.bc, k + (bh * g.Tk + t.j0) * g.D, g.D, 1,
-           dq + (bh * g.Tq + t.i0) * g.D, g.D);
+      gemm(false, false, t.br, g.D, t.bc, g.scale, dS, t.bc, k + kj, g.k.row, 1, dq + qi, g.q.row);
   }
+}
+
+
+// The sizes, scale, tiles and masks of a call whose scores are `scores` = (B, H, Tq, Tk)
+// (or (B, Tq, Tk) when `heads` is false); the caller sets the layouts.
+Geometry geometry(const char* op, int64_t B, int64_t H, int64_t Tq, int64_t Tk, int64_t D,
+                  int64_t Dv, bool heads, const nn::AttentionMask& m, double scale,
+                  const FlashOptions& options) {
+  HEED_CHECK(options.rows() >= 1 && options.cols() >= 1, op, "tile sizes must be >= 1, got ",
+             options.rows(), " x ", options.cols());
+  Geometry g;
+  g.B = B, g.H = H, g.Tq = Tq, g.Tk = Tk, g.D = D, g.Dv = Dv;
+  g.Br = options.rows(), g.Bc = options.cols();
+  g.scale = real(scale);
+  g.causal = m.is_causal();
+  Shape s = heads ? Shape{B, H, Tq, Tk} : Shape{B, Tq, Tk};  // the scores
+  nn::check_mask(op, s, m);
+  if (m.key_padding().defined()) g.pad = m.key_padding().data();
+  if (m.mask().defined()) {  // strides of the mask broadcast to s, right-aligned
+    s = broadcast_strides(m.mask().shape(), s);
+    g.mask = m.mask().data();
+    g.mb = s[0], g.mh = heads ? s[1] : 0, g.mr = s[s.size() - 2], g.mc = s[s.size() - 1];
+  }
+  return g;
+}
+
+
+// The forward over every (head, query block): writes O (layout g.o) and L (B, H, Tq).
+void forward_all(const Geometry& g, const real* q, const real* k, const real* v, real* o,
+                 real* lse) {
+  const int64_t BH = g.B * g.H, nq = g.q_blocks(), nt = threads();
+  const int64_t per = g.Br * g.Bc + g.Br * g.Dv + g.Br;  // S, A, m
+  Buffer<real> scratch(nt * per);
+  Buffer<double> sums(nt * g.Br);  // l
+  run_tasks(BH * nq, [&](int64_t task, int th) {  // the longest causal blocks first
+    const int64_t bh = task % BH, i = nq - 1 - task / BH;
+    real* S = scratch.data() + th * per;
+    forward_block(g, bh, i, q, k, v, o, lse, S, S + g.Br * g.Bc, S + g.Br * g.Bc + g.Br * g.Dv,
+                  sums.data() + th * g.Br);
+  });
+}
+
+// The backward: dq, dk, dv (null when not wanted) accumulate (+=) in the layouts of q, k, v.
+void backward_all(const Geometry& g, FlashBackward schedule, const real* q, const real* k,
+                  const real* v, const real* o, const real* dO, const real* lse, real* dq,
+                  real* dk, real* dv) {
+  const int64_t BH = g.B * g.H, nq = g.q_blocks(), nk = g.k_blocks(), nt = threads();
+  const bool need_scores = dq || dk;  // dS feeds dQ and dK only
+  Buffer<real> delta(need_scores ? BH * g.Tq : 0);  // Delta = rowsum(dO * O)   (B, H, Tq)
+  run_tasks(need_scores ? BH : 0, [&](int64_t bh, int) {
+    const int64_t b = bh / g.H, h = bh % g.H;
+    for (int64_t r = 0; r < g.Tq; ++r) {
+      const real *dor = dO + g.o.at(b, h, r), *orow = o + g.o.at(b, h, r);
+      double s = 0;
+      for (int64_t d = 0; d < g.Dv; ++d) s += double(dor[d]) * orow[d];
+      delta[bh * g.Tq + r] = real(s);
+    }
+  });
+  const int64_t per = 2 * g.Br * g.Bc;  // P, dS
+  Buffer<real> scratch(nt * per);
+  const bool by_head = schedule == FlashBackward::by_head ||
+                       (schedule == FlashBackward::automatic && BH % nt == 0);
+  if (by_head) {
+    run_tasks(BH, [&](int64_t bh, int th) {
+      real* P = scratch.data() + th * per;
+      for (int64_t j = 0; j < nk; ++j)
+        dkv_block(g, bh, j, q, k, v, dO, lse, delta.data(), dq, dk, dv, P, P + g.Br * g.Bc);
+    });
+    return;
+  }
+  if (dq)  // pass A, the longest causal query blocks first
+    run_tasks(BH * nq, [&](int64_t task, int th) {
+      real* P = scratch.data() + th * per;
+      dq_block(g, task % BH, nq - 1 - task / BH, q, k, v, dO, lse, delta.data(), dq, P,
+               P + g.Br * g.Bc);
+    });
+  if (dk || dv)  // pass B, the longest causal key blocks (the first ones) first
+    run_tasks(BH * nk, [&](int64_t task, int th) {
+      real* P = scratch.data() + th * per;
+      dkv_block(g, task % BH, task / BH, q, k, v, dO, lse, delta.data(), nullptr, dk, dv, P,
+                P + g.Br * g.Bc);
+    });
+}
+
+// Runs the forward into `out` (layout g.o) and records the op. q, k and v are read from
+// inputs[from[0]], inputs[from[1]], inputs[from[2]] at their layouts: {0, 1, 2} for three
+// tensors, {0, 0, 0} for one packed (B, T, 3E) projection, whose gradient then gets dQ,
+// dK and dV written straight into its columns, with no gather or scatter ({0, 1, 1}: q
+// and one packed (B, Tk, 2E) [K | V]).
+Tensor attend_tiled(const char* op, const Geometry& g, const std::vector<Tensor>& inputs,
+                    std::array<int, 3> from, Tensor out, const nn::AttentionMask& mask,
+                    FlashBackward schedule) {
+  Tensor lse = empty(Shape{g.B, g.H, g.Tq});  // L
+  forward_all(g, inputs[from[0]].data(), inputs[from[1]].data(), inputs[from[2]].data(),
+              out.data(), lse.data());
+  std::vector<Tensor> saved;  // q, k, v (or the packed projection), then O and L
+  for (const Tensor& t : inputs) saved.push_back(t.detach());
+  saved.push_back(out.detach());
+  saved.push_back(lse);
+  // pad and full only keep g.pad and g.mask valid
+  const Tensor pad = mask.key_padding().defined() ? mask.key_padding().detach() : Tensor();
+  const Tensor full = mask.mask().defined() ? mask.mask().detach() : Tensor();
+  return record(op, out, inputs, [saved, pad, full, g, from, schedule](const Tensor& dO, Grads& gr) {
+    const size_t n = saved.size() - 2;
+    std::vector<Tensor> grads(n);  // zeros: the kernels accumulate
+    for (size_t i = 0; i < n; ++i)
+      if (gr.needs(int(i))) grads[i] = zeros(saved[i].shape());
+    auto grad = [&](int which) { return data_or_null(grads[from[which]]); };
+    backward_all(g, schedule, saved[from[0]].data(), saved[from[1]].data(), saved[from[2]].data(),
+                 saved[n].data(), dO.data(), saved[n + 1].data(), grad(0), grad(1), grad(2));
+    for (size_t i = 0; i < n; ++i)
+      if (gr.needs(int(i))) gr[int(i)] = grads[i];
+  });
 }
 
 }  // namespace
@@ -280,78 +394,76 @@ void dkv_block(const Geometry& g, int64_t bh, int64_t j, const real* q, const re
 Tensor flash_attention(const Tensor& q, const Tensor& k, const Tensor& v,
                        const nn::AttentionMask& mask, std::optional<double> scale,
                        const FlashOptions& options) {
-  const Geometry g = geometry(q, k, v, mask, nn::attention_scale(q, scale), options);
+  nn::check_qkv(kOp, q, k, v);
+  const bool heads = q.dim() == 4;
+  const int64_t B = q.size(0), H = heads ? q.size(1) : 1, Tq = q.size(-2), Tk = k.size(-2);
+  const int64_t D = q.size(-1), Dv = v.size(-1);
+  Geometry g = geometry(kOp, B, H, Tq, Tk, D, Dv, heads, mask, nn::attention_scale(q, scale),
+                        options);
+  g.q = split_layout(H, Tq, D), g.k = split_layout(H, Tk, D), g.v = split_layout(H, Tk, Dv);
+  g.o = split_layout(H, Tq, Dv);
   Shape os = q.shape();
-  os[os.size() - 1] = g.Dv;
-  Tensor o = empty(os);                       // (B, H, Tq, Dv)
-  Tensor lse = empty(Shape{g.B, g.H, g.Tq});  // L
-  const int64_t BH = g.B * g.H, nq = g.q_blocks(), nt = threads();
-  {
-    const int64_t per = g.Br * g.Bc + g.Br * g.Dv + g.Br;  // S, A, m
-    Buffer<real> scratch(nt * per);
-    Buffer<double> sums(nt * g.Br);  // l
-    const real *pq = q.data(), *pk = k.data(), *pv = v.data();
-    real *po = o.data(), *pl = lse.data();
-    run_tasks(BH * nq, [&](int64_t task, int th) {  // the longest causal blocks first
-      const int64_t bh = task % BH, i = nq - 1 - task / BH;
-      real* S = scratch.data() + th * per;
-      forward_block(g, bh, i, pq, pk, pv, po, pl, S, S + g.Br * g.Bc,
-                    S + g.Br * g.Bc + g.Br * g.Dv, sums.data() + th * g.Br);
-    });
-  }
-  const Tensor pad = mask.key_padding().defined() ? mask.key_padding().detach() : Tensor();
-  const Tensor full = mask.mask().defined() ? mask.mask().detach() : Tensor();
-  // saved: q, k, v, O, L; pad and full only keep g.pad and g.mask valid
-  return record(kOp, o, {q, k, v}, [q = q.detach(), k = k.detach(), v = v.detach(), o = o.detach(),
-                                    lse, pad, full, g, backward = options.backward()](
-                                       const Tensor& dO, Grads& gr) {
-    const int64_t BH = g.B * g.H, nq = g.q_blocks(), nk = g.k_blocks(), nt = threads();
-    const bool need_scores = gr.needs(0) || gr.needs(1);  // dS feeds dQ and dK only
-    Tensor dq = gr.needs(0) ? zeros(q.shape()) : Tensor();
-    Tensor dk = gr.needs(1) ? zeros(k.shape()) : Tensor();
-    Tensor dv = gr.needs(2) ? zeros(v.shape()) : Tensor();
-    const real *pq = q.data(), *pk = k.data(), *pv = v.data(), *pdo = dO.data(),
-               *pl = lse.data();
-    Buffer<real> delta(need_scores ? BH * g.Tq : 0);  // Delta = rowsum(dO * O)
-    const real* po = o.data();
-    run_tasks(need_scores ? BH : 0, [&](int64_t bh, int) {
-      for (int64_t r = bh * g.Tq; r < (bh + 1) * g.Tq; ++r) {
-        double s = 0;
-        for (int64_t d = 0; d < g.Dv; ++d) s += double(pdo[r * g.Dv + d]) * po[r * g.Dv + d];
-        delta[r] = real(s);
-      }
-    });
-    const int64_t per = 2 * g.Br * g.Bc;  // P, dS
-    Buffer<real> scratch(nt * per);
-    real *pdq = dq.defined() ? dq.data() : nullptr, *pdk = dk.defined() ? dk.data() : nullptr,
-         *pdv = dv.defined() ? dv.data() : nullptr;
-    const bool by_head = backward == FlashBackward::by_head ||
-                         (backward == FlashBackward::automatic && BH % nt == 0);
-    if (by_head) {
-      run_tasks(BH, [&](int64_t bh, int th) {
-        real* P = scratch.data() + th * per;
-        for (int64_t j = 0; j < nk; ++j)
-          dkv_block(g, bh, j, pq, pk, pv, pdo, pl, delta.data(), pdq, pdk, pdv, P, P + g.Br * g.Bc);
-      });
-    } else {
-      if (pdq)  // pass A, the longest causal query blocks first
-        run_tasks(BH * nq, [&](int64_t task, int th) {
-          real* P = scratch.data() + th * per;
-          dq_block(g, task % BH, nq - 1 - task / BH, pq, pk, pv, pdo, pl, delta.data(), pdq, P,
-                   P + g.Br * g.Bc);
-        });
-      if (pdk || pdv)  // pass B, the longest causal key blocks (the first ones) first
-        run_tasks(BH * nk, [&](int64_t task, int th) {
-          real* P = scratch.data() + th * per;
-          dkv_block(g, task % BH, task / BH, pq, pk, pv, pdo, pl, delta.data(), nullptr, pdk, pdv,
-                    P, P + g.Br * g.Bc);
-        });
-    }
-    if (gr.needs(0)) gr[0] = dq;
-    if (gr.needs(1)) gr[1] = dk;
-    if (gr.needs(2)) gr[2] = dv;
-  });
+  os[os.size() - 1] = Dv;
+  return attend_tiled(kOp, g, {q, k, v}, {0, 1, 2}, empty(os), mask, options.backward());
 }
+
+Tensor flash_attention_heads(const Tensor& q, const Tensor& k, const Tensor& v,
+                             int64_t num_heads, const nn::AttentionMask& mask,
+                             std::optional<double> scale, const FlashOptions& options) {
+  constexpr const char* op = "flash_attention_heads";
+  const int64_t H = num_heads;
+  HEED_CHECK(H >= 1, op, "num_heads must be >= 1, got ", H);
+  HEED_CHECK(q.dim() == 3 && k.dim() == 3 && v.dim() == 3, op,
+             "q, k, v must be (B, Tq|Tk, H*D) with the heads side by side; got q ", q.shape(),
+             ", k ", k.shape(), ", v ", v.shape());
+  HEED_CHECK(k.size(0) == q.size(0) && v.size(0) == q.size(0) && v.size(1) == k.size(1) &&
+                 k.size(2) == q.size(2) && q.size(2) % H == 0 && v.size(2) % H == 0,
+             op, "q ", q.shape(), ", k ", k.shape(), ", v ", v.shape(),
+             " do not fit (B, Tq, H*D), (B, Tk, H*D), (B, Tk, H*Dv) with H = ", H);
+  const int64_t B = q.size(0), Tq = q.size(1), Tk = k.size(1);
+  const int64_t D = q.size(2) / H, Dv = v.size(2) / H;
+  Geometry g = geometry(op, B, H, Tq, Tk, D, Dv, true, mask,
+                        scale ? *scale : 1 / std::sqrt(double(D)), options);
+  g.q = side_by_side(Tq, H * D, D, 0), g.k = side_by_side(Tk, H * D, D, 0);
+  g.v = side_by_side(Tk, H * Dv, Dv, 0), g.o = side_by_side(Tq, H * Dv, Dv, 0);
+  return attend_tiled(op, g, {q, k, v}, {0, 1, 2}, empty({B, Tq, H * Dv}), mask,
+                      options.backward());
+}
+
+Tensor flash_attention_packed(const Tensor& qkv, int64_t num_heads,
+                              const nn::AttentionMask& mask, std::optional<double> scale,
+                              const FlashOptions& options) {
+  constexpr const char* op = "flash_attention_packed";
+  const int64_t H = num_heads;
+  HEED_CHECK(H >= 1, op, "num_heads must be >= 1, got ", H);
+  HEED_CHECK(qkv.dim() == 3 && qkv.size(2) % (3 * H) == 0, op, "qkv ", qkv.shape(),
+             " is not (B, T, 3 * H * D) with H = ", H);
+  const int64_t B = qkv.size(0), T = qkv.size(1), E = qkv.size(2) / 3, D = E / H;
+  Geometry g = geometry(op, B, H, T, T, D, D, true, mask,
+                        scale ? *scale : 1 / std::sqrt(double(D)), options);
+  g.q = side_by_side(T, 3 * E, D, 0), g.k = side_by_side(T, 3 * E, D, E);
+  g.v = side_by_side(T, 3 * E, D, 2 * E), g.o = side_by_side(T, E, D, 0);
+  return attend_tiled(op, g, {qkv}, {0, 0, 0}, empty({B, T, E}), mask, options.backward());
+}
+
+Tensor flash_attention_packed(const Tensor& q, const Tensor& kv, int64_t num_heads,
+                              const nn::AttentionMask& mask, std::optional<double> scale,
+                              const FlashOptions& options) {
+  constexpr const char* op = "flash_attention_packed";
+  const int64_t H = num_heads;
+  HEED_CHECK(H >= 1, op, "num_heads must be >= 1, got ", H);
+  HEED_CHECK(q.dim() == 3 && kv.dim() == 3 && kv.size(0) == q.size(0) && q.size(2) % H == 0 &&
+                 kv.size(2) == 2 * q.size(2),
+             op, "q ", q.shape(), " and kv ", kv.shape(),
+             " are not (B, Tq, H*D) and (B, Tk, 2*H*D) with H = ", H);
+  const int64_t B = q.size(0), Tq = q.size(1), Tk = kv.size(1), E = q.size(2), D = E / H;
+  Geometry g = geometry(op, B, H, Tq, Tk, D, D, true, mask,
+                        scale ? *scale : 1 / std::sqrt(double(D)), options);
+  g.q = side_by_side(Tq, E, D, 0), g.k = side_by_side(Tk, 2 * E, D, 0);
+  g.v = side_by_side(Tk, 2 * E, D, E), g.o = side_by_side(Tq, E, D, 0);
+  return attend_tiled(op, g, {q, kv}, {0, 1, 1}, empty({B, Tq, E}), mask, options.backward());
+}
+
 
 // c = softmax(mask(matmul(q, k^T) * scale)) v, through the shared attention core.
 Tensor flash_attention_composed(const Tensor& q, const Tensor& k, const Tensor& v,

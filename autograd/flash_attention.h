@@ -8,6 +8,15 @@
 //
 //   q (B, H, Tq, D)   k (B, H, Tk, D)   v (B, H, Tk, Dv)   ->   O (B, H, Tq, Dv)
 //   or (B, T, D) without the head dim (read as H = 1).
+// Two more entries read the heads where a projection leaves them, side by side in the
+// last dim ((B, T, H, D) viewed as (B, T, H*D)), and write O the same way, so multi-head
+// attention needs no split_heads / merge_heads copies (layers/multihead_attention.cpp):
+//   flash_attention_heads    q (B, Tq, H*D)  k (B, Tk, H*D)  v (B, Tk, H*Dv)  ->  (B, Tq, H*Dv)
+//   flash_attention_packed   qkv (B, T, 3*H*D), [Q | K | V] from one GEMM  ->  (B, T, H*D)
+//                            or q (B, Tq, H*D) and kv (B, Tk, 2*H*D), [K | V] from one GEMM
+// The kernel reads each head with a row stride (H*D, or 3*H*D) instead of copying it out,
+// and backward accumulates dQ, dK, dV at the same strides: for the packed form straight
+// into the columns of one (B, T, 3*H*D) gradient, which feeds the one projection GEMM.
 // B batch, H heads, Tq/Tk query/key lengths, D query/key width, Dv value width.
 //
 // How (autograd/flash_attention.cpp has the numbered steps): the queries are cut into
@@ -34,7 +43,8 @@
 //
 // The composed twin, built from matmul, masked_fill and softmax through nn::attend,
 // is flash_attention_composed(); tests/test_flash_attention.cpp proves the two agree in
-// outputs and gradients, tests/gradcheck_flash_attention.cpp checks the gradients.
+// outputs and gradients (the side-by-side and packed entries against it on heads split
+// by permute and narrow), tests/gradcheck_flash_attention.cpp checks the gradients.
 //
 // Example:
 //   Tensor o = heed::flash_attention(q, k, v, nn::AttentionMask().causal());
@@ -81,6 +91,33 @@ class FlashOptions {
 Tensor flash_attention(const Tensor& q, const Tensor& k, const Tensor& v,
                        const nn::AttentionMask& mask = {}, std::optional<double> scale = {},
                        const FlashOptions& options = FlashOptions());
+
+// q, k, v with the heads side by side, as above; heed::Error naming flash_attention_heads
+// when they do not fit (B, Tq, H*D), (B, Tk, H*D), (B, Tk, H*Dv). scale defaults to
+// 1/sqrt(D). Equals merge(flash_attention(split(q), split(k), split(v))), where split is
+// (B, T, H*D) -> (B, H, T, D) and merge its inverse.
+Tensor flash_attention_heads(const Tensor& q, const Tensor& k, const Tensor& v,
+                             int64_t num_heads, const nn::AttentionMask& mask = {},
+                             std::optional<double> scale = {},
+                             const FlashOptions& options = FlashOptions());
+
+// Self-attention on one packed projection qkv (B, T, 3E), E = H*D: columns [0, E) are Q,
+// [E, 2E) K, [2E, 3E) V, head h of each in its columns [h D, (h+1) D). -> (B, T, E).
+// heed::Error naming flash_attention_packed when qkv is not (B, T, 3*H*D). Equals
+// flash_attention_heads(narrow(qkv, 2, 0, E), narrow(qkv, 2, E, E), narrow(qkv, 2, 2E, E), H).
+Tensor flash_attention_packed(const Tensor& qkv, int64_t num_heads,
+                              const nn::AttentionMask& mask = {},
+                              std::optional<double> scale = {},
+                              const FlashOptions& options = FlashOptions());
+
+// Cross-attention with the keys and values from one packed projection kv (B, Tk, 2E):
+// columns [0, E) are K, [E, 2E) V; q (B, Tq, E). -> (B, Tq, E). heed::Error naming
+// flash_attention_packed when they are not (B, Tq, H*D) and (B, Tk, 2*H*D). Equals
+// flash_attention_heads(q, narrow(kv, 2, 0, E), narrow(kv, 2, E, E), H).
+Tensor flash_attention_packed(const Tensor& q, const Tensor& kv, int64_t num_heads,
+                              const nn::AttentionMask& mask = {},
+                              std::optional<double> scale = {},
+                              const FlashOptions& options = FlashOptions());
 
 // The reference: nn::attend(matmul(q, k^T) * scale, v, mask).context, which forms the
 // full (B, H, Tq, Tk) scores and weights. Same arguments and result as flash_attention.

@@ -1,5 +1,7 @@
 // multihead_attention.cpp - nn::MultiheadAttention: project, split into heads, attend
-// per head (scaled dot-product, autograd/scaled_dot_product.h), concatenate, project out.
+// per head (scaled dot-product, autograd/scaled_dot_product.h), concatenate, project out;
+// or, when the weights are not wanted, the same through the flash kernel with no copies
+// (flash_context below).
 //
 // Shape letters: B batch, Tq / Tk query / key lengths, E embed_dim, H heads,
 // d_k / d_v per-head widths.
@@ -33,6 +35,24 @@ Tensor merge_heads(const Tensor& x) {
 // Rows [start, start + n) of a weight or bias; undefined stays undefined (no bias).
 Tensor rows(const Tensor& t, int64_t start, int64_t n) {
   return t.defined() ? narrow(t, 0, start, n) : Tensor();
+}
+
+struct Projected {
+  Tensor q, k, v;  // (B, Tq, H d_k), (B, Tk, H d_k), (B, Tk, H d_v)
+};
+
+// Q W^Q, K W^K, V W^V, a GEMM each: y = x W^T + b, W the rows of this projection (the
+// packed weight holds Q's, K's and V's one after the other) or its separate weight.
+Projected project(const MultiheadAttention& mha, const Tensor& query, const Tensor& key,
+                  const Tensor& value) {
+  const int64_t nq = mha.options.num_heads() * mha.options.head_dim_k();
+  const int64_t nv = mha.options.num_heads() * mha.options.head_dim_v();
+  const Tensor& W = mha.in_proj_weight;  // (2 H d_k + H d_v, E), packed form only
+  const Tensor& b = mha.in_proj_bias;
+  const bool packed = W.defined();
+  return {linear(query, packed ? rows(W, 0, nq) : mha.q_proj_weight, rows(b, 0, nq)),
+          linear(key, packed ? rows(W, nq, nq) : mha.k_proj_weight, rows(b, nq, nq)),
+          linear(value, packed ? rows(W, 2 * nq, nv) : mha.v_proj_weight, rows(b, 2 * nq, nv))};
 }
 
 }  // namespace
@@ -82,7 +102,6 @@ AttentionOutput MultiheadAttention::forward(const Tensor& query, const Tensor& k
                                             const Tensor& attn_bias, bool need_weights,
                                             bool average_attn_weights) {
   const int64_t E = options.embed_dim(), H = options.num_heads();
-  const int64_t dk = options.head_dim_k(), dv = options.head_dim_v();
   HEED_CHECK(query.dim() == 3 && query.size(2) == E, kOp, "query ", query.shape(),
              " is not (B, Tq, embed_dim = ", E, ")");
   HEED_CHECK(key.dim() == 3 && key.size(2) == options.kdim(), kOp, "key ", key.shape(),
@@ -108,37 +127,56 @@ AttentionOutput MultiheadAttention::forward(const Tensor& query, const Tensor& k
              "(torch's (B*H, Tq, Tk) float attn_mask, reshaped)");
   check_bias(kOp, {B, H, Tq, Tk}, attn_bias);
 
-  // 1. Q W^Q, K W^K, V W^V for all heads at once: y = x W^T + b, W the rows of this
-  //    projection (the packed weight holds Q's, K's and V's one after the other)
-  const int64_t nq = H * dk, nv = H * dv;
-  const bool packed = in_proj_weight.defined();
-  const Tensor Wq = packed ? rows(in_proj_weight, 0, nq) : q_proj_weight;       // (H d_k, E)
-  const Tensor Wk = packed ? rows(in_proj_weight, nq, nq) : k_proj_weight;      // (H d_k, kdim)
-  const Tensor Wv = packed ? rows(in_proj_weight, 2 * nq, nv) : v_proj_weight;  // (H d_v, vdim)
-  const Tensor q = linear(query, Wq, rows(in_proj_bias, 0, nq));        // (B, Tq, H d_k)
-  const Tensor k = linear(key, Wk, rows(in_proj_bias, nq, nq));         // (B, Tk, H d_k)
-  const Tensor v = linear(value, Wv, rows(in_proj_bias, 2 * nq, nv));   // (B, Tk, H d_v)
-
-  // 2. head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V), all heads in one batched call.
-  //    When the weights are not wanted (and no dropout acts on them, and no bias is
-  //    added), the tiled flash kernel computes the same context without ever forming
-  //    the (Tq, Tk) weights.
+  // The fast path: when the weights are not wanted (and no dropout acts on them, and no
+  // bias is added), the tiled flash kernel computes the context without ever forming the
+  // (Tq, Tk) weights, reading the heads where the projection leaves them.
   AttentionOutput out;
-  Tensor context;  // (B, H, Tq, d_v)
   if (!need_weights && !attn_bias.defined() && !(options.dropout() > 0 && is_training())) {
-    context = flash_attention(split_heads(q, H), split_heads(k, H), split_heads(v, H), m);
-  } else {
-    const Attended heads = scaled_dot_product_attention(
-        split_heads(q, H), split_heads(k, H), split_heads(v, H),  // (B, H, T, d)
-        m, attn_bias, options.dropout(), is_training());  // weights (B, H, Tq, Tk)
-    context = heads.context;
-    if (need_weights)
-      out.weights = average_attn_weights ? mean(heads.weights, 1) : heads.weights;
+    out.output = out_proj->forward(flash_context(query, key, value, m));  // (B, Tq, E)
+    return out;
   }
 
+  // The composed path, the readable reference (tests/test_mha.cpp proves the fast path
+  // equal to it in the output and every gradient):
+  // 1. Q W^Q, K W^K, V W^V for all heads at once
+  const auto [q, k, v] = project(*this, query, key, value);  // (B, T, H d)
+
+  // 2. head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V), all heads in one batched call
+  const Attended heads = scaled_dot_product_attention(
+      split_heads(q, H), split_heads(k, H), split_heads(v, H),  // (B, H, T, d)
+      m, attn_bias, options.dropout(), is_training());  // weights (B, H, Tq, Tk)
+  if (need_weights)
+    out.weights = average_attn_weights ? mean(heads.weights, 1) : heads.weights;
+
   // 3. Concat(head_1, ..., head_h) W^O + b^O
-  out.output = out_proj->forward(merge_heads(context));  // (B, Tq, E)
+  out.output = out_proj->forward(merge_heads(heads.context));  // (B, Tq, E)
   return out;
+}
+
+// Steps 1-2 of the fast path -> Concat(head_1, ..., head_h) (B, Tq, H d_v), no copies:
+//   self-attention (query, key and value one tensor) with the packed weight: ONE GEMM
+//     [Q | K | V] = x W_in^T + b_in  (B, T, 3E), and the flash kernel reads each head's
+//     columns of it in place; its backward writes dQ, dK, dV into one (B, T, 3E)
+//     gradient, which the GEMM's backward takes whole
+//   cross-attention to one memory (key and value one tensor), packed weight: a GEMM for
+//     Q and one for [K | V] (B, Tk, 2E), both read in place
+//   otherwise (key and value differ, kdim / vdim / d_k / d_v of their own): a GEMM each
+//     for Q, K and V, still read in place, heads side by side
+// Either way the context comes out as (B, Tq, H, d_v), which is Concat(heads) already.
+Tensor MultiheadAttention::flash_context(const Tensor& query, const Tensor& key,
+                                         const Tensor& value, const AttentionMask& m) {
+  const int64_t H = options.num_heads();
+  const bool self = query.impl() == key.impl() && key.impl() == value.impl();
+  if (self && in_proj_weight.defined())  // [Q | K | V] (B, T, 3E)
+    return flash_attention_packed(linear(query, in_proj_weight, in_proj_bias), H, m);
+  if (key.impl() == value.impl() && in_proj_weight.defined()) {  // attending to one memory
+    const int64_t E = options.embed_dim();
+    const Tensor q = linear(query, rows(in_proj_weight, 0, E), rows(in_proj_bias, 0, E));  // (B, Tq, E)
+    const Tensor kv = linear(key, rows(in_proj_weight, E, 2 * E), rows(in_proj_bias, E, 2 * E));
+    return flash_attention_packed(q, kv, H, m);  // kv = [K | V] (B, Tk, 2E)
+  }
+  const auto [q, k, v] = project(*this, query, key, value);  // (B, T, H d)
+  return flash_attention_heads(q, k, v, H, m);
 }
 
 std::string MultiheadAttention::repr() const {

@@ -33,6 +33,12 @@
 // Initialised as torch: xavier_uniform_ on in_proj_weight (or q/k/v_proj_weight), zero
 // in_proj_bias and out_proj.bias, out_proj.weight as nn::Linear (kaiming_uniform_).
 //
+// Self-attention (query, key, value one tensor) with need_weights = false projects with
+// ONE GEMM over the packed (3E, E) weight and the flash kernel reads Q, K, V and writes
+// the context in place (no head split or merge copies); cross-attention to one memory
+// (key, value one tensor) projects Q and [K | V] with a GEMM each. The composed path
+// (need_weights = true) is the readable reference, three GEMMs and explicit head copies.
+//
 // Cost: projections O(B (Tq E + Tk kdim) H d_k + B Tk vdim H d_v + B Tq H d_v E);
 // attention O(B H Tq Tk (d_k + d_v)) time and O(B H Tq Tk) memory (scores and weights).
 //
@@ -103,6 +109,11 @@ class MultiheadAttention : public Module {
   Tensor in_proj_weight, in_proj_bias;                  // (3E, E) packed form only; bias in both
   Tensor q_proj_weight, k_proj_weight, v_proj_weight;   // separate form only (see above)
   std::shared_ptr<Linear> out_proj;                     // Linear(H d_v, E)
+
+ private:
+  // The projections and the flash kernel, heads read in place: Concat(heads) (B, Tq, H d_v).
+  Tensor flash_context(const Tensor& query, const Tensor& key, const Tensor& value,
+                       const AttentionMask& m);
 };
 
 }  // namespace heed::nn

@@ -1,6 +1,7 @@
 // gradcheck_flash_attention.cpp - finite-difference checks (double build) of the tiled
 // attention's hand-written backward, with tiles small and odd enough (2x3, 3x2, 1x1) that
-// every T crosses tile boundaries; and, in double, flash == composed to 1e-12.
+// every T crosses tile boundaries, reading the heads (B, H, T, D), side by side
+// (B, T, H*D) and packed (B, T, 3*H*D); and, in double, flash == composed to 1e-12.
 #include <utility>
 
 #include <heed/autograd/flash_attention.h>
@@ -66,6 +67,30 @@ TEST_CASE("gradcheck flash attention: 3-D inputs, scale override, fully masked r
   check_grad([&](const V& x) { return flash_attention(x[0], x[1], x[2], m, 0.7,
                                                       FlashOptions().rows(2).cols(3)); },
              {q, k, v});
+}
+
+TEST_CASE("gradcheck flash attention reading heads in place: side by side and packed") {
+  manual_seed(24);
+  const int64_t H = 2;
+  for (auto [Tq, Tk] : kLengths)
+    for (const AttentionMask& m : mask_kinds(2, Tk))
+      for (const FlashOptions& opt : {FlashOptions().rows(2).cols(3).backward(FlashBackward::by_head),
+                                      FlashOptions().rows(3).cols(2).backward(FlashBackward::by_blocks)}) {
+        CAPTURE(Tq); CAPTURE(Tk); CAPTURE(m.is_causal()); CAPTURE(m.key_padding().defined());
+        CAPTURE(m.mask().defined()); CAPTURE(int(opt.backward()));
+        // q (B, Tq, H*3), k (B, Tk, H*3), v (B, Tk, H*2): heads at row strides 6 and 4
+        Tensor q = param({2, Tq, H * 3}), k = param({2, Tk, H * 3}), v = param({2, Tk, H * 2});
+        check_grad([&](const V& x) { return flash_attention_heads(x[0], x[1], x[2], H, m, {}, opt); },
+                   {q, k, v});
+        // q (B, Tq, H*3), kv (B, Tk, 2 * H*3): K and V and their gradients at row stride 12
+        Tensor kv = param({2, Tk, 2 * H * 3}), q3 = param({2, Tq, H * 3});
+        check_grad([&](const V& x) { return flash_attention_packed(x[0], x[1], H, m, {}, opt); },
+                   {q3, kv});
+        if (Tq != Tk) continue;
+        // qkv (B, T, 3 * H * 3): Q, K, V and their gradients at row stride 18
+        Tensor qkv = param({2, Tq, 3 * H * 3});
+        check_grad([&](const V& x) { return flash_attention_packed(x[0], H, m, {}, opt); }, {qkv});
+      }
 }
 
 TEST_CASE("flash attention equals composed attention in double, to 1e-12") {

@@ -2,7 +2,8 @@
 // nn::MultiheadAttention on tiny shapes: w.r.t. the inputs and every parameter, through
 // the output and the attention weights together. Self- and cross-attention, key padding
 // (with a batch element that sees nothing), causal (Tq == Tk and Tq > Tk), per-head
-// weights, separate d_k / d_v and kdim / vdim, no bias, and dropout with a fixed seed.
+// weights, separate d_k / d_v and kdim / vdim, no bias, and dropout with a fixed seed;
+// and the flash path (need_weights = false), packed self-attention and cross-attention.
 #include <heed/layers/multihead_attention.h>
 #include <heed/layers/self_attention.h>
 #include "helpers.h"
@@ -139,4 +140,33 @@ TEST_CASE("gradcheck MultiheadAttention with attn_bias: w.r.t. inputs, parameter
   check_grad([mha, m](const V& x) {
     return flatten(mha->forward(x[0], x[1], x[1], m, x[2], /*need_weights=*/false).output);
   }, with_params({q, kv, param({2, 2, 3, 4})}, *mha));
+}
+
+TEST_CASE("gradcheck MultiheadAttention, need_weights = false: heads read in place by the flash kernel") {
+  manual_seed(710);
+  auto mha = std::make_shared<nn::MultiheadAttention>(nn::MultiheadAttentionOptions(4, 2));
+  randomise_biases(*mha);
+  Tensor x = param({2, 3, 4}), mem = param({2, 4, 4});
+  Tensor pad = ones({2, 3});
+  pad.data()[5] = 0;
+  // self-attention: one GEMM over in_proj_weight, Q K V read from its (B, T, 3E) output
+  for (const nn::AttentionMask& m : {nn::AttentionMask(), nn::AttentionMask().causal().key_padding(pad)})
+    check_grad([mha, m](const V& v) {
+      return flatten(mha->forward(v[0], v[0], v[0], m, {}, /*need_weights=*/false).output);
+    }, with_params({x}, *mha));
+  // cross-attention, Tq != Tk, key = value: a GEMM for Q and one for [K | V]
+  check_grad([mha](const V& v) {
+    return flatten(mha->forward(v[0], v[1], v[1], nn::AttentionMask().causal(), {}, false).output);
+  }, with_params({x, mem}, *mha));
+  // cross-attention, key != value: a GEMM each, heads side by side
+  check_grad([mha](const V& v) {
+    return flatten(mha->forward(v[0], v[1], v[2], {}, {}, false).output);
+  }, with_params({x, mem, param({2, 4, 4})}, *mha));
+  // separate weights, d_k != d_v, kdim / vdim of their own
+  auto sep = std::make_shared<nn::MultiheadAttention>(
+      nn::MultiheadAttentionOptions(4, 2).kdim(3).vdim(5).head_dim_k(3).head_dim_v(2));
+  randomise_biases(*sep);
+  check_grad([sep](const V& v) {
+    return flatten(sep->forward(v[0], v[1], v[2], {}, {}, false).output);
+  }, with_params({x, param({2, 4, 3}), param({2, 4, 5})}, *sep));
 }

@@ -1,5 +1,6 @@
 // test_flash_attention.cpp - the tiled kernel (autograd/flash_attention.h) equals its
-// composed twin in outputs and in the gradients of q, k and v (float build), and its
+// composed twin in outputs and in the gradients of q, k and v (float build), also when it
+// reads the heads side by side or from one packed (B, T, 3E) projection, and its
 // working memory is O(T d), not O(T^2): causal T = 16384, 4 heads, head dim 64.
 #include <algorithm>
 #include <chrono>
@@ -185,6 +186,80 @@ TEST_CASE("flash attention: every key padded gives zero output and zero gradient
   }
 }
 
+namespace {
+
+// (B, T, H*D) -> (B, H, T, D) and back: the copies flash_attention_heads and
+// flash_attention_packed avoid, used here to build their reference.
+Tensor split(const Tensor& x, int64_t H) {
+  return x.reshape({x.size(0), x.size(1), H, x.size(2) / H}).permute({0, 2, 1, 3});
+}
+Tensor merge(const Tensor& x) {
+  return x.permute({0, 2, 1, 3}).reshape({x.size(0), x.size(2), x.size(1) * x.size(3)});
+}
+
+}  // namespace
+
+TEST_CASE("flash attention reads heads side by side and from one packed projection in place") {
+  manual_seed(17);
+  const int64_t B = 2, H = 3, D = 8, Dv = 5, E = H * D;
+  for (auto [br, bc] : {std::pair<int64_t, int64_t>{2, 3}, {128, 64}})
+    for (FlashBackward schedule : {FlashBackward::by_head, FlashBackward::by_blocks}) {
+      const FlashOptions opt = FlashOptions().rows(br).cols(bc).backward(schedule);
+      CAPTURE(br); CAPTURE(bc); CAPTURE(int(schedule));
+      // side by side: q (B, Tq, H*D), k (B, Tk, H*D), v (B, Tk, H*Dv), Tq != Tk
+      for (auto [Tq, Tk] : {std::pair<int64_t, int64_t>{1, 1}, {37, 37}, {23, 37}, {37, 23}})
+        for (const AttentionMask& m : mask_kinds(B, Tk)) {
+          CAPTURE(Tq); CAPTURE(Tk); CAPTURE(m.is_causal()); CAPTURE(m.key_padding().defined());
+          Tensor q = test::param({B, Tq, H * D}), k = test::param({B, Tk, H * D});
+          Tensor v = test::param({B, Tk, H * Dv}), w = randn({B, Tq, H * Dv});
+          Run r = run([&](auto& a, auto& b, auto& c) {
+            return merge(flash_attention_composed(split(a, H), split(b, H), split(c, H), m));
+          }, q, k, v, w);
+          Run f = run([&](auto& a, auto& b, auto& c) {
+            return flash_attention_heads(a, b, c, H, m, {}, opt);
+          }, q, k, v, w);
+          CHECK(mismatch(f.out, r.out) <= 1);
+          CHECK(mismatch(f.dq, r.dq) <= 1);
+          CHECK(mismatch(f.dk, r.dk) <= 1);
+          CHECK(mismatch(f.dv, r.dv) <= 1);
+        }
+      // packed: qkv (B, T, 3E), Q K V its column blocks; one gradient (B, T, 3E)
+      for (int64_t T : {1, 37})
+        for (const AttentionMask& m : mask_kinds(B, T)) {
+          CAPTURE(T); CAPTURE(m.is_causal()); CAPTURE(m.key_padding().defined());
+          Tensor qkv = test::param({B, T, 3 * E}), w = randn({B, T, E});
+          Tensor r = merge(flash_attention_composed(split(narrow(qkv, 2, 0, E), H),
+                                                    split(narrow(qkv, 2, E, E), H),
+                                                    split(narrow(qkv, 2, 2 * E, E), H), m));
+          sum(r * w).backward();
+          const Tensor r_grad = qkv.grad();
+          qkv.set_grad(Tensor());
+          Tensor f = flash_attention_packed(qkv, H, m, {}, opt);
+          sum(f * w).backward();
+          CHECK(mismatch(f.detach(), r.detach()) <= 1);
+          CHECK(mismatch(qkv.grad(), r_grad) <= 1);
+        }
+      // packed keys and values: q (B, Tq, E), kv (B, Tk, 2E), Tq != Tk
+      for (auto [Tq, Tk] : {std::pair<int64_t, int64_t>{23, 37}, {37, 23}})
+        for (const AttentionMask& m : mask_kinds(B, Tk)) {
+          CAPTURE(Tq); CAPTURE(Tk); CAPTURE(m.is_causal()); CAPTURE(m.key_padding().defined());
+          Tensor q = test::param({B, Tq, E}), kv = test::param({B, Tk, 2 * E});
+          Tensor w = randn({B, Tq, E});
+          Tensor r = merge(flash_attention_composed(split(q, H), split(narrow(kv, 2, 0, E), H),
+                                                    split(narrow(kv, 2, E, E), H), m));
+          sum(r * w).backward();
+          const Tensor rq = q.grad(), rkv = kv.grad();
+          q.set_grad(Tensor()), kv.set_grad(Tensor());
+          Tensor f = flash_attention_packed(q, kv, H, m, {}, opt);
+          sum(f * w).backward();
+          CHECK(mismatch(f.detach(), r.detach()) <= 1);
+          CHECK(mismatch(q.grad(), rq) <= 1);
+          CHECK(mismatch(kv.grad(), rkv) <= 1);
+        }
+    }
+  report_worst("heads side by side, packed");
+}
+
 TEST_CASE("flash attention rejects shapes and masks that do not fit, naming itself") {
   Tensor q = randn({2, 3, 5, 4}), k = randn({2, 3, 6, 4}), v = randn({2, 3, 6, 7});
   CHECK_THROWS_WITH_AS(flash_attention(q, randn({2, 3, 6, 3}), v),
@@ -195,6 +270,24 @@ TEST_CASE("flash attention rejects shapes and masks that do not fit, naming itse
   CHECK_THROWS_AS(flash_attention(q, k, v, AttentionMask().mask(ones({5, 5}))), Error);
   CHECK_THROWS_AS(flash_attention(q, k, v, {}, {}, FlashOptions().rows(0)), Error);
   CHECK(flash_attention(q, k, v).shape() == Shape{2, 3, 5, 7});
+  // heads side by side: widths must split into H heads, k and v share Tk
+  Tensor qs = randn({2, 5, 12}), ks = randn({2, 6, 12}), vs = randn({2, 6, 9});
+  CHECK(flash_attention_heads(qs, ks, vs, 3).shape() == Shape{2, 5, 9});
+  CHECK_THROWS_WITH_AS(flash_attention_heads(qs, ks, vs, 2), doctest::Contains("flash_attention_heads"),
+                       Error);
+  CHECK_THROWS_AS(flash_attention_heads(qs, ks, randn({2, 5, 9}), 3), Error);
+  CHECK_THROWS_AS(flash_attention_heads(qs, randn({2, 6, 9}), vs, 3), Error);
+  CHECK_THROWS_AS(flash_attention_heads(qs, ks, vs, 0), Error);
+  CHECK_THROWS_AS(flash_attention_heads(qs, ks, vs, 3, AttentionMask().key_padding(ones({2, 5}))),
+                  Error);
+  // packed: the width must be 3 * H * D
+  CHECK(flash_attention_packed(randn({2, 5, 18}), 3).shape() == Shape{2, 5, 6});
+  CHECK_THROWS_WITH_AS(flash_attention_packed(randn({2, 5, 18}), 4),
+                       doctest::Contains("flash_attention_packed"), Error);
+  CHECK_THROWS_AS(flash_attention_packed(randn({2, 5, 3, 6}), 3), Error);
+  CHECK(flash_attention_packed(randn({2, 5, 6}), randn({2, 4, 12}), 3).shape() == Shape{2, 5, 6});
+  CHECK_THROWS_WITH_AS(flash_attention_packed(randn({2, 5, 6}), randn({2, 4, 6}), 3),
+                       doctest::Contains("flash_attention_packed"), Error);
 }
 
 // Done when (issue 5): causal flash attention at T = 16384, 4 heads, head dim 64, forward

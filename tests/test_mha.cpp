@@ -3,9 +3,11 @@
 // written head by head; weights averaged or per head; masks, including a batch element
 // with no visible key; dropout; the error messages; repr.
 #include <cmath>
+#include <set>
 #include <string>
 
 #include <heed/layers/multihead_attention.h>
+#include <heed/autograd/node.h>
 #include <heed/autograd/scaled_dot_product.h>
 #include <heed/layers/self_attention.h>
 #include "helpers.h"
@@ -256,23 +258,42 @@ TEST_CASE("SelfAttention: a single head, returning the context and the weights")
   CHECK_THROWS_AS(nn::SelfAttention(nn::SelfAttentionOptions(4).dropout(-1)), Error);
 }
 
-TEST_CASE("MultiheadAttention: need_weights=false takes the flash kernel and gives the same output and gradients") {
-  manual_seed(11);
-  auto mha = std::make_shared<nn::MultiheadAttention>(nn::MultiheadAttentionOptions(16, 4));
-  const Tensor x = randn({2, 9, 16});
-  Tensor pad = ones({2, 9});
-  for (int j = 6; j < 9; ++j) pad.data()[9 + j] = 0;  // second sequence has 6 real tokens
-  const nn::AttentionMask mask = nn::AttentionMask().key_padding(pad).causal();
-  const Tensor w = randn({2, 9, 16});
+namespace {
+
+// The names of every op in the graph behind t (each node once).
+std::set<std::string> ops_behind(const Tensor& t) {
+  std::set<std::string> names;
+  std::set<const Node*> seen;
+  std::vector<std::shared_ptr<Node>> todo = {t.grad_fn()};
+  while (!todo.empty()) {
+    std::shared_ptr<Node> n = todo.back();
+    todo.pop_back();
+    if (!n || !seen.insert(n.get()).second) continue;
+    names.insert(n->name());
+    for (const auto& next : n->next) todo.push_back(next);
+  }
+  return names;
+}
+
+// need_weights = false (the flash path, heads read in place) against need_weights = true
+// (the composed reference): the output and the gradients of the inputs and of every
+// parameter. Returns the ops of the flash path's graph.
+std::set<std::string> fast_equals_composed(nn::MultiheadAttention& mha, const Tensor& q,
+                                           const Tensor& k, const Tensor& v,
+                                           const nn::AttentionMask& mask) {
+  const bool self = q.impl() == k.impl() && k.impl() == v.impl();  // stays self-attention
+  const Tensor w = randn({q.size(0), q.size(1), mha.options.embed_dim()});
+  std::set<std::string> ops;
   auto run = [&](bool need_weights, std::vector<Tensor>& grads) {
-    Tensor xi = x.detach();
-    xi.requires_grad_();
-    mha->zero_grad();
-    auto out = mha->forward(xi, xi, xi, mask, {}, need_weights);
+    Tensor qi = q.detach().requires_grad_(), ki = self ? qi : k.detach().requires_grad_();
+    Tensor vi = k.impl() == v.impl() ? ki : v.detach().requires_grad_();  // one memory stays one
+    mha.zero_grad();
+    auto out = mha.forward(qi, ki, vi, mask, {}, need_weights);
     CHECK(out.weights.defined() == need_weights);
+    if (!need_weights) ops = ops_behind(out.output);
     sum(out.output * w).backward();
-    grads = {xi.grad()};
-    for (auto& [name, p] : mha->named_parameters()) grads.push_back(p.grad());
+    grads = {qi.grad(), ki.grad(), vi.grad()};
+    for (auto& [name, p] : mha.named_parameters()) grads.push_back(p.grad());
     return out.output.detach();
   };
   std::vector<Tensor> g_composed, g_flash;
@@ -280,5 +301,58 @@ TEST_CASE("MultiheadAttention: need_weights=false takes the flash kernel and giv
   const Tensor y_flash = run(false, g_flash);
   CHECK(allclose(y_flash, y_composed, 1e-5, 1e-6));
   REQUIRE(g_flash.size() == g_composed.size());
-  for (size_t i = 0; i < g_flash.size(); ++i) CHECK(allclose(g_flash[i], g_composed[i], 1e-4, 1e-5));
+  for (size_t i = 0; i < g_flash.size(); ++i) {
+    CAPTURE(i);
+    REQUIRE(g_flash[i].defined());
+    CHECK(allclose(g_flash[i], g_composed[i], 1e-4, 1e-5));
+  }
+  return ops;
+}
+
+}  // namespace
+
+TEST_CASE("MultiheadAttention: need_weights=false takes the flash kernel and gives the same output and gradients") {
+  manual_seed(11);
+  auto mha = std::make_shared<nn::MultiheadAttention>(nn::MultiheadAttentionOptions(16, 4));
+  {
+    NoGradGuard g;
+    mha->in_proj_bias.copy_(randn(mha->in_proj_bias.shape()));  // torch's zeros test nothing
+  }
+  const Tensor x = randn({2, 9, 16});
+  Tensor pad = ones({2, 9});
+  for (int j = 6; j < 9; ++j) pad.data()[9 + j] = 0;  // second sequence has 6 real tokens
+  const nn::AttentionMask mask = nn::AttentionMask().key_padding(pad).causal();
+
+  SUBCASE("self-attention: one GEMM over the packed weight, no head copies") {
+    for (const nn::AttentionMask& m : {nn::AttentionMask(), mask}) {
+      const std::set<std::string> ops = fast_equals_composed(*mha, x, x, x, m);
+      CHECK(ops.count("flash_attention_packed") == 1);
+      for (const char* copy : {"narrow", "permute", "transpose", "slice", "cat"})
+        CHECK_MESSAGE(ops.count(copy) == 0, copy, " in the self-attention fast path");
+    }
+  }
+  SUBCASE("cross-attention: Tq != Tk, heads still read in place") {
+    const Tensor mem = randn({2, 5, 16});
+    Tensor mem_pad = ones({2, 5});
+    mem_pad.data()[9] = 0;
+    const std::set<std::string> ops =
+        fast_equals_composed(*mha, x, mem, mem, nn::AttentionMask().key_padding(mem_pad));
+    CHECK(ops.count("flash_attention_packed") == 1);  // q, then [K | V] in one GEMM
+    CHECK(ops.count("permute") == 0);
+    const std::set<std::string> ops_kv =
+        fast_equals_composed(*mha, x, mem, randn({2, 5, 16}), nn::AttentionMask().causal());
+    CHECK(ops_kv.count("flash_attention_heads") == 1);  // key and value differ: three GEMMs
+    CHECK(ops_kv.count("permute") == 0);
+  }
+  SUBCASE("kdim / vdim and separate head widths d_k != d_v") {
+    auto sep = std::make_shared<nn::MultiheadAttention>(
+        nn::MultiheadAttentionOptions(16, 4).kdim(6).vdim(10).head_dim_k(3).head_dim_v(5));
+    fast_equals_composed(*sep, x, randn({2, 7, 6}), randn({2, 7, 10}), nn::AttentionMask().causal());
+    auto own = std::make_shared<nn::MultiheadAttention>(
+        nn::MultiheadAttentionOptions(12, 3).head_dim_k(2).head_dim_v(6));
+    const Tensor x12 = randn({2, 9, 12});
+    CHECK(ops_behind(own->forward(x12, x12, x12, mask, {}, false).output)
+              .count("flash_attention_heads") == 1);  // not packed: separate weights
+    fast_equals_composed(*own, x12, x12, x12, mask);
+  }
 }

@@ -1,0 +1,19 @@
+build-base/f32/autograd/compare.o: autograd/compare.cpp autograd/compare.h \
+ autograd/../core/tensor.h autograd/../core/real.h \
+ autograd/../core/shape.h autograd/../core/elementwise.h \
+ autograd/../core/fastmath.h autograd/../core/parallel.h \
+ autograd/../core/error.h autograd/node.h autograd/../core/allocator.h \
+ autograd/grad_mode.h autograd/reduce.h autograd/reduce_minmax.h
+autograd/compare.h:
+autograd/../core/tensor.h:
+autograd/../core/real.h:
+autograd/../core/shape.h:
+autograd/../core/elementwise.h:
+autograd/../core/fastmath.h:
+autograd/../core/parallel.h:
+autograd/../core/error.h:
+autograd/node.h:
+autograd/../core/allocator.h:
+autograd/grad_mode.h:
+autograd/reduce.h:
+autograd/reduce_minmax.h:

@@ -1,0 +1,22 @@
+build-base/f32/autograd/lstm_layer_op.o: autograd/lstm_layer_op.cpp \
+ autograd/lstm_layer_op.h autograd/../core/tensor.h \
+ autograd/../core/real.h autograd/../core/shape.h autograd/../core/blas.h \
+ autograd/../core/error.h autograd/../core/parallel.h \
+ autograd/lstm_gates.h autograd/../core/fastmath.h autograd/node.h \
+ autograd/../core/allocator.h autograd/grad_mode.h autograd/shape_ops.h \
+ autograd/indexing.h autograd/views.h
+autograd/lstm_layer_op.h:
+autograd/../core/tensor.h:
+autograd/../core/real.h:
+autograd/../core/shape.h:
+autograd/../core/blas.h:
+autograd/../core/error.h:
+autograd/../core/parallel.h:
+autograd/lstm_gates.h:
+autograd/../core/fastmath.h:
+autograd/node.h:
+autograd/../core/allocator.h:
+autograd/grad_mode.h:
+autograd/shape_ops.h:
+autograd/indexing.h:
+autograd/views.h:

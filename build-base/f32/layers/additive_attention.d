@@ -1,0 +1,22 @@
+build-base/f32/layers/additive_attention.o: layers/additive_attention.cpp \
+ layers/additive_attention.h layers/module.h layers/../core/tensor.h \
+ layers/../core/real.h layers/../core/shape.h layers/scorer.h \
+ layers/../autograd/attend.h layers/../autograd/attention_mask.h \
+ layers/../autograd/arith.h layers/../autograd/linalg.h \
+ layers/../autograd/linear_op.h layers/../autograd/unary.h \
+ layers/../core/error.h layers/init.h layers/repr.h
+layers/additive_attention.h:
+layers/module.h:
+layers/../core/tensor.h:
+layers/../core/real.h:
+layers/../core/shape.h:
+layers/scorer.h:
+layers/../autograd/attend.h:
+layers/../autograd/attention_mask.h:
+layers/../autograd/arith.h:
+layers/../autograd/linalg.h:
+layers/../autograd/linear_op.h:
+layers/../autograd/unary.h:
+layers/../core/error.h:
+layers/init.h:
+layers/repr.h:
