@@ -14,6 +14,7 @@
 #include "../core/blas.h"
 #include "../core/error.h"
 #include "../core/parallel.h"
+#include "layer_steps.h"
 #include "lstm_gates.h"
 #include "node.h"
 #include "shape_ops.h"
@@ -22,15 +23,9 @@ namespace heed {
 
 namespace {
 
-// The step of the k-th iteration: t = k forward, T-1-k reversed.
-int64_t step_at(int64_t k, int64_t T, bool reverse) { return reverse ? T - 1 - k : k; }
-
-// Rows with a valid step t; every row when len is null.
-bool valid(const int64_t* len, int64_t b, int64_t t) { return !len || t < len[b]; }
-
-int64_t longest(const int64_t* len, int64_t B, int64_t T) {
-  return len ? *std::max_element(len, len + B) : T;
-}
+using detail::longest;
+using detail::step_at;
+using detail::step_valid;
 
 }  // namespace
 
@@ -65,7 +60,7 @@ void lstm_layer_forward(real* out, real* h, real* c, real* acts, real* h_prev, r
     parallel_for(B, kGrainTranscendental / G + 1, [&](int64_t b0, int64_t b1) {
       for (int64_t b = b0; b < b1; ++b) {
         real* o = out + (b * T + t) * H;
-        if (!valid(len, b, t)) {  // padded: state kept, output 0
+        if (!step_valid(len, b, t)) {  // padded: state kept, output 0
           std::fill_n(o, H, real(0));
           continue;
         }
@@ -89,11 +84,11 @@ void lstm_layer_backward(real* dx, real* dw_ih, real* dw_hh, real* db, real* dh,
     const int64_t t = step_at(k, T, reverse);
     if (t >= max_len) continue;  // no step was taken
     bool all_valid = true;
-    for (int64_t b = 0; b < B; ++b) all_valid = all_valid && valid(len, b, t);
+    for (int64_t b = 0; b < B; ++b) all_valid = all_valid && step_valid(len, b, t);
     parallel_for(B, kGrainTranscendental / G + 1, [&](int64_t b0, int64_t b1) {
       std::vector<real> c1(H);  // c after the step, recomputed: c' = f * c + i * g
       for (int64_t b = b0; b < b1; ++b) {
-        if (!valid(len, b, t)) continue;  // padded: dh and dc pass through, dgates_t stays 0
+        if (!step_valid(len, b, t)) continue;  // padded: dh and dc pass through, dgates_t stays 0
         const real* a = acts + (b * T + t) * G;
         const real *cp = c_prev + (b * T + t) * H, *d_out = dout + (b * T + t) * H;
         for (int64_t j = 0; j < H; ++j) c1[j] = a[H + j] * cp[j] + a[j] * a[2 * H + j];
@@ -108,7 +103,7 @@ void lstm_layer_backward(real* dx, real* dw_ih, real* dw_hh, real* db, real* dh,
     gemm(false, false, B, H, G, 1, dgates + t * G, T * G, w_hh, H, 0, target, H);
     if (!all_valid)
       for (int64_t b = 0; b < B; ++b)
-        if (valid(len, b, t)) std::copy_n(dh_prev.data() + b * H, H, dh + b * H);
+        if (step_valid(len, b, t)) std::copy_n(dh_prev.data() + b * H, H, dh + b * H);
   }
   // dW_hh += dgates^T h_prev over every step at once (padded steps have dgates = 0)
   if (dw_hh) gemm(true, false, G, H, B * T, 1, dgates, G, h_prev, H, 1, dw_hh, H);
