@@ -27,6 +27,7 @@ namespace heed {
 
 namespace {
 
+using detail::column_sums;
 using detail::longest;
 using detail::step_at;
 using detail::step_valid;
@@ -66,12 +67,6 @@ void gru_row_backward(const real* a, const real* h, real* dh, real* dgi, real* d
   for (int64_t j = 0; j < H; ++j) dhn[j] = da_n[j] * r[j];
   // a_r = gi_r + gh_r, a_z = gi_z + gh_z: gi and gh share these gradients
   std::copy_n(dgi, 2 * H, dgh);
-}
-
-// col[k] += sum over rows of m (rows, cols); the gradient of a bias added to every row.
-void add_column_sums(real* col, const real* m, int64_t rows, int64_t cols) {
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t k = 0; k < cols; ++k) col[k] += m[r * cols + k];
 }
 
 }  // namespace
@@ -157,13 +152,13 @@ void gru_layer_backward(real* dx, real* dw_ih, real* dw_hh, real* db_ih, real* d
     // gh = h W_hh^T:   dh += dgh_t W_hh   (padded rows have dgh_t = 0 and keep their dh)
     gemm(false, false, B, H, G, 1, dgh + t * G, T * G, w_hh, H, 1, dh, H);
   }
-  // dW_hh += dgh^T h_prev, db_hh += sum dgh, over every step at once
-  if (dw_hh) gemm(true, false, G, H, B * T, 1, dgh, G, h_prev, H, 1, dw_hh, H);
-  if (db_hh) add_column_sums(db_hh, dgh, B * T, G);
-  // undo 1., gi = x W_ih^T + b_ih
-  if (dw_ih) gemm(true, false, G, In, B * T, 1, dgi, G, x, In, 1, dw_ih, In);
-  if (dx) gemm(false, false, B * T, In, G, 1, dgi, G, w_ih, In, 1, dx, In);
-  if (db_ih) add_column_sums(db_ih, dgi, B * T, G);
+  // dW_hh = dgh^T h_prev, db_hh = sum dgh, over every step at once (0 rows at padded steps)
+  if (dw_hh) gemm(true, false, G, H, B * T, 1, dgh, G, h_prev, H, 0, dw_hh, H);
+  if (db_hh) column_sums(db_hh, dgh, B * T, G);
+  // undo 1., gi = x W_ih^T + b_ih:   dW_ih = dgi^T x,  dx = dgi W_ih,  db_ih = sum dgi
+  if (dw_ih) gemm(true, false, G, In, B * T, 1, dgi, G, x, In, 0, dw_ih, In);
+  if (dx) gemm(false, false, B * T, In, G, 1, dgi, G, w_ih, In, 0, dx, In);
+  if (db_ih) column_sums(db_ih, dgi, B * T, G);
 }
 
 GRULayerOut gru_layer(const Tensor& x, const Tensor& h0, const Tensor& w_ih, const Tensor& w_hh,
@@ -201,13 +196,13 @@ GRULayerOut gru_layer(const Tensor& x, const Tensor& h0, const Tensor& w_ih, con
       "gru_layer", y, {x, h0, w_ih, w_hh, b_ih, b_hh},
       [x, w_ih, w_hh, acts, h_prev, lengths, reverse, B, T, In, H, G, BTH, BH](const Tensor& dy,
                                                                              Grads& g) {
-        Tensor dx = g.needs(0) ? zeros({B, T, In}) : Tensor();
+        Tensor dx = g.needs(0) ? empty({B, T, In}) : Tensor();
         Tensor dh = empty({B, H});
         std::copy_n(dy.data() + BTH, BH, dh.data());  // dh_n
-        Tensor dw_ih = g.needs(2) ? zeros({G, In}) : Tensor();
-        Tensor dw_hh = g.needs(3) ? zeros({G, H}) : Tensor();
-        Tensor db_ih = g.needs(4) ? zeros({G}) : Tensor();
-        Tensor db_hh = g.needs(5) ? zeros({G}) : Tensor();
+        Tensor dw_ih = g.needs(2) ? empty({G, In}) : Tensor();
+        Tensor dw_hh = g.needs(3) ? empty({G, H}) : Tensor();
+        Tensor db_ih = g.needs(4) ? empty({G}) : Tensor();
+        Tensor db_hh = g.needs(5) ? empty({G}) : Tensor();
         Tensor dgi = empty({B, T, G}), dgh = empty({B, T, G});
         gru_layer_backward(data_or_null(dx), data_or_null(dw_ih), data_or_null(dw_hh),
                            data_or_null(db_ih), data_or_null(db_hh), dh.data(), dgi.data(),

@@ -19,8 +19,8 @@
 //                  dgi_t, dgh_t = the elementwise step's backward
 //                  dh = dh' * z + dgh_t W_hh                 (B, 3H) @ (3H, H)
 //             then, over all steps at once:
-//                  dW_hh += dgh^T h_prev,  db_hh = sum dgh   one GEMM, (3H, B*T) @ (B*T, H)
-//             1.   dW_ih += dgi^T x,  dx += dgi W_ih,  db_ih = sum dgi   one GEMM each
+//                  dW_hh = dgh^T h_prev,  db_hh = sum dgh    one GEMM, (3H, B*T) @ (B*T, H)
+//             1.   dW_ih = dgi^T x,  dx = dgi W_ih,  db_ih = sum dgi     one GEMM each
 //
 // Variable lengths as recurrent_scan.h: row b has len_b valid steps; at a padded step the row's
 // state is kept and its output is 0, so padded steps get dgi = dgh = 0 and add nothing.
@@ -62,8 +62,8 @@ void gru_layer_forward(real* out, real* h, real* acts, real* h_prev, const real*
                        const real* w_ih, const real* w_hh, const real* b_ih, const real* b_hh,
                        const int64_t* len, bool reverse, int64_t B, int64_t T, int64_t In,
                        int64_t H);
-// Backward accumulates (+=) into dx (B, T, In), dw_ih (3H, In), dw_hh (3H, H), db_ih and
-// db_hh (3H); each may be null when not needed. dh (B, H) holds dh_n on entry and dh0 on
+// Backward WRITES (=, not +=: the op hands it fresh buffers, so none is zero-filled first)
+// dx (B, T, In), dw_ih (3H, In), dw_hh (3H, H), db_ih and db_hh (3H); each may be null. dh (B, H) holds dh_n on entry and dh0 on
 // return. dout (B, T, H). dgi and dgh (B, T, 3H) are scratch, written whole (no need to zero).
 void gru_layer_backward(real* dx, real* dw_ih, real* dw_hh, real* db_ih, real* db_hh, real* dh,
                         real* dgi, real* dgh, const real* dout, const real* acts,

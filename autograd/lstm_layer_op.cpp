@@ -23,6 +23,7 @@ namespace heed {
 
 namespace {
 
+using detail::column_sums;
 using detail::longest;
 using detail::step_at;
 using detail::step_valid;
@@ -78,41 +79,39 @@ void lstm_layer_backward(real* dx, real* dw_ih, real* dw_hh, real* db, real* dh,
                          const int64_t* len, bool reverse, int64_t B, int64_t T, int64_t In,
                          int64_t H) {
   const int64_t G = 4 * H, max_len = longest(len, B, T);
-  std::vector<real> dh_prev(B * H);  // (B, H)
   // undo 2., the recurrence, last step first
   for (int64_t k = T - 1; k >= 0; --k) {
     const int64_t t = step_at(k, T, reverse);
-    if (t >= max_len) continue;  // no step was taken
-    bool all_valid = true;
-    for (int64_t b = 0; b < B; ++b) all_valid = all_valid && step_valid(len, b, t);
+    if (t >= max_len) {  // no step was taken: nothing flows to W or x
+      for (int64_t b = 0; b < B; ++b) std::fill_n(dgates + (b * T + t) * G, G, real(0));
+      continue;
+    }
     parallel_for(B, kGrainTranscendental / G + 1, [&](int64_t b0, int64_t b1) {
       std::vector<real> c1(H);  // c after the step, recomputed: c' = f * c + i * g
       for (int64_t b = b0; b < b1; ++b) {
-        if (!step_valid(len, b, t)) continue;  // padded: dh and dc pass through, dgates_t stays 0
+        real* dg = dgates + (b * T + t) * G;
+        if (!step_valid(len, b, t)) {  // padded: dh and dc pass through, this step adds nothing
+          std::fill_n(dg, G, real(0));
+          continue;
+        }
         const real* a = acts + (b * T + t) * G;
         const real *cp = c_prev + (b * T + t) * H, *d_out = dout + (b * T + t) * H;
         for (int64_t j = 0; j < H; ++j) c1[j] = a[H + j] * cp[j] + a[j] * a[2 * H + j];
         real* dhb = dh + b * H;  // out_t = h': dh' = dh + dout_t
         for (int64_t j = 0; j < H; ++j) dhb[j] += d_out[j];
-        detail::lstm_gates_backward(a, cp, c1.data(), dhb, dc + b * H, dgates + (b * T + t) * G,
-                                    dc + b * H, H);
+        detail::lstm_gates_backward(a, cp, c1.data(), dhb, dc + b * H, dg, dc + b * H, H);
+        std::fill_n(dhb, H, real(0));  // h reaches h' only through the gates: dh = dgates_t W_hh
       }
     });
-    // gates_t += h W_hh^T:   dh = dgates_t W_hh   (padded rows keep their dh)
-    real* target = all_valid ? dh : dh_prev.data();
-    gemm(false, false, B, H, G, 1, dgates + t * G, T * G, w_hh, H, 0, target, H);
-    if (!all_valid)
-      for (int64_t b = 0; b < B; ++b)
-        if (step_valid(len, b, t)) std::copy_n(dh_prev.data() + b * H, H, dh + b * H);
+    // gates_t += h W_hh^T:   dh += dgates_t W_hh   (padded rows have dgates_t = 0: dh kept)
+    gemm(false, false, B, H, G, 1, dgates + t * G, T * G, w_hh, H, 1, dh, H);
   }
-  // dW_hh += dgates^T h_prev over every step at once (padded steps have dgates = 0)
-  if (dw_hh) gemm(true, false, G, H, B * T, 1, dgates, G, h_prev, H, 1, dw_hh, H);
-  // undo 1., acts = x W_ih^T + b_ih + b_hh
-  if (dw_ih) gemm(true, false, G, In, B * T, 1, dgates, G, x, In, 1, dw_ih, In);
-  if (dx) gemm(false, false, B * T, In, G, 1, dgates, G, w_ih, In, 1, dx, In);
-  if (db)
-    for (int64_t r = 0; r < B * T; ++r)
-      for (int64_t k = 0; k < G; ++k) db[k] += dgates[r * G + k];
+  // dW_hh = dgates^T h_prev over every step at once (padded steps have dgates = 0)
+  if (dw_hh) gemm(true, false, G, H, B * T, 1, dgates, G, h_prev, H, 0, dw_hh, H);
+  // undo 1., acts = x W_ih^T + b_ih + b_hh:   dW_ih = dgates^T x,  dx = dgates W_ih,  db = sum dgates
+  if (dw_ih) gemm(true, false, G, In, B * T, 1, dgates, G, x, In, 0, dw_ih, In);
+  if (dx) gemm(false, false, B * T, In, G, 1, dgates, G, w_ih, In, 0, dx, In);
+  if (db) column_sums(db, dgates, B * T, G);
 }
 
 LSTMLayerOut lstm_layer(const Tensor& x, const Tensor& h0, const Tensor& c0, const Tensor& w_ih,
@@ -152,14 +151,14 @@ LSTMLayerOut lstm_layer(const Tensor& x, const Tensor& h0, const Tensor& c0, con
       "lstm_layer", y, {x, h0, c0, w_ih, w_hh, b_ih, b_hh},
       [x, w_ih, w_hh, acts, h_prev, c_prev, lengths, reverse, B, T, In, H, G, BTH,
        BH](const Tensor& dy, Grads& g) {
-        Tensor dx = g.needs(0) ? zeros({B, T, In}) : Tensor();
+        Tensor dx = g.needs(0) ? empty({B, T, In}) : Tensor();
         Tensor dh = empty({B, H}), dc = empty({B, H});
         std::copy_n(dy.data() + BTH, BH, dh.data());       // dh_n
         std::copy_n(dy.data() + BTH + BH, BH, dc.data());  // dc_n
-        Tensor dw_ih = g.needs(3) ? zeros({G, In}) : Tensor();
-        Tensor dw_hh = g.needs(4) ? zeros({G, H}) : Tensor();
-        Tensor db = g.needs(5) || g.needs(6) ? zeros({G}) : Tensor();
-        Tensor dgates = zeros({B, T, G});
+        Tensor dw_ih = g.needs(3) ? empty({G, In}) : Tensor();
+        Tensor dw_hh = g.needs(4) ? empty({G, H}) : Tensor();
+        Tensor db = g.needs(5) || g.needs(6) ? empty({G}) : Tensor();
+        Tensor dgates = empty({B, T, G});
         lstm_layer_backward(data_or_null(dx), data_or_null(dw_ih), data_or_null(dw_hh),
                             data_or_null(db), dh.data(), dc.data(),
                             dgates.data(), dy.data(), acts.data(), h_prev.data(), c_prev.data(),
