@@ -76,18 +76,19 @@ void gru_layer_forward(real* out, real* h, real* acts, real* h_prev, const real*
                        const int64_t* len, bool reverse, int64_t B, int64_t T, int64_t In,
                        int64_t H) {
   const int64_t G = 3 * H, A = 4 * H, max_len = longest(len, B, T);
-  // 1. gi = x W_ih^T + b_ih + [b_hr | b_hz | 0]   into acts[:, :3H], one GEMM for every step
-  gemm(false, true, B * T, G, In, 1, x, In, w_ih, In, 0, acts, A);
-  if (b_ih || b_hh)
-    parallel_for(B * T, kGrainElementwise / G + 1, [&](int64_t r0, int64_t r1) {
-      for (int64_t r = r0; r < r1; ++r) {
-        real* a = acts + r * A;
-        if (b_ih)
-          for (int64_t k = 0; k < G; ++k) a[k] += b_ih[k];
-        if (b_hh)
-          for (int64_t k = 0; k < 2 * H; ++k) a[k] += b_hh[k];
-      }
-    });
+  // 1. gi = b_ih + [b_hr | b_hz | 0] in every row, then gi += x W_ih^T   into acts[:, :3H],
+  //    one GEMM for every step (beta = 1 adds to the biases: no separate clearing pass)
+  parallel_for(B * T, kGrainElementwise / G + 1, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      real* a = acts + r * A;
+      std::fill_n(a, G, real(0));
+      if (b_ih)
+        for (int64_t k = 0; k < G; ++k) a[k] += b_ih[k];
+      if (b_hh)
+        for (int64_t k = 0; k < 2 * H; ++k) a[k] += b_hh[k];
+    }
+  });
+  gemm(false, true, B * T, G, In, 1, x, In, w_ih, In, 1, acts, A);
   const real* b_hn = b_hh ? b_hh + 2 * H : nullptr;
   std::vector<real> gh(B * G);  // (B, 3H)
   // 2. the recurrence

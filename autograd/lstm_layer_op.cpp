@@ -35,12 +35,16 @@ void lstm_layer_forward(real* out, real* h, real* c, real* acts, real* h_prev, r
                         const real* b_hh, const int64_t* len, bool reverse, int64_t B, int64_t T,
                         int64_t In, int64_t H) {
   const int64_t G = 4 * H, max_len = longest(len, B, T);
-  // 1. acts = x W_ih^T + b_ih + b_hh              (B*T, 4H), one GEMM for every step
-  gemm(false, true, B * T, G, In, 1, x, In, w_ih, In, 0, acts, G);
-  if (b_ih || b_hh)
-    parallel_for(B * T, kGrainElementwise / G + 1, [&](int64_t r0, int64_t r1) {
-      for (int64_t r = r0; r < r1; ++r) detail::lstm_gates_add_bias(acts + r * G, b_ih, b_hh, H);
-    });
+  // 1. acts = b_ih + b_hh in every row, then acts += x W_ih^T   (B*T, 4H), one GEMM for
+  //    every step. (The GEMM with beta = 1 adds to the biases; with beta = 0 OpenBLAS would
+  //    first clear all of acts on one thread, and the biases need a pass of their own.)
+  parallel_for(B * T, kGrainElementwise / G + 1, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      std::fill_n(acts + r * G, G, real(0));
+      detail::lstm_gates_add_bias(acts + r * G, b_ih, b_hh, H);
+    }
+  });
+  gemm(false, true, B * T, G, In, 1, x, In, w_ih, In, 1, acts, G);
   // 2. the recurrence
   for (int64_t k = 0; k < T; ++k) {
     const int64_t t = step_at(k, T, reverse);
