@@ -27,11 +27,6 @@ namespace heed {
 
 namespace {
 
-using detail::column_sums;
-using detail::longest;
-using detail::step_at;
-using detail::step_valid;
-
 // The elementwise half of one GRU step for one batch row, forward and backward. One short
 // loop per result, so that each vectorises (as lstm_gates.h).
 //   a = [gi_r | gi_z | gi_n | .] (4H): x W_ih^T + b_ih, with b_hr and b_hz already added
@@ -75,7 +70,7 @@ void gru_layer_forward(real* out, real* h, real* acts, real* h_prev, const real*
                        const real* w_ih, const real* w_hh, const real* b_ih, const real* b_hh,
                        const int64_t* len, bool reverse, int64_t B, int64_t T, int64_t In,
                        int64_t H) {
-  const int64_t G = 3 * H, A = 4 * H, max_len = longest(len, B, T);
+  const int64_t G = 3 * H, A = 4 * H, max_len = detail::longest(len, B, T);
   // 1. gi = b_ih + [b_hr | b_hz | 0] in every row, then gi += x W_ih^T   into acts[:, :3H],
   //    one GEMM for every step (beta = 1 adds to the biases: no separate clearing pass)
   parallel_for(B * T, kGrainElementwise / G + 1, [&](int64_t r0, int64_t r1) {
@@ -93,7 +88,7 @@ void gru_layer_forward(real* out, real* h, real* acts, real* h_prev, const real*
   std::vector<real> gh(B * G);  // (B, 3H)
   // 2. the recurrence
   for (int64_t k = 0; k < T; ++k) {
-    const int64_t t = step_at(k, T, reverse);
+    const int64_t t = detail::step_at(k, T, reverse);
     if (t >= max_len) {  // every row is padding here: output 0, state kept, nothing saved
       for (int64_t b = 0; b < B; ++b) {
         std::fill_n(out + (b * T + t) * H, H, real(0));
@@ -108,7 +103,7 @@ void gru_layer_forward(real* out, real* h, real* acts, real* h_prev, const real*
     parallel_for(B, kGrainTranscendental / G + 1, [&](int64_t b0, int64_t b1) {
       for (int64_t b = b0; b < b1; ++b) {
         real* o = out + (b * T + t) * H;
-        if (!step_valid(len, b, t)) {  // padded: state kept, output 0
+        if (!detail::step_valid(len, b, t)) {  // padded: state kept, output 0
           std::fill_n(o, H, real(0));
           continue;
         }
@@ -124,10 +119,10 @@ void gru_layer_backward(real* dx, real* dw_ih, real* dw_hh, real* db_ih, real* d
                         const real* h_prev, const real* x, const real* w_ih, const real* w_hh,
                         const int64_t* len, bool reverse, int64_t B, int64_t T, int64_t In,
                         int64_t H) {
-  const int64_t G = 3 * H, A = 4 * H, max_len = longest(len, B, T);
+  const int64_t G = 3 * H, A = 4 * H, max_len = detail::longest(len, B, T);
   // undo 2., the recurrence, last step first
   for (int64_t k = T - 1; k >= 0; --k) {
-    const int64_t t = step_at(k, T, reverse);
+    const int64_t t = detail::step_at(k, T, reverse);
     if (t >= max_len) {  // no step was taken: nothing flows to W or x
       for (int64_t b = 0; b < B; ++b) {
         std::fill_n(dgi + (b * T + t) * G, G, real(0));
@@ -138,7 +133,7 @@ void gru_layer_backward(real* dx, real* dw_ih, real* dw_hh, real* db_ih, real* d
     parallel_for(B, kGrainTranscendental / G + 1, [&](int64_t b0, int64_t b1) {
       for (int64_t b = b0; b < b1; ++b) {
         real *dgi_bt = dgi + (b * T + t) * G, *dgh_bt = dgh + (b * T + t) * G;
-        if (!step_valid(len, b, t)) {  // padded: dh passes through, this step adds nothing
+        if (!detail::step_valid(len, b, t)) {  // padded: dh passes through, this step adds nothing
           std::fill_n(dgi_bt, G, real(0));
           std::fill_n(dgh_bt, G, real(0));
           continue;
@@ -155,34 +150,18 @@ void gru_layer_backward(real* dx, real* dw_ih, real* dw_hh, real* db_ih, real* d
   }
   // dW_hh = dgh^T h_prev, db_hh = sum dgh, over every step at once (0 rows at padded steps)
   if (dw_hh) gemm(true, false, G, H, B * T, 1, dgh, G, h_prev, H, 0, dw_hh, H);
-  if (db_hh) column_sums(db_hh, dgh, B * T, G);
+  if (db_hh) detail::column_sums(db_hh, dgh, B * T, G);
   // undo 1., gi = x W_ih^T + b_ih:   dW_ih = dgi^T x,  dx = dgi W_ih,  db_ih = sum dgi
   if (dw_ih) gemm(true, false, G, In, B * T, 1, dgi, G, x, In, 0, dw_ih, In);
   if (dx) gemm(false, false, B * T, In, G, 1, dgi, G, w_ih, In, 0, dx, In);
-  if (db_ih) column_sums(db_ih, dgi, B * T, G);
+  if (db_ih) detail::column_sums(db_ih, dgi, B * T, G);
 }
 
 GRULayerOut gru_layer(const Tensor& x, const Tensor& h0, const Tensor& w_ih, const Tensor& w_hh,
                       const Tensor& b_ih, const Tensor& b_hh, const std::vector<int64_t>& lengths,
                       bool reverse) {
-  const char* op = "gru_layer";
-  HEED_CHECK(x.defined() && x.dim() == 3, op, "x must be (B, T, In), got ",
-             x.defined() ? x.shape() : Shape());
-  HEED_CHECK(w_hh.defined() && w_hh.dim() == 2 && w_hh.size(0) == 3 * w_hh.size(1), op,
-             "w_hh must be (3H, H), got ", w_hh.defined() ? w_hh.shape() : Shape());
+  detail::check_layer_args("gru_layer", 3, x, {h0}, w_ih, w_hh, b_ih, b_hh, lengths);
   const int64_t B = x.size(0), T = x.size(1), In = x.size(2), H = w_hh.size(1), G = 3 * H;
-  HEED_CHECK(w_ih.defined() && w_ih.shape() == Shape({G, In}), op, "w_ih must be (3H, In) = ",
-             Shape({G, In}), ", got ", w_ih.defined() ? w_ih.shape() : Shape());
-  HEED_CHECK(h0.defined() && h0.shape() == Shape({B, H}), op, "h0 must be (B, H) = ",
-             Shape({B, H}), ", got ", h0.defined() ? h0.shape() : Shape());
-  for (const Tensor* b : {&b_ih, &b_hh})
-    HEED_CHECK(!b->defined() || b->shape() == Shape({G}), op, "biases must be (3H) = (", G,
-               "), got ", b->shape());
-  HEED_CHECK(lengths.empty() || int64_t(lengths.size()) == B, op, "got ", lengths.size(),
-             " lengths for a batch of ", B);
-  for (int64_t n : lengths)
-    HEED_CHECK(n >= 1 && n <= T, op, "length ", n, " is outside [1, T] = [1, ", T, "]");
-
   const int64_t BTH = B * T * H, BH = B * H;
   Tensor y = empty({BTH + BH});  // [out | h_n]
   Tensor acts = empty({B, T, 4 * H}), h_prev = empty({B, T, H});

@@ -63,8 +63,9 @@ void gru_layer_forward(real* out, real* h, real* acts, real* h_prev, const real*
                        const int64_t* len, bool reverse, int64_t B, int64_t T, int64_t In,
                        int64_t H);
 // Backward WRITES (=, not +=: the op hands it fresh buffers, so none is zero-filled first)
-// dx (B, T, In), dw_ih (3H, In), dw_hh (3H, H), db_ih and db_hh (3H); each may be null. dh (B, H) holds dh_n on entry and dh0 on
-// return. dout (B, T, H). dgi and dgh (B, T, 3H) are scratch, written whole (no need to zero).
+// dx (B, T, In), dw_ih (3H, In), dw_hh (3H, H), db_ih and db_hh (3H); each may be null.
+// dh (B, H) holds dh_n on entry and dh0 on return. dout (B, T, H). dgi and dgh (B, T, 3H)
+// are scratch, written whole (0 at padded steps), no need to zero them.
 void gru_layer_backward(real* dx, real* dw_ih, real* dw_hh, real* db_ih, real* db_hh, real* dh,
                         real* dgi, real* dgh, const real* dout, const real* acts,
                         const real* h_prev, const real* x, const real* w_ih, const real* w_hh,

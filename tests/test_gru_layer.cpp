@@ -79,7 +79,8 @@ TEST_CASE("nn::GRU (fused layers) == the same layers composed: 2 layers, bidirec
 }
 
 TEST_CASE("gru_layer: bad shapes and lengths name the op") {
-  const Tensor x = zeros({2, 3, 4}), h = zeros({2, 5}), w_ih = zeros({15, 4}), w_hh = zeros({15, 5});
+  const Tensor x = zeros({2, 3, 4}), h = zeros({2, 5});
+  const Tensor w_ih = zeros({15, 4}), w_hh = zeros({15, 5});
   CHECK_NOTHROW(gru_layer(x, h, w_ih, w_hh, Tensor(), Tensor(), {}, false));
   CHECK_THROWS_WITH_AS(gru_layer(zeros({2, 4}), h, w_ih, w_hh, Tensor(), Tensor(), {}, false),
                        doctest::Contains("gru_layer"), Error);
