@@ -14,40 +14,31 @@
 #include "../core/blas.h"
 #include "../core/error.h"
 #include "../core/parallel.h"
+#include "layer_steps.h"
 #include "lstm_gates.h"
 #include "node.h"
 #include "shape_ops.h"
 
 namespace heed {
 
-namespace {
-
-// The step of the k-th iteration: t = k forward, T-1-k reversed.
-int64_t step_at(int64_t k, int64_t T, bool reverse) { return reverse ? T - 1 - k : k; }
-
-// Rows with a valid step t; every row when len is null.
-bool valid(const int64_t* len, int64_t b, int64_t t) { return !len || t < len[b]; }
-
-int64_t longest(const int64_t* len, int64_t B, int64_t T) {
-  return len ? *std::max_element(len, len + B) : T;
-}
-
-}  // namespace
-
 void lstm_layer_forward(real* out, real* h, real* c, real* acts, real* h_prev, real* c_prev,
                         const real* x, const real* w_ih, const real* w_hh, const real* b_ih,
                         const real* b_hh, const int64_t* len, bool reverse, int64_t B, int64_t T,
                         int64_t In, int64_t H) {
-  const int64_t G = 4 * H, max_len = longest(len, B, T);
-  // 1. acts = x W_ih^T + b_ih + b_hh              (B*T, 4H), one GEMM for every step
-  gemm(false, true, B * T, G, In, 1, x, In, w_ih, In, 0, acts, G);
-  if (b_ih || b_hh)
-    parallel_for(B * T, kGrainElementwise / G + 1, [&](int64_t r0, int64_t r1) {
-      for (int64_t r = r0; r < r1; ++r) detail::lstm_gates_add_bias(acts + r * G, b_ih, b_hh, H);
-    });
+  const int64_t G = 4 * H, max_len = detail::longest(len, B, T);
+  // 1. acts = b_ih + b_hh in every row, then acts += x W_ih^T   (B*T, 4H), one GEMM for
+  //    every step. (The GEMM with beta = 1 adds to the biases; with beta = 0 OpenBLAS would
+  //    first clear all of acts on one thread, and the biases need a pass of their own.)
+  parallel_for(B * T, kGrainElementwise / G + 1, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      std::fill_n(acts + r * G, G, real(0));
+      detail::lstm_gates_add_bias(acts + r * G, b_ih, b_hh, H);
+    }
+  });
+  gemm(false, true, B * T, G, In, 1, x, In, w_ih, In, 1, acts, G);
   // 2. the recurrence
   for (int64_t k = 0; k < T; ++k) {
-    const int64_t t = step_at(k, T, reverse);
+    const int64_t t = detail::step_at(k, T, reverse);
     if (t >= max_len) {  // every row is padding here: output 0, state kept, nothing saved
       for (int64_t b = 0; b < B; ++b) {
         std::fill_n(out + (b * T + t) * H, H, real(0));
@@ -65,7 +56,7 @@ void lstm_layer_forward(real* out, real* h, real* c, real* acts, real* h_prev, r
     parallel_for(B, kGrainTranscendental / G + 1, [&](int64_t b0, int64_t b1) {
       for (int64_t b = b0; b < b1; ++b) {
         real* o = out + (b * T + t) * H;
-        if (!valid(len, b, t)) {  // padded: state kept, output 0
+        if (!detail::step_valid(len, b, t)) {  // padded: state kept, output 0
           std::fill_n(o, H, real(0));
           continue;
         }
@@ -82,66 +73,48 @@ void lstm_layer_backward(real* dx, real* dw_ih, real* dw_hh, real* db, real* dh,
                          const real* c_prev, const real* x, const real* w_ih, const real* w_hh,
                          const int64_t* len, bool reverse, int64_t B, int64_t T, int64_t In,
                          int64_t H) {
-  const int64_t G = 4 * H, max_len = longest(len, B, T);
-  std::vector<real> dh_prev(B * H);  // (B, H)
+  const int64_t G = 4 * H, max_len = detail::longest(len, B, T);
   // undo 2., the recurrence, last step first
   for (int64_t k = T - 1; k >= 0; --k) {
-    const int64_t t = step_at(k, T, reverse);
-    if (t >= max_len) continue;  // no step was taken
-    bool all_valid = true;
-    for (int64_t b = 0; b < B; ++b) all_valid = all_valid && valid(len, b, t);
+    const int64_t t = detail::step_at(k, T, reverse);
+    if (t >= max_len) {  // no step was taken: nothing flows to W or x
+      for (int64_t b = 0; b < B; ++b) std::fill_n(dgates + (b * T + t) * G, G, real(0));
+      continue;
+    }
     parallel_for(B, kGrainTranscendental / G + 1, [&](int64_t b0, int64_t b1) {
       std::vector<real> c1(H);  // c after the step, recomputed: c' = f * c + i * g
       for (int64_t b = b0; b < b1; ++b) {
-        if (!valid(len, b, t)) continue;  // padded: dh and dc pass through, dgates_t stays 0
+        real* dg = dgates + (b * T + t) * G;
+        if (!detail::step_valid(len, b, t)) {  // padded: dh, dc pass through, nothing added
+          std::fill_n(dg, G, real(0));
+          continue;
+        }
         const real* a = acts + (b * T + t) * G;
         const real *cp = c_prev + (b * T + t) * H, *d_out = dout + (b * T + t) * H;
         for (int64_t j = 0; j < H; ++j) c1[j] = a[H + j] * cp[j] + a[j] * a[2 * H + j];
         real* dhb = dh + b * H;  // out_t = h': dh' = dh + dout_t
         for (int64_t j = 0; j < H; ++j) dhb[j] += d_out[j];
-        detail::lstm_gates_backward(a, cp, c1.data(), dhb, dc + b * H, dgates + (b * T + t) * G,
-                                    dc + b * H, H);
+        detail::lstm_gates_backward(a, cp, c1.data(), dhb, dc + b * H, dg, dc + b * H, H);
+        std::fill_n(dhb, H, real(0));  // h reaches h' only through the gates: dh = dgates_t W_hh
       }
     });
-    // gates_t += h W_hh^T:   dh = dgates_t W_hh   (padded rows keep their dh)
-    real* target = all_valid ? dh : dh_prev.data();
-    gemm(false, false, B, H, G, 1, dgates + t * G, T * G, w_hh, H, 0, target, H);
-    if (!all_valid)
-      for (int64_t b = 0; b < B; ++b)
-        if (valid(len, b, t)) std::copy_n(dh_prev.data() + b * H, H, dh + b * H);
+    // gates_t += h W_hh^T:   dh += dgates_t W_hh   (padded rows have dgates_t = 0: dh kept)
+    gemm(false, false, B, H, G, 1, dgates + t * G, T * G, w_hh, H, 1, dh, H);
   }
-  // dW_hh += dgates^T h_prev over every step at once (padded steps have dgates = 0)
-  if (dw_hh) gemm(true, false, G, H, B * T, 1, dgates, G, h_prev, H, 1, dw_hh, H);
-  // undo 1., acts = x W_ih^T + b_ih + b_hh
-  if (dw_ih) gemm(true, false, G, In, B * T, 1, dgates, G, x, In, 1, dw_ih, In);
-  if (dx) gemm(false, false, B * T, In, G, 1, dgates, G, w_ih, In, 1, dx, In);
-  if (db)
-    for (int64_t r = 0; r < B * T; ++r)
-      for (int64_t k = 0; k < G; ++k) db[k] += dgates[r * G + k];
+  // dW_hh = dgates^T h_prev over every step at once (padded steps have dgates = 0)
+  if (dw_hh) gemm(true, false, G, H, B * T, 1, dgates, G, h_prev, H, 0, dw_hh, H);
+  // undo 1., acts = x W_ih^T + b_ih + b_hh:
+  //   dW_ih = dgates^T x,  dx = dgates W_ih,  db = sum dgates
+  if (dw_ih) gemm(true, false, G, In, B * T, 1, dgates, G, x, In, 0, dw_ih, In);
+  if (dx) gemm(false, false, B * T, In, G, 1, dgates, G, w_ih, In, 0, dx, In);
+  if (db) detail::column_sums(db, dgates, B * T, G);
 }
 
 LSTMLayerOut lstm_layer(const Tensor& x, const Tensor& h0, const Tensor& c0, const Tensor& w_ih,
                         const Tensor& w_hh, const Tensor& b_ih, const Tensor& b_hh,
                         const std::vector<int64_t>& lengths, bool reverse) {
-  const char* op = "lstm_layer";
-  HEED_CHECK(x.defined() && x.dim() == 3, op, "x must be (B, T, In), got ",
-             x.defined() ? x.shape() : Shape());
-  HEED_CHECK(w_hh.defined() && w_hh.dim() == 2 && w_hh.size(0) == 4 * w_hh.size(1), op,
-             "w_hh must be (4H, H), got ", w_hh.defined() ? w_hh.shape() : Shape());
+  detail::check_layer_args("lstm_layer", 4, x, {h0, c0}, w_ih, w_hh, b_ih, b_hh, lengths);
   const int64_t B = x.size(0), T = x.size(1), In = x.size(2), H = w_hh.size(1), G = 4 * H;
-  HEED_CHECK(w_ih.defined() && w_ih.shape() == Shape({G, In}), op, "w_ih must be (4H, In) = ",
-             Shape({G, In}), ", got ", w_ih.defined() ? w_ih.shape() : Shape());
-  for (const Tensor* s : {&h0, &c0})
-    HEED_CHECK(s->defined() && s->shape() == Shape({B, H}), op, "h0 and c0 must be (B, H) = ",
-               Shape({B, H}), ", got ", s->defined() ? s->shape() : Shape());
-  for (const Tensor* b : {&b_ih, &b_hh})
-    HEED_CHECK(!b->defined() || b->shape() == Shape({G}), op, "biases must be (4H) = (", G,
-               "), got ", b->shape());
-  HEED_CHECK(lengths.empty() || int64_t(lengths.size()) == B, op, "got ", lengths.size(),
-             " lengths for a batch of ", B);
-  for (int64_t n : lengths)
-    HEED_CHECK(n >= 1 && n <= T, op, "length ", n, " is outside [1, T] = [1, ", T, "]");
-
   const int64_t BTH = B * T * H, BH = B * H;
   Tensor y = empty({BTH + 2 * BH});  // [out | h_n | c_n]
   Tensor acts = empty({B, T, G}), h_prev = empty({B, T, H}), c_prev = empty({B, T, H});
@@ -157,14 +130,14 @@ LSTMLayerOut lstm_layer(const Tensor& x, const Tensor& h0, const Tensor& c0, con
       "lstm_layer", y, {x, h0, c0, w_ih, w_hh, b_ih, b_hh},
       [x, w_ih, w_hh, acts, h_prev, c_prev, lengths, reverse, B, T, In, H, G, BTH,
        BH](const Tensor& dy, Grads& g) {
-        Tensor dx = g.needs(0) ? zeros({B, T, In}) : Tensor();
+        Tensor dx = g.needs(0) ? empty({B, T, In}) : Tensor();
         Tensor dh = empty({B, H}), dc = empty({B, H});
         std::copy_n(dy.data() + BTH, BH, dh.data());       // dh_n
         std::copy_n(dy.data() + BTH + BH, BH, dc.data());  // dc_n
-        Tensor dw_ih = g.needs(3) ? zeros({G, In}) : Tensor();
-        Tensor dw_hh = g.needs(4) ? zeros({G, H}) : Tensor();
-        Tensor db = g.needs(5) || g.needs(6) ? zeros({G}) : Tensor();
-        Tensor dgates = zeros({B, T, G});
+        Tensor dw_ih = g.needs(3) ? empty({G, In}) : Tensor();
+        Tensor dw_hh = g.needs(4) ? empty({G, H}) : Tensor();
+        Tensor db = g.needs(5) || g.needs(6) ? empty({G}) : Tensor();
+        Tensor dgates = empty({B, T, G});
         lstm_layer_backward(data_or_null(dx), data_or_null(dw_ih), data_or_null(dw_hh),
                             data_or_null(db), dh.data(), dc.data(),
                             dgates.data(), dy.data(), acts.data(), h_prev.data(), c_prev.data(),

@@ -14,8 +14,8 @@
 //                  dgates_t = the elementwise step's backward
 //                  dh = dgates_t W_hh                        (B, 4H) @ (4H, H)
 //             then, over all steps at once:
-//                  dW_hh += dgates^T h_prev                  one GEMM, (4H, B*T) @ (B*T, H)
-//             1.   dW_ih += dgates^T x,  dx += dgates W_ih,  db = sum dgates    one GEMM each
+//                  dW_hh = dgates^T h_prev                   one GEMM, (4H, B*T) @ (B*T, H)
+//             1.   dW_ih = dgates^T x,  dx = dgates W_ih,  db = sum dgates    one GEMM each
 //
 // Variable lengths as recurrent_scan.h: row b has len_b valid steps; at a padded step the row's
 // state is kept and its output is 0, so padded steps get dgates = 0 and add nothing.
@@ -51,9 +51,10 @@ void lstm_layer_forward(real* out, real* h, real* c, real* acts, real* h_prev, r
                         const real* x, const real* w_ih, const real* w_hh, const real* b_ih,
                         const real* b_hh, const int64_t* len, bool reverse, int64_t B, int64_t T,
                         int64_t In, int64_t H);
-// Backward accumulates (+=) into dx (B, T, In), dw_ih (4H, In), dw_hh (4H, H), db (4H); each
-// may be null when not needed. dh and dc (B, H) hold dh_n and dc_n on entry and dh0 and dc0
-// on return. dout (B, T, H). dgates (B, T, 4H) is scratch, zeroed by the caller.
+// Backward WRITES (=, not +=: the op hands it fresh buffers, so none is zero-filled first)
+// dx (B, T, In), dw_ih (4H, In), dw_hh (4H, H), db (4H); each may be null when not needed.
+// dh and dc (B, H) hold dh_n and dc_n on entry and dh0 and dc0 on return. dout (B, T, H).
+// dgates (B, T, 4H) is scratch, written whole (0 at padded steps), no need to zero it.
 void lstm_layer_backward(real* dx, real* dw_ih, real* dw_hh, real* db, real* dh, real* dc,
                          real* dgates, const real* dout, const real* acts, const real* h_prev,
                          const real* c_prev, const real* x, const real* w_ih, const real* w_hh,

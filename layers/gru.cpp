@@ -1,36 +1,16 @@
-// gru.cpp - nn::GRUCell and nn::GRU. The step is composed from heed ops; the time loop,
-// lengths and layers are recurrent_scan.cpp's, the parameters recurrent_base.cpp's (both
-// shared with nn::LSTM). nn::GRU projects the input of every step at once (gi = x W_ih^T +
-// b_ih: one GEMM forward, and one each for dx and dW_ih backward) and runs only the recurrent
-// half inside the loop.
+// gru.cpp - nn::GRUCell and nn::GRU: forward and repr (the parameters and their PyTorch
+// initialisation are recurrent_base.cpp's, shared with nn::LSTM).
+// GRUCell's step is heed::gru_cell_reference, composed from heed ops; each direction of each
+// GRU layer is one fused heed::gru_layer (autograd/gru_layer_op.h: the input projection of
+// every step as one GEMM). Layers, directions, lengths and initial states are
+// recurrent_scan.cpp's (shared with nn::LSTM).
 #include "gru.h"
 
-#include "../autograd/arith.h"
-#include "../autograd/linear_op.h"
-#include "../autograd/shape_ops.h"
-#include "../autograd/unary.h"
+#include "../autograd/gru_layer_op.h"
 #include "../core/error.h"
 #include "recurrent_scan.h"
 
 namespace heed::nn {
-
-namespace {
-
-// One GRU step from the projected input: gi = x W_ih^T + b_ih (B, 3H), h (B, H) -> h' (B, H);
-// gates laid out [r | z | n].
-Tensor gru_step(const Tensor& gi, const Tensor& h, const Tensor& w_hh, const Tensor& b_hh) {
-  const int64_t H = h.size(1);
-  const Tensor gh = linear(h, w_hh, b_hh);  // (B, 3H) = h W_hh^T + b_hh
-  // r = sigmoid(gi_r + gh_r)    z = sigmoid(gi_z + gh_z)
-  const Tensor r = sigmoid(narrow(gi, 1, 0, H) + narrow(gh, 1, 0, H));
-  const Tensor z = sigmoid(narrow(gi, 1, H, H) + narrow(gh, 1, H, H));
-  // n = tanh(gi_n + r * gh_n)
-  const Tensor n = tanh(narrow(gi, 1, 2 * H, H) + r * narrow(gh, 1, 2 * H, H));
-  // h' = (1 - z) * n + z * h  =  n + z * (h - n)
-  return n + z * (h - n);
-}
-
-}  // namespace
 
 // ---------------------------------------------------------------- GRUCell
 
@@ -45,7 +25,7 @@ Tensor GRUCell::forward(const Tensor& x, const Tensor& h_in) {
   const Tensor h = h_in.defined() ? h_in : zeros({x.size(0), H});
   HEED_CHECK(h.shape() == Shape({x.size(0), H}), "GRUCell", "h must be (B, hidden_size) = ",
              Shape({x.size(0), H}), ", got ", h.shape());
-  return gru_step(linear(x, weight_ih, bias_ih), h, weight_hh, bias_hh);
+  return gru_cell_reference(x, h, weight_ih, weight_hh, bias_ih, bias_hh);
 }
 
 std::string GRUCell::repr() const { return cell_repr("GRUCell"); }
@@ -59,11 +39,10 @@ GRUOutput GRU::forward(const Tensor& x, const Tensor& h0, const std::vector<int6
   const auto direction = [this, dirs](int64_t l, int d, const Tensor& x_l, const detail::State& s0,
                                       const std::vector<int64_t>& len, detail::State& last) {
     const int64_t k = l * dirs + d;
-    const Tensor gi = linear(x_l, weight_ih[k], bias_ih[k]);  // (B, T, 3H), every step at once
-    const auto cell = [&](const Tensor& gi_t, const detail::State& s) {
-      return detail::State{gru_step(gi_t, s[0], weight_hh[k], bias_hh[k])};
-    };
-    return detail::scan(gi, s0, len, d == 1, cell, last);
+    GRULayerOut r = gru_layer(x_l, s0[0], weight_ih[k], weight_hh[k], bias_ih[k], bias_hh[k],
+                              len, d == 1);
+    last = {r.h_n};
+    return r.out;
   };
   const detail::LayersOutput r =
       detail::run_layers("GRU", x, {h0}, {"h0"}, lengths,

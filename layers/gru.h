@@ -5,9 +5,10 @@
 //   n = tanh   (x W_in^T + b_in + r * (h W_hn^T + b_hn))   candidate
 //   h' = (1 - z) * n + z * h
 // (Cho et al. 2014, "Learning Phrase Representations using RNN Encoder-Decoder".)
-// The step is composed from heed ops (two heed::linear, narrow, sigmoid, tanh, mul, add),
-// so its backward is theirs; there is no fused GRU op. nn::GRU projects the input of every
-// step at once (one heed::linear over (B, T, In)) and runs only the recurrent half per step.
+// GRUCell's step is composed from heed ops (heed::gru_cell_reference: two heed::linear,
+// narrow, sigmoid, tanh, mul, add), so its backward is theirs; each direction of each GRU
+// layer is one fused op over the whole sequence, heed::gru_layer (autograd/gru_layer_op.h:
+// the input projection of every step as one GEMM, a hand-written backward).
 //
 // Parameters have PyTorch's names, shapes and gate order [r | z | n]:
 //   weight_ih_l{k}  (3H, In_k)   weight_hh_l{k}  (3H, H)   bias_ih_l{k}, bias_hh_l{k}  (3H)

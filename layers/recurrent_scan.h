@@ -2,9 +2,10 @@
 //
 // A recurrent layer is a cell applied along time; everything else is bookkeeping that
 // LSTM and GRU share, written once here:
-//   scan        one direction of one layer over a padded batch, one recorded cell per step
-//               (nn::GRU's loop, and the composed reference for nn::LSTM's fused layer,
-//               autograd/lstm_layer_op.h, which does the whole direction in one op)
+//   scan        one direction of one layer over a padded batch, one recorded cell per step:
+//               the composed reference for the fused layers nn::LSTM and nn::GRU run
+//               (autograd/lstm_layer_op.h, autograd/gru_layer_op.h: a whole direction in
+//               one op), used by their tests
 //   run_layers  num_layers of a direction, each bidirectional or not, dropout in between
 //   checks      input rank and width, lengths, initial-state shapes, a padding mask
 //   init, repr  PyTorch's initialisation and printout of the options

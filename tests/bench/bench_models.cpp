@@ -171,6 +171,20 @@ Case lstm_case() {
           3 * 2.0 * T * B * 4 * H * (In + H) / 1e9, 5};
 }
 
+// One GRU layer, the lstm case's shapes, forward + backward of sum(out * w).
+// Forward flops 2 T B 3H (In + H).
+Case gru_case() {
+  const int64_t B = 32, T = 100, In = 128, H = 256;
+  auto gru = std::make_shared<nn::GRU>(nn::GRUOptions(In, H));
+  const Tensor x = randn({B, T, In}).requires_grad_(), w = randn({B, T, H});
+  return {[=] {
+            for (Tensor p : gru->parameters()) p.set_grad(Tensor());
+            x.set_grad(Tensor());
+            sum(gru->forward(x).output * w).backward();
+          },
+          3 * 2.0 * T * B * 3 * H * (In + H) / 1e9, 5};
+}
+
 // Causal attention, B 1, 4 heads, head dim 64, flash kernel, forward + backward.
 // Forward flops of the causal half: 2 B H T^2 D (Q K^T and P V); x 3 for fwd + bwd.
 Case attention_case(int64_t T) {
@@ -210,6 +224,7 @@ std::map<std::string, std::function<Case()>> cases() {
       {"gpt_small", [] { Case c = gpt_case(65, 256, 8, 6, 6, 384, 3); c.warmup = 1; return c; }},
       {"seq2seq", seq2seq_case},
       {"lstm", lstm_case},
+      {"gru", gru_case},
       {"attn_T512", [] { return attention_case(512); }},
       {"attn_T2048", [] { return attention_case(2048); }},
       {"attn_T4096", [] { return attention_case(4096); }},

@@ -28,7 +28,7 @@ import time
 PTHREAD_BLAS = "/usr/lib/x86_64-linux-gnu/openblas-pthread"
 HEED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "build", "bench",
                     "bench_models")
-CASES = ["gpt_baby", "gpt_small", "seq2seq", "lstm", "attn_T512", "attn_T2048", "attn_T4096",
+CASES = ["gpt_baby", "gpt_small", "seq2seq", "lstm", "gru", "attn_T512", "attn_T2048", "attn_T4096",
          "attn_T16384", "tiny_ops"]
 HEED_ONLY = {"attn_T16384"}
 SLOW = {"gpt_small", "attn_T2048", "attn_T4096"}  # one warm-up step (PyTorch's attention
@@ -128,15 +128,15 @@ def torch_case(name):
             opt.step()
         return step, 5
 
-    if name == "lstm":
-        lstm = nn.LSTM(128, 256, batch_first=True)
+    if name in ("lstm", "gru"):  # one layer, batch 32, T 100, input 128, hidden 256
+        rnn = (nn.LSTM if name == "lstm" else nn.GRU)(128, 256, batch_first=True)
         x = torch.randn(32, 100, 128, requires_grad=True)
         w = torch.randn(32, 100, 256)
 
         def step():
-            lstm.zero_grad(set_to_none=True)
+            rnn.zero_grad(set_to_none=True)
             x.grad = None
-            (lstm(x)[0] * w).sum().backward()
+            (rnn(x)[0] * w).sum().backward()
         return step, 5
 
     if name.startswith("attn_T"):

@@ -1,0 +1,216 @@
+// gru_layer_op.cpp - the fused GRU layer: kernels, the recorded op and its composed reference
+// (see gru_layer_op.h).
+//
+// A heed Node has one output, so the op's output is [out | h_n] flattened into one
+// (B*T*H + B*H) tensor and gru_layer() cuts it into its two parts (as lstm_layer does); the
+// gradient arrives packed the same way.
+//
+// Its composed twin is the per-step loop in layers/recurrent_scan.cpp running
+// gru_cell_reference; tests/test_gru_layer.cpp proves they agree, values and gradients,
+// padded, both directions.
+#include "gru_layer_op.h"
+
+#include <algorithm>
+
+#include "../core/blas.h"
+#include "../core/error.h"
+#include "../core/fastmath.h"
+#include "../core/parallel.h"
+#include "arith.h"
+#include "layer_steps.h"
+#include "linear_op.h"
+#include "node.h"
+#include "shape_ops.h"
+#include "unary.h"
+
+namespace heed {
+
+namespace {
+
+// The elementwise half of one GRU step for one batch row, forward and backward. One short
+// loop per result, so that each vectorises (as lstm_gates.h).
+//   a = [gi_r | gi_z | gi_n | .] (4H): x W_ih^T + b_ih, with b_hr and b_hz already added
+//   gh = [gh_r | gh_z | gh_n] (3H): h W_hh^T;  b_hn (H) or null
+// Leaves a = [r | z | n | hn] and h (H) = h'.
+void gru_row_forward(real* a, const real* gh, const real* b_hn, real* h, int64_t H) {
+  real *r = a, *z = a + H, *n = a + 2 * H, *hn = a + 3 * H;
+  // r = sigmoid(gi_r + gh_r)     z = sigmoid(gi_z + gh_z)
+  for (int64_t j = 0; j < 2 * H; ++j) a[j] = fastmath::sigmoid(a[j] + gh[j]);
+  // hn = gh_n + b_hn             n = tanh(gi_n + r * hn)
+  for (int64_t j = 0; j < H; ++j) hn[j] = gh[2 * H + j] + (b_hn ? b_hn[j] : real(0));
+  for (int64_t j = 0; j < H; ++j) n[j] = fastmath::tanh(n[j] + r[j] * hn[j]);
+  // h' = (1 - z) * n + z * h  =  n + z * (h - n)
+  for (int64_t j = 0; j < H; ++j) h[j] = n[j] + z[j] * (h[j] - n[j]);
+}
+
+// a = [r | z | n | hn] and h (H, the state the step began from) as in the forward; dh (H)
+// holds dh' on entry and, on return, the part of dh that does not go through W_hh: dh' * z.
+// Writes dgi = [da_r | da_z | da_n] and dgh = [da_r | da_z | dhn] (3H each), the gradients
+// of gi and gh (a_r, a_z, a_n the pre-activations of r, z, n).
+void gru_row_backward(const real* a, const real* h, real* dh, real* dgi, real* dgh, int64_t H) {
+  const real *r = a, *z = a + H, *n = a + 2 * H, *hn = a + 3 * H;
+  real *da_r = dgi, *da_z = dgi + H, *da_n = dgi + 2 * H, *dhn = dgh + 2 * H;
+  // h' = n + z * (h - n):   dn = dh' * (1 - z)    dz = dh' * (h - n)    dh = dh' * z
+  // n = tanh(a_n):          da_n = dn * (1 - n^2)
+  // z = sigmoid(a_z):       da_z = dz * z * (1 - z)
+  for (int64_t j = 0; j < H; ++j) da_n[j] = dh[j] * (1 - z[j]) * (1 - n[j] * n[j]);
+  for (int64_t j = 0; j < H; ++j) da_z[j] = dh[j] * (h[j] - n[j]) * z[j] * (1 - z[j]);
+  for (int64_t j = 0; j < H; ++j) dh[j] *= z[j];
+  // a_n = gi_n + r * hn:    dgi_n = da_n    dr = da_n * hn    dhn = da_n * r
+  // r = sigmoid(a_r):       da_r = dr * r * (1 - r)
+  for (int64_t j = 0; j < H; ++j) da_r[j] = da_n[j] * hn[j] * r[j] * (1 - r[j]);
+  for (int64_t j = 0; j < H; ++j) dhn[j] = da_n[j] * r[j];
+  // a_r = gi_r + gh_r, a_z = gi_z + gh_z: gi and gh share these gradients
+  std::copy_n(dgi, 2 * H, dgh);
+}
+
+}  // namespace
+
+void gru_layer_forward(real* out, real* h, real* acts, real* h_prev, const real* x,
+                       const real* w_ih, const real* w_hh, const real* b_ih, const real* b_hh,
+                       const int64_t* len, bool reverse, int64_t B, int64_t T, int64_t In,
+                       int64_t H) {
+  const int64_t G = 3 * H, A = 4 * H, max_len = detail::longest(len, B, T);
+  // 1. gi = b_ih + [b_hr | b_hz | 0] in every row, then gi += x W_ih^T   into acts[:, :3H],
+  //    one GEMM for every step (beta = 1 adds to the biases: no separate clearing pass)
+  parallel_for(B * T, kGrainElementwise / G + 1, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      real* a = acts + r * A;
+      std::fill_n(a, G, real(0));
+      if (b_ih)
+        for (int64_t k = 0; k < G; ++k) a[k] += b_ih[k];
+      if (b_hh)
+        for (int64_t k = 0; k < 2 * H; ++k) a[k] += b_hh[k];
+    }
+  });
+  gemm(false, true, B * T, G, In, 1, x, In, w_ih, In, 1, acts, A);
+  const real* b_hn = b_hh ? b_hh + 2 * H : nullptr;
+  std::vector<real> gh(B * G);  // (B, 3H)
+  // 2. the recurrence
+  for (int64_t k = 0; k < T; ++k) {
+    const int64_t t = detail::step_at(k, T, reverse);
+    if (t >= max_len) {  // every row is padding here: output 0, state kept, nothing saved
+      for (int64_t b = 0; b < B; ++b) {
+        std::fill_n(out + (b * T + t) * H, H, real(0));
+        std::fill_n(h_prev + (b * T + t) * H, H, real(0));
+      }
+      continue;
+    }
+    for (int64_t b = 0; b < B; ++b)  // the state this step starts from
+      std::copy_n(h + b * H, H, h_prev + (b * T + t) * H);
+    // gh = h W_hh^T
+    gemm(false, true, B, G, H, 1, h, H, w_hh, H, 0, gh.data(), G);
+    parallel_for(B, kGrainTranscendental / G + 1, [&](int64_t b0, int64_t b1) {
+      for (int64_t b = b0; b < b1; ++b) {
+        real* o = out + (b * T + t) * H;
+        if (!detail::step_valid(len, b, t)) {  // padded: state kept, output 0
+          std::fill_n(o, H, real(0));
+          continue;
+        }
+        gru_row_forward(acts + (b * T + t) * A, gh.data() + b * G, b_hn, h + b * H, H);
+        std::copy_n(h + b * H, H, o);  // out_t = h'
+      }
+    });
+  }
+}
+
+void gru_layer_backward(real* dx, real* dw_ih, real* dw_hh, real* db_ih, real* db_hh, real* dh,
+                        real* dgi, real* dgh, const real* dout, const real* acts,
+                        const real* h_prev, const real* x, const real* w_ih, const real* w_hh,
+                        const int64_t* len, bool reverse, int64_t B, int64_t T, int64_t In,
+                        int64_t H) {
+  const int64_t G = 3 * H, A = 4 * H, max_len = detail::longest(len, B, T);
+  // undo 2., the recurrence, last step first
+  for (int64_t k = T - 1; k >= 0; --k) {
+    const int64_t t = detail::step_at(k, T, reverse);
+    if (t >= max_len) {  // no step was taken: nothing flows to W or x
+      for (int64_t b = 0; b < B; ++b) {
+        std::fill_n(dgi + (b * T + t) * G, G, real(0));
+        std::fill_n(dgh + (b * T + t) * G, G, real(0));
+      }
+      continue;
+    }
+    parallel_for(B, kGrainTranscendental / G + 1, [&](int64_t b0, int64_t b1) {
+      for (int64_t b = b0; b < b1; ++b) {
+        real *dgi_bt = dgi + (b * T + t) * G, *dgh_bt = dgh + (b * T + t) * G;
+        if (!detail::step_valid(len, b, t)) {  // padded: dh passes through, this step adds nothing
+          std::fill_n(dgi_bt, G, real(0));
+          std::fill_n(dgh_bt, G, real(0));
+          continue;
+        }
+        real* dhb = dh + b * H;  // out_t = h': dh' = dh + dout_t
+        const real* d_out = dout + (b * T + t) * H;
+        for (int64_t j = 0; j < H; ++j) dhb[j] += d_out[j];
+        gru_row_backward(acts + (b * T + t) * A, h_prev + (b * T + t) * H, dhb, dgi_bt, dgh_bt,
+                         H);
+      }
+    });
+    // gh = h W_hh^T:   dh += dgh_t W_hh   (padded rows have dgh_t = 0 and keep their dh)
+    gemm(false, false, B, H, G, 1, dgh + t * G, T * G, w_hh, H, 1, dh, H);
+  }
+  // dW_hh = dgh^T h_prev, db_hh = sum dgh, over every step at once (0 rows at padded steps)
+  if (dw_hh) gemm(true, false, G, H, B * T, 1, dgh, G, h_prev, H, 0, dw_hh, H);
+  if (db_hh) detail::column_sums(db_hh, dgh, B * T, G);
+  // undo 1., gi = x W_ih^T + b_ih:   dW_ih = dgi^T x,  dx = dgi W_ih,  db_ih = sum dgi
+  if (dw_ih) gemm(true, false, G, In, B * T, 1, dgi, G, x, In, 0, dw_ih, In);
+  if (dx) gemm(false, false, B * T, In, G, 1, dgi, G, w_ih, In, 0, dx, In);
+  if (db_ih) detail::column_sums(db_ih, dgi, B * T, G);
+}
+
+GRULayerOut gru_layer(const Tensor& x, const Tensor& h0, const Tensor& w_ih, const Tensor& w_hh,
+                      const Tensor& b_ih, const Tensor& b_hh, const std::vector<int64_t>& lengths,
+                      bool reverse) {
+  detail::check_layer_args("gru_layer", 3, x, {h0}, w_ih, w_hh, b_ih, b_hh, lengths);
+  const int64_t B = x.size(0), T = x.size(1), In = x.size(2), H = w_hh.size(1), G = 3 * H;
+  const int64_t BTH = B * T * H, BH = B * H;
+  Tensor y = empty({BTH + BH});  // [out | h_n]
+  Tensor acts = empty({B, T, 4 * H}), h_prev = empty({B, T, H});
+  std::copy_n(h0.data(), BH, y.data() + BTH);
+  const int64_t* len = lengths.empty() ? nullptr : lengths.data();
+  gru_layer_forward(y.data(), y.data() + BTH, acts.data(), h_prev.data(), x.data(), w_ih.data(),
+                    w_hh.data(), data_or_null(b_ih), data_or_null(b_hh), len, reverse, B, T, In,
+                    H);
+
+  // Saved: x and the weights the GEMMs read, the activations and the states each step began with.
+  const Tensor packed = record(
+      "gru_layer", y, {x, h0, w_ih, w_hh, b_ih, b_hh},
+      [x, w_ih, w_hh, acts, h_prev, lengths, reverse, B, T, In, H, G, BTH, BH](const Tensor& dy,
+                                                                             Grads& g) {
+        Tensor dx = g.needs(0) ? empty({B, T, In}) : Tensor();
+        Tensor dh = empty({B, H});
+        std::copy_n(dy.data() + BTH, BH, dh.data());  // dh_n
+        Tensor dw_ih = g.needs(2) ? empty({G, In}) : Tensor();
+        Tensor dw_hh = g.needs(3) ? empty({G, H}) : Tensor();
+        Tensor db_ih = g.needs(4) ? empty({G}) : Tensor();
+        Tensor db_hh = g.needs(5) ? empty({G}) : Tensor();
+        Tensor dgi = empty({B, T, G}), dgh = empty({B, T, G});
+        gru_layer_backward(data_or_null(dx), data_or_null(dw_ih), data_or_null(dw_hh),
+                           data_or_null(db_ih), data_or_null(db_hh), dh.data(), dgi.data(),
+                           dgh.data(), dy.data(), acts.data(), h_prev.data(), x.data(),
+                           w_ih.data(), w_hh.data(), lengths.empty() ? nullptr : lengths.data(),
+                           reverse, B, T, In, H);
+        if (g.needs(0)) g[0] = dx;
+        if (g.needs(1)) g[1] = dh;
+        if (g.needs(2)) g[2] = dw_ih;
+        if (g.needs(3)) g[3] = dw_hh;
+        if (g.needs(4)) g[4] = db_ih;
+        if (g.needs(5)) g[5] = db_hh;
+      });
+  return {narrow(packed, 0, 0, BTH).reshape({B, T, H}), narrow(packed, 0, BTH, BH).reshape({B, H})};
+}
+
+Tensor gru_cell_reference(const Tensor& x, const Tensor& h, const Tensor& w_ih,
+                          const Tensor& w_hh, const Tensor& b_ih, const Tensor& b_hh) {
+  const int64_t H = h.size(1);
+  const Tensor gi = linear(x, w_ih, b_ih);  // (B, 3H) = x W_ih^T + b_ih
+  const Tensor gh = linear(h, w_hh, b_hh);  // (B, 3H) = h W_hh^T + b_hh
+  // r = sigmoid(gi_r + gh_r)    z = sigmoid(gi_z + gh_z)
+  const Tensor r = sigmoid(narrow(gi, 1, 0, H) + narrow(gh, 1, 0, H));
+  const Tensor z = sigmoid(narrow(gi, 1, H, H) + narrow(gh, 1, H, H));
+  // n = tanh(gi_n + r * gh_n)
+  const Tensor n = tanh(narrow(gi, 1, 2 * H, H) + r * narrow(gh, 1, 2 * H, H));
+  // h' = (1 - z) * n + z * h  =  n + z * (h - n)
+  return n + z * (h - n);
+}
+
+}  // namespace heed

@@ -1,0 +1,59 @@
+// layer_steps.h - internal: what the fused recurrent layers (lstm_layer_op.cpp,
+// gru_layer_op.cpp) share: their argument checks, the time bookkeeping and a bias's
+// gradient. Row b of a padded batch has len[b] valid steps (len null: every row is T long);
+// the reverse direction walks t = T-1 .. 0.
+#pragma once
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "../core/blas.h"
+#include "../core/error.h"
+#include "../core/tensor.h"
+
+namespace heed::detail {
+
+// heed::Error naming `op` unless x is (B, T, In), w_hh (gates*H, H), w_ih (gates*H, In), each
+// state (B, H), each bias (gates*H) or undefined, and lengths empty or B values in [1, T].
+inline void check_layer_args(const char* op, int64_t gates, const Tensor& x,
+                             const std::vector<Tensor>& states, const Tensor& w_ih,
+                             const Tensor& w_hh, const Tensor& b_ih, const Tensor& b_hh,
+                             const std::vector<int64_t>& lengths) {
+  const auto shape = [](const Tensor& t) { return t.defined() ? t.shape() : Shape(); };
+  HEED_CHECK(x.defined() && x.dim() == 3, op, "x must be (B, T, In), got ", shape(x));
+  HEED_CHECK(w_hh.defined() && w_hh.dim() == 2 && w_hh.size(0) == gates * w_hh.size(1), op,
+             "w_hh must be (", gates, "H, H), got ", shape(w_hh));
+  const int64_t B = x.size(0), T = x.size(1), In = x.size(2), H = w_hh.size(1), G = gates * H;
+  HEED_CHECK(w_ih.defined() && w_ih.shape() == Shape({G, In}), op, "w_ih must be (", gates,
+             "H, In) = ", Shape({G, In}), ", got ", shape(w_ih));
+  for (const Tensor& s : states)
+    HEED_CHECK(s.defined() && s.shape() == Shape({B, H}), op, "the initial state must be (B, H) = ",
+               Shape({B, H}), ", got ", shape(s));
+  for (const Tensor* b : {&b_ih, &b_hh})
+    HEED_CHECK(!b->defined() || b->shape() == Shape({G}), op, "biases must be (", gates,
+               "H) = (", G, "), got ", b->shape());
+  HEED_CHECK(lengths.empty() || int64_t(lengths.size()) == B, op, "got ", lengths.size(),
+             " lengths for a batch of ", B);
+  for (int64_t n : lengths)
+    HEED_CHECK(n >= 1 && n <= T, op, "length ", n, " is outside [1, T] = [1, ", T, "]");
+}
+
+// The step of the k-th iteration: t = k forward, T-1-k reversed.
+inline int64_t step_at(int64_t k, int64_t T, bool reverse) { return reverse ? T - 1 - k : k; }
+
+// Whether row b has a valid step t; every row does when len is null.
+inline bool step_valid(const int64_t* len, int64_t b, int64_t t) { return !len || t < len[b]; }
+
+// The longest row: steps t >= it are padding in every row.
+inline int64_t longest(const int64_t* len, int64_t B, int64_t T) {
+  return len ? *std::max_element(len, len + B) : T;
+}
+
+// col (cols) = the sum of the rows of m (rows, cols): the gradient of a bias added to every
+// row. Written (=), as one GEMM, ones (1, rows) @ m, so that it runs threaded.
+inline void column_sums(real* col, const real* m, int64_t rows, int64_t cols) {
+  const std::vector<real> ones(rows, real(1));
+  gemm(false, false, 1, cols, rows, 1, ones.data(), rows, m, cols, 0, col, cols);
+}
+
+}  // namespace heed::detail
