@@ -43,6 +43,32 @@ void connect(const std::shared_ptr<Node>& node, const Tensor& out, const Tensor*
   }
 }
 
+void NodeList::grow() {
+  CachingAllocator<Edge> alloc;
+  const std::uint32_t cap = cap_ * 2;
+  Edge* p = alloc.allocate(cap);
+  for (std::uint32_t i = 0; i < cap; ++i) new (p + i) Edge(i < n_ ? std::move(data()[i]) : Edge());
+  Edge* old = heap_;
+  const std::uint32_t old_cap = cap_;
+  heap_ = p;
+  cap_ = cap;
+  if (old) {
+    for (std::uint32_t i = 0; i < old_cap; ++i) old[i].~Edge();
+    alloc.deallocate(old, old_cap);
+  }
+}
+
+void NodeList::clear() {
+  for (Edge& e : inline_) e.reset();
+  if (heap_) {
+    for (std::uint32_t i = 0; i < cap_; ++i) heap_[i].~Edge();
+    CachingAllocator<Edge>().deallocate(heap_, cap_);
+    heap_ = nullptr;
+    cap_ = kInline;
+  }
+  n_ = 0;
+}
+
 [[noreturn]] void fail_released(const char* op) {
   fail(op, "backward through this graph a second time, but its saved tensors were freed "
            "after the first backward; pass retain_graph=true to the first backward()");
@@ -171,10 +197,13 @@ void Tensor::backward(const Tensor& grad, bool retain_graph) const {
   using NodePtrs = std::vector<Node*, CachingAllocator<Node*>>;
   NodePtrs reached, stack;
 
-  // The scratch fields are reset however this pass ends (an op's backward may throw).
+  // Each node's scratch fields are reset as it runs (step 2). If an op's backward throws,
+  // the nodes that did not run are reset here instead, so the graph can be used again.
   struct Reset {
     NodePtrs& nodes;
+    bool done = false;
     ~Reset() {
+      if (done) return;
       for (Node* n : nodes) { n->seen = false; n->deps = 0; n->pending = Tensor(); }
     }
   } reset{reached};
@@ -198,25 +227,27 @@ void Tensor::backward(const Tensor& grad, bool retain_graph) const {
   }
 
   // 2. Run each node once all its consumers have sent their gradients (Kahn's order),
-  //    then pass each input's gradient on to that input's producer.
+  //    then pass each input's gradient on to that input's producer. Every reached node
+  //    runs exactly once (its deps reach 0 when its last consumer has run).
   root->pending = seed;
   stack.push_back(root.get());
-  TensorVec slots;
+  TensorVec slots;  // reused by every node: cleared after routing, so resize() refills it
   while (!stack.empty()) {
     Node* n = stack.back();
     stack.pop_back();
+    n->seen = false;
     Tensor dy = std::move(n->pending);
-    n->pending = Tensor();
     if (!dy.defined()) dy = zeros(n->out_shape);  // every consumer's gradient was zero
-    slots.assign(n->next.size(), Tensor());
+    const int m = static_cast<int>(n->next.size());
+    slots.resize(m);
     Grads g(n->next, slots);
     n->apply(dy, g);
     if (!retain_graph) n->release();
     if (AnomalyMode::enabled())
-      for (size_t i = 0; i < slots.size(); ++i)
+      for (int i = 0; i < m; ++i)
         if (slots[i].defined())
-          detail::check_backward_anomaly(n->name(), n->anomaly_index, int(i), slots[i]);
-    for (size_t i = 0; i < n->next.size(); ++i) {
+          detail::check_backward_anomaly(n->name(), n->anomaly_index, i, slots[i]);
+    for (int i = 0; i < m; ++i) {
       Node* e = n->next[i].get();
       if (!e) continue;
       if (slots[i].defined()) {
@@ -226,7 +257,9 @@ void Tensor::backward(const Tensor& grad, bool retain_graph) const {
       }
       if (--e->deps == 0) stack.push_back(e);
     }
+    slots.clear();
   }
+  reset.done = true;
 }
 
 }  // namespace heed

@@ -60,13 +60,6 @@ std::string Shape::str() const {
   return s + ")";
 }
 
-bool Shape::operator==(const Shape& o) const {
-  if (n_ != o.n_) return false;
-  for (int i = 0; i < n_; ++i)
-    if (d_[i] != o.d_[i]) return false;
-  return true;
-}
-
 std::ostream& operator<<(std::ostream& os, const Shape& s) { return os << s.str(); }
 
 Shape contiguous_strides(const Shape& s) {

@@ -39,7 +39,12 @@ class Shape {
   int64_t checked_numel(const char* op) const;
   std::vector<int64_t> vec() const { return {d_, d_ + n_}; }
   std::string str() const;                // "(2,3)"; "()" for a scalar
-  bool operator==(const Shape& o) const;
+  bool operator==(const Shape& o) const {  // inline: the engine checks every gradient's shape
+    if (n_ != o.n_) return false;
+    for (int i = 0; i < n_; ++i)
+      if (d_[i] != o.d_[i]) return false;
+    return true;
+  }
   bool operator!=(const Shape& o) const { return !(*this == o); }
 
  private:

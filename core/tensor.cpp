@@ -5,6 +5,10 @@
 #include <cstring>
 #include <ostream>
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#endif
+
 #include "../autograd/grad_mode.h"  // a documented seam upward (README): in-place writes check it
 #include "allocator.h"
 #include "error.h"
@@ -15,11 +19,23 @@ namespace heed {
 
 // ---------------------------------------------------------------- storage
 
-Storage::Storage(int64_t n) : data(nullptr), numel(n) {
-  data = static_cast<real*>(alloc::allocate(static_cast<std::size_t>(n) * sizeof(real)));
+static bool fits_inline(int64_t numel) { return numel * int64_t(sizeof(real)) <= Storage::kInlineBytes; }
+
+Storage::Storage(int64_t n) : data(reinterpret_cast<real*>(inline_)), numel(n) {
+  if (!fits_inline(n)) {
+    data = static_cast<real*>(alloc::allocate(static_cast<std::size_t>(n) * sizeof(real)));
+    return;
+  }
+#if defined(__SANITIZE_ADDRESS__)
+  // As the allocator does for a block's slack: a read past the end of an inline buffer is
+  // reported (the whole block is poisoned again when it is freed).
+  ASAN_POISON_MEMORY_REGION(inline_ + n * sizeof(real), kInlineBytes - n * sizeof(real));
+#endif
 }
 
-Storage::~Storage() { alloc::deallocate(data, static_cast<std::size_t>(numel) * sizeof(real)); }
+Storage::~Storage() {
+  if (!fits_inline(numel)) alloc::deallocate(data, static_cast<std::size_t>(numel) * sizeof(real));
+}
 
 // ---------------------------------------------------------------- metadata
 

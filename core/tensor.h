@@ -128,14 +128,20 @@ class Tensor {
   std::shared_ptr<TensorImpl> impl_;
 };
 
-// A contiguous buffer from the caching allocator (core/allocator.h).
+// A contiguous buffer from the caching allocator (core/allocator.h). A buffer of at most
+// kInlineBytes (a handful of numbers: scalars, biases of tiny layers, the tensors of a
+// long chain of tiny ops) lives inside the Storage itself, so such a tensor costs one
+// allocation fewer; its Storage, with the shared_ptr's control block, still fits in one
+// 64-byte block.
 struct Storage {
+  static constexpr int64_t kInlineBytes = 32;
   explicit Storage(int64_t numel);
   ~Storage();
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
-  real* data;
+  real* data;     // inline_ or a block of its own
   int64_t numel;
+  alignas(16) unsigned char inline_[kInlineBytes];
 };
 
 struct TensorImpl {
