@@ -1,2 +1,0 @@
-build-base/f32/core/random.o: core/random.cpp core/random.h
-core/random.h:
