@@ -263,7 +263,7 @@ bench: $(BENCHES)
 	$(BUILD)/bench/bench_attention $(BUILD)/bench/heed_attention.txt
 	/usr/bin/python3 tests/bench/bench_attention_torch.py $(BUILD)/bench/heed_attention.txt
 	/usr/bin/python3 tests/bench/bench_models_torch.py
-	$(BUILD)/bench/bench_models --busy gpt_baby seq2seq lstm
+	$(BUILD)/bench/bench_models --busy gpt_baby seq2seq lstm gru
 	$(BUILD)/bench/bench_models --anomaly gpt_baby seq2seq
 	$(BUILD)/bench/bench_denormals
 
