@@ -74,6 +74,7 @@ void lstm_layer_backward(real* dx, real* dw_ih, real* dw_hh, real* db, real* dh,
                          const int64_t* len, bool reverse, int64_t B, int64_t T, int64_t In,
                          int64_t H) {
   const int64_t G = 4 * H, max_len = detail::longest(len, B, T);
+  std::vector<real> c1s(B * H);  // (B, H) c after a step, recomputed: c' = f * c + i * g
   // undo 2., the recurrence, last step first
   for (int64_t k = T - 1; k >= 0; --k) {
     const int64_t t = detail::step_at(k, T, reverse);
@@ -82,8 +83,8 @@ void lstm_layer_backward(real* dx, real* dw_ih, real* dw_hh, real* db, real* dh,
       continue;
     }
     parallel_for(B, kGrainTranscendental / G + 1, [&](int64_t b0, int64_t b1) {
-      std::vector<real> c1(H);  // c after the step, recomputed: c' = f * c + i * g
       for (int64_t b = b0; b < b1; ++b) {
+        real* c1 = c1s.data() + b * H;  // (H)
         real* dg = dgates + (b * T + t) * G;
         if (!detail::step_valid(len, b, t)) {  // padded: dh, dc pass through, nothing added
           std::fill_n(dg, G, real(0));
@@ -94,7 +95,7 @@ void lstm_layer_backward(real* dx, real* dw_ih, real* dw_hh, real* db, real* dh,
         for (int64_t j = 0; j < H; ++j) c1[j] = a[H + j] * cp[j] + a[j] * a[2 * H + j];
         real* dhb = dh + b * H;  // out_t = h': dh' = dh + dout_t
         for (int64_t j = 0; j < H; ++j) dhb[j] += d_out[j];
-        detail::lstm_gates_backward(a, cp, c1.data(), dhb, dc + b * H, dg, dc + b * H, H);
+        detail::lstm_gates_backward(a, cp, c1, dhb, dc + b * H, dg, dc + b * H, H);
         std::fill_n(dhb, H, real(0));  // h reaches h' only through the gates: dh = dgates_t W_hh
       }
     });
