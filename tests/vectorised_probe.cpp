@@ -1,0 +1,27 @@
+// vectorised_probe.cpp - compiled by `make check-vectorised` (part of `make test`), never run.
+// Each loop below calls one core/fastmath.h function, as heed's kernels do; the check compiles
+// this file with the library's own flags and -fopt-info-vec-optimized and fails unless GCC
+// reports every marked loop vectorised. (A flag change once left them all scalar, 4-5x slower,
+// and every test still passed: speed is not a test, but this is a property of the build.)
+#include "../core/fastmath.h"
+
+namespace fm = heed::fastmath;
+
+void probe_exp(const float* __restrict x, float* __restrict y, long n) {
+  for (long i = 0; i < n; ++i) y[i] = fm::exp(x[i]);  // VECTORISE
+}
+void probe_expm1(const float* __restrict x, float* __restrict y, long n) {
+  for (long i = 0; i < n; ++i) y[i] = fm::expm1(x[i]);  // VECTORISE
+}
+void probe_log(const float* __restrict x, float* __restrict y, long n) {
+  for (long i = 0; i < n; ++i) y[i] = fm::log(x[i]);  // VECTORISE
+}
+void probe_tanh(const float* __restrict x, float* __restrict y, long n) {
+  for (long i = 0; i < n; ++i) y[i] = fm::tanh(x[i]);  // VECTORISE
+}
+void probe_sigmoid_in_place(float* y, long n) {  // the recurrent layers' gates work in place
+  for (long i = 0; i < n; ++i) y[i] = fm::sigmoid(y[i]);  // VECTORISE
+}
+void probe_erf(const float* __restrict x, float* __restrict y, long n) {
+  for (long i = 0; i < n; ++i) y[i] = fm::erf(x[i]);  // VECTORISE
+}
