@@ -15,6 +15,7 @@
 #include "../core/blas.h"
 #include "../core/error.h"
 #include "../core/fastmath.h"
+#include "../core/packed_gemm.h"
 #include "../core/parallel.h"
 #include "arith.h"
 #include "layer_steps.h"
@@ -27,41 +28,46 @@ namespace heed {
 
 namespace {
 
-// The elementwise half of one GRU step for one batch row, forward and backward. One short
+// The elementwise half of one GRU step for one batch row and n hidden units, forward and
+// backward. Gate q of unit j is at [q*H + j] (H, the gate stride, is the layer's hidden size;
+// a fused layer's thread passes its own units, pointers to the first and n < H). One short
 // loop per result, so that each vectorises (as lstm_gates.h).
-//   a = [gi_r | gi_z | gi_n | .] (4H): x W_ih^T + b_ih, with b_hr and b_hz already added
-//   gh = [gh_r | gh_z | gh_n] (3H): h W_hh^T;  b_hn (H) or null
-// Leaves a = [r | z | n | hn] and h (H) = h'.
-void gru_row_forward(real* a, const real* gh, const real* b_hn, real* h, int64_t H) {
-  real *r = a, *z = a + H, *n = a + 2 * H, *hn = a + 3 * H;
+//   a = [gi_r | gi_z | gi_n | .] (4 blocks): x W_ih^T + b_ih, with b_hr and b_hz already added
+//   gh = [gh_r | gh_z | gh_n] (3 blocks): h W_hh^T;  b_hn (n) or null
+// Leaves a = [r | z | n | hn] and h (n) = h'.
+void gru_row_forward(real* a, const real* gh, const real* b_hn, real* h, int64_t H, int64_t n) {
+  real *r = a, *z = a + H, *nn = a + 2 * H, *hn = a + 3 * H;
   // r = sigmoid(gi_r + gh_r)     z = sigmoid(gi_z + gh_z)
-  for (int64_t j = 0; j < 2 * H; ++j) a[j] = fastmath::sigmoid(a[j] + gh[j]);
+  for (int64_t j = 0; j < n; ++j) r[j] = fastmath::sigmoid(r[j] + gh[j]);
+  for (int64_t j = 0; j < n; ++j) z[j] = fastmath::sigmoid(z[j] + gh[H + j]);
   // hn = gh_n + b_hn             n = tanh(gi_n + r * hn)
-  for (int64_t j = 0; j < H; ++j) hn[j] = gh[2 * H + j] + (b_hn ? b_hn[j] : real(0));
-  for (int64_t j = 0; j < H; ++j) n[j] = fastmath::tanh(n[j] + r[j] * hn[j]);
+  for (int64_t j = 0; j < n; ++j) hn[j] = gh[2 * H + j] + (b_hn ? b_hn[j] : real(0));
+  for (int64_t j = 0; j < n; ++j) nn[j] = fastmath::tanh(nn[j] + r[j] * hn[j]);
   // h' = (1 - z) * n + z * h  =  n + z * (h - n)
-  for (int64_t j = 0; j < H; ++j) h[j] = n[j] + z[j] * (h[j] - n[j]);
+  for (int64_t j = 0; j < n; ++j) h[j] = nn[j] + z[j] * (h[j] - nn[j]);
 }
 
-// a = [r | z | n | hn] and h (H, the state the step began from) as in the forward; dh (H)
-// holds dh' on entry and, on return, the part of dh that does not go through W_hh: dh' * z.
-// Writes dgi = [da_r | da_z | da_n] and dgh = [da_r | da_z | dhn] (3H each), the gradients
-// of gi and gh (a_r, a_z, a_n the pre-activations of r, z, n).
-void gru_row_backward(const real* a, const real* h, real* dh, real* dgi, real* dgh, int64_t H) {
-  const real *r = a, *z = a + H, *n = a + 2 * H, *hn = a + 3 * H;
+// a = [r | z | n | hn] and h (n units, the state the step began from) as in the forward; dh
+// (n) holds dh' on entry and, on return, the part of dh that does not go through W_hh: dh' * z.
+// Writes dgi = [da_r | da_z | da_n] and dgh = [da_r | da_z | dhn] (gate stride H), the
+// gradients of gi and gh (a_r, a_z, a_n the pre-activations of r, z, n).
+void gru_row_backward(const real* a, const real* h, real* dh, real* dgi, real* dgh, int64_t H,
+                      int64_t n) {
+  const real *r = a, *z = a + H, *nn = a + 2 * H, *hn = a + 3 * H;
   real *da_r = dgi, *da_z = dgi + H, *da_n = dgi + 2 * H, *dhn = dgh + 2 * H;
   // h' = n + z * (h - n):   dn = dh' * (1 - z)    dz = dh' * (h - n)    dh = dh' * z
   // n = tanh(a_n):          da_n = dn * (1 - n^2)
   // z = sigmoid(a_z):       da_z = dz * z * (1 - z)
-  for (int64_t j = 0; j < H; ++j) da_n[j] = dh[j] * (1 - z[j]) * (1 - n[j] * n[j]);
-  for (int64_t j = 0; j < H; ++j) da_z[j] = dh[j] * (h[j] - n[j]) * z[j] * (1 - z[j]);
-  for (int64_t j = 0; j < H; ++j) dh[j] *= z[j];
+  for (int64_t j = 0; j < n; ++j) da_n[j] = dh[j] * (1 - z[j]) * (1 - nn[j] * nn[j]);
+  for (int64_t j = 0; j < n; ++j) da_z[j] = dh[j] * (h[j] - nn[j]) * z[j] * (1 - z[j]);
+  for (int64_t j = 0; j < n; ++j) dh[j] *= z[j];
   // a_n = gi_n + r * hn:    dgi_n = da_n    dr = da_n * hn    dhn = da_n * r
   // r = sigmoid(a_r):       da_r = dr * r * (1 - r)
-  for (int64_t j = 0; j < H; ++j) da_r[j] = da_n[j] * hn[j] * r[j] * (1 - r[j]);
-  for (int64_t j = 0; j < H; ++j) dhn[j] = da_n[j] * r[j];
+  for (int64_t j = 0; j < n; ++j) da_r[j] = da_n[j] * hn[j] * r[j] * (1 - r[j]);
+  for (int64_t j = 0; j < n; ++j) dhn[j] = da_n[j] * r[j];
   // a_r = gi_r + gh_r, a_z = gi_z + gh_z: gi and gh share these gradients
-  std::copy_n(dgi, 2 * H, dgh);
+  std::copy_n(da_r, n, dgh);
+  std::copy_n(da_z, n, dgh + H);
 }
 
 }  // namespace
@@ -86,32 +92,41 @@ void gru_layer_forward(real* out, real* h, real* acts, real* h_prev, const real*
   gemm(false, true, B * T, G, In, 1, x, In, w_ih, In, 1, acts, A);
   const real* b_hn = b_hh ? b_hh + 2 * H : nullptr;
   std::vector<real> gh(B * G);  // (B, 3H)
-  // 2. the recurrence
-  for (int64_t k = 0; k < T; ++k) {
-    const int64_t t = detail::step_at(k, T, reverse);
-    if (t >= max_len) {  // every row is padding here: output 0, state kept, nothing saved
-      for (int64_t b = 0; b < B; ++b) {
-        std::fill_n(out + (b * T + t) * H, H, real(0));
-        std::fill_n(h_prev + (b * T + t) * H, H, real(0));
+  // 2. the recurrence, in one parallel region, split by hidden units as lstm_layer_forward's:
+  //    thread p owns units [j0, j1), the rows of W_hh that make their three gates (packed
+  //    once), their columns of gh and their units of h. One barrier per step.
+  run_team(detail::recurrence_threads(B, G, H), [&](const Team& team) {
+    const auto [j0, j1] = detail::units_of(team.rank, team.size, H);
+    const int64_t n = j1 - j0;
+    PackedB w[3];  // gate q: the columns q*H + j0 .. q*H + j1 of W_hh^T, (H, n)
+    for (int q = 0; q < 3; ++q) w[q] = pack_b(w_hh + (q * H + j0) * H, true, H, H, n);
+    PackedA h_step;  // h_{t-1}, (B, H)
+    for (int64_t k = 0; k < T; ++k) {
+      const int64_t t = detail::step_at(k, T, reverse);
+      if (t >= max_len) {  // every row is padding here: output 0, state kept, nothing saved
+        for (int64_t b = 0; b < B; ++b)
+          for (real* p : {out, h_prev}) std::fill_n(p + (b * T + t) * H + j0, n, real(0));
+        continue;
       }
-      continue;
-    }
-    for (int64_t b = 0; b < B; ++b)  // the state this step starts from
-      std::copy_n(h + b * H, H, h_prev + (b * T + t) * H);
-    // gh = h W_hh^T
-    gemm(false, true, B, G, H, 1, h, H, w_hh, H, 0, gh.data(), G);
-    parallel_for(B, kGrainTranscendental / G + 1, [&](int64_t b0, int64_t b1) {
-      for (int64_t b = b0; b < b1; ++b) {
-        real* o = out + (b * T + t) * H;
+      for (int64_t b = 0; b < B; ++b)  // the state this step starts from
+        std::copy_n(h + b * H + j0, n, h_prev + (b * T + t) * H + j0);
+      team.barrier();
+      // gh = h_{t-1} W_hh^T, this thread's columns; h_{t-1} is h_prev at step t (ld T * H)
+      pack_a(h_step, h_prev + t * H, T * H, B, H);
+      for (int q = 0; q < 3; ++q) gemm_packed(h_step, w[q], false, gh.data() + q * H + j0, G);
+      for (int64_t b = 0; b < B; ++b) {
+        real* o = out + (b * T + t) * H + j0;
         if (!detail::step_valid(len, b, t)) {  // padded: state kept, output 0
-          std::fill_n(o, H, real(0));
+          std::fill_n(o, n, real(0));
           continue;
         }
-        gru_row_forward(acts + (b * T + t) * A, gh.data() + b * G, b_hn, h + b * H, H);
-        std::copy_n(h + b * H, H, o);  // out_t = h'
+        real* hb = h + b * H + j0;
+        gru_row_forward(acts + (b * T + t) * A + j0, gh.data() + b * G + j0,
+                        b_hn ? b_hn + j0 : nullptr, hb, H, n);
+        std::copy_n(hb, n, o);  // out_t = h'
       }
-    });
-  }
+    }
+  });
 }
 
 void gru_layer_backward(real* dx, real* dw_ih, real* dw_hh, real* db_ih, real* db_hh, real* dh,
@@ -120,34 +135,41 @@ void gru_layer_backward(real* dx, real* dw_ih, real* dw_hh, real* db_ih, real* d
                         const int64_t* len, bool reverse, int64_t B, int64_t T, int64_t In,
                         int64_t H) {
   const int64_t G = 3 * H, A = 4 * H, max_len = detail::longest(len, B, T);
-  // undo 2., the recurrence, last step first
-  for (int64_t k = T - 1; k >= 0; --k) {
-    const int64_t t = detail::step_at(k, T, reverse);
-    if (t >= max_len) {  // no step was taken: nothing flows to W or x
-      for (int64_t b = 0; b < B; ++b) {
-        std::fill_n(dgi + (b * T + t) * G, G, real(0));
-        std::fill_n(dgh + (b * T + t) * G, G, real(0));
+  // undo 2., the recurrence, last step first, in one parallel region as the forward: thread p
+  // owns the units [j0, j1), their gate columns of dgi and dgh and their columns of dh.
+  run_team(detail::recurrence_threads(B, G, H), [&](const Team& team) {
+    const auto [j0, j1] = detail::units_of(team.rank, team.size, H);
+    const int64_t n = j1 - j0;
+    const PackedB w = pack_b(w_hh + j0, false, H, G, n);  // W_hh[:, j0:j1]   (3H, n)
+    PackedA dgh_step;  // dgh_t, (B, 3H)
+    const auto zero_gates = [&](int64_t b, int64_t t) {
+      for (real* p : {dgi, dgh})
+        for (int q = 0; q < 3; ++q) std::fill_n(p + (b * T + t) * G + q * H + j0, n, real(0));
+    };
+    for (int64_t k = T - 1; k >= 0; --k) {
+      const int64_t t = detail::step_at(k, T, reverse);
+      if (t >= max_len) {  // no step was taken: nothing flows to W or x
+        for (int64_t b = 0; b < B; ++b) zero_gates(b, t);
+        continue;
       }
-      continue;
-    }
-    parallel_for(B, kGrainTranscendental / G + 1, [&](int64_t b0, int64_t b1) {
-      for (int64_t b = b0; b < b1; ++b) {
-        real *dgi_bt = dgi + (b * T + t) * G, *dgh_bt = dgh + (b * T + t) * G;
+      for (int64_t b = 0; b < B; ++b) {
         if (!detail::step_valid(len, b, t)) {  // padded: dh passes through, this step adds nothing
-          std::fill_n(dgi_bt, G, real(0));
-          std::fill_n(dgh_bt, G, real(0));
+          zero_gates(b, t);
           continue;
         }
-        real* dhb = dh + b * H;  // out_t = h': dh' = dh + dout_t
-        const real* d_out = dout + (b * T + t) * H;
-        for (int64_t j = 0; j < H; ++j) dhb[j] += d_out[j];
-        gru_row_backward(acts + (b * T + t) * A, h_prev + (b * T + t) * H, dhb, dgi_bt, dgh_bt,
-                         H);
+        real* dhb = dh + b * H + j0;  // out_t = h': dh' = dh + dout_t
+        const real* d_out = dout + (b * T + t) * H + j0;
+        for (int64_t j = 0; j < n; ++j) dhb[j] += d_out[j];
+        gru_row_backward(acts + (b * T + t) * A + j0, h_prev + (b * T + t) * H + j0, dhb,
+                         dgi + (b * T + t) * G + j0, dgh + (b * T + t) * G + j0, H, n);
       }
-    });
-    // gh = h W_hh^T:   dh += dgh_t W_hh   (padded rows have dgh_t = 0 and keep their dh)
-    gemm(false, false, B, H, G, 1, dgh + t * G, T * G, w_hh, H, 1, dh, H);
-  }
+      team.barrier();  // every gate column of dgh_t is written
+      // gh = h W_hh^T:   dh += dgh_t W_hh, this thread's columns of dh
+      //                  (padded rows have dgh_t = 0 and keep their dh)
+      pack_a(dgh_step, dgh + t * G, T * G, B, G);
+      gemm_packed(dgh_step, w, true, dh + j0, H);
+    }
+  });
   // dW_hh = dgh^T h_prev, db_hh = sum dgh, over every step at once (0 rows at padded steps)
   if (dw_hh) gemm(true, false, G, H, B * T, 1, dgh, G, h_prev, H, 0, dw_hh, H);
   if (db_hh) detail::column_sums(db_hh, dgh, B * T, G);

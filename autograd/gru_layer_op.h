@@ -22,6 +22,9 @@
 //                  dW_hh = dgh^T h_prev,  db_hh = sum dgh    one GEMM, (3H, B*T) @ (B*T, H)
 //             1.   dW_ih = dgi^T x,  dx = dgi W_ih,  db_ih = sum dgi     one GEMM each
 //
+// The loop over steps runs in one parallel region, split by hidden units, as lstm_layer_op.h
+// describes (packed W_hh, one barrier per step, the same bits on any thread count).
+//
 // Variable lengths as recurrent_scan.h: row b has len_b valid steps; at a padded step the row's
 // state is kept and its output is 0, so padded steps get dgi = dgh = 0 and add nothing.
 //

@@ -5,10 +5,13 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "../core/blas.h"
 #include "../core/error.h"
+#include "../core/packed_gemm.h"
+#include "../core/parallel.h"
 #include "../core/tensor.h"
 
 namespace heed::detail {
@@ -47,6 +50,22 @@ inline bool step_valid(const int64_t* len, int64_t b, int64_t t) { return !len |
 // The longest row: steps t >= it are padding in every row.
 inline int64_t longest(const int64_t* len, int64_t B, int64_t T) {
   return len ? *std::max_element(len, len + B) : T;
+}
+
+// The threads a fused layer's recurrence runs on (core/parallel.h, run_team): each owns whole
+// panels of kPanel hidden units (core/packed_gemm.h), and a step's product, (B, H) @
+// (H, gates*H), must hold the work a second thread pays for (as gemm(): M*N*K > 262144).
+inline int recurrence_threads(int64_t B, int64_t G, int64_t H) {
+  const int64_t panels = (H + kPanel - 1) / kPanel;
+  if (B * G * H <= 262144) return 1;
+  return int(std::min<int64_t>(threads_now(), panels));
+}
+
+// The hidden units [begin, end) that thread `rank` of `size` owns: whole panels, split evenly.
+inline std::pair<int64_t, int64_t> units_of(int rank, int size, int64_t H) {
+  const int64_t panels = (H + kPanel - 1) / kPanel;
+  const int64_t p0 = panels * rank / size, p1 = panels * (rank + 1) / size;
+  return {std::min(H, p0 * kPanel), std::min(H, p1 * kPanel)};
 }
 
 // col (cols) = the sum of the rows of m (rows, cols): the gradient of a bias added to every

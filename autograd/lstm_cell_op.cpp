@@ -72,7 +72,7 @@ void lstm_cell_forward(real* h1, real* c1, real* acts, const real* x, const real
   parallel_for(B, kGrainTranscendental / G + 1, [&](int64_t b0, int64_t b1) {
     for (int64_t b = b0; b < b1; ++b) {
       detail::lstm_gates_add_bias(acts + b * G, b_ih, b_hh, H);
-      detail::lstm_gates_forward(acts + b * G, c + b * H, c1 + b * H, h1 + b * H, H);
+      detail::lstm_gates_forward(acts + b * G, H, c + b * H, c1 + b * H, h1 + b * H, H);
     }
   });
 }
@@ -86,8 +86,8 @@ void lstm_cell_backward(real* dx, real* dh, real* dc, real* dw_ih, real* dw_hh, 
   parallel_for(B, kGrainTranscendental / G + 1, [&](int64_t b0, int64_t b1) {
     std::vector<real> dc_row(dc ? H : 0);  // (H)
     for (int64_t b = b0; b < b1; ++b) {
-      detail::lstm_gates_backward(acts + b * G, c + b * H, c1 + b * H, dh1 + b * H, dc1 + b * H,
-                                  dgates + b * G, dc ? dc_row.data() : nullptr, H);
+      detail::lstm_gates_backward(acts + b * G, H, c + b * H, c1 + b * H, dh1 + b * H,
+                                  dc1 + b * H, dgates + b * G, dc ? dc_row.data() : nullptr, H);
       if (dc)
         for (int64_t j = 0; j < H; ++j) dc[b * H + j] += dc_row[j];
     }

@@ -13,6 +13,7 @@
 
 #include "../core/blas.h"
 #include "../core/error.h"
+#include "../core/packed_gemm.h"
 #include "../core/parallel.h"
 #include "layer_steps.h"
 #include "lstm_gates.h"
@@ -36,36 +37,47 @@ void lstm_layer_forward(real* out, real* h, real* c, real* acts, real* h_prev, r
     }
   });
   gemm(false, true, B * T, G, In, 1, x, In, w_ih, In, 1, acts, G);
-  // 2. the recurrence
-  for (int64_t k = 0; k < T; ++k) {
-    const int64_t t = detail::step_at(k, T, reverse);
-    if (t >= max_len) {  // every row is padding here: output 0, state kept, nothing saved
-      for (int64_t b = 0; b < B; ++b) {
-        std::fill_n(out + (b * T + t) * H, H, real(0));
-        std::fill_n(h_prev + (b * T + t) * H, H, real(0));
-        std::fill_n(c_prev + (b * T + t) * H, H, real(0));
+  // 2. the recurrence, in one parallel region (core/parallel.h, run_team). Thread p owns the
+  //    hidden units [j0, j1): it packs the rows of W_hh that make their four gates once
+  //    (core/packed_gemm.h), and at each step computes those gate columns and those units' h
+  //    and c. The product reads every unit of h_{t-1}, so the threads meet once per step, after
+  //    each has stored its units of the state the step starts from.
+  run_team(detail::recurrence_threads(B, G, H), [&](const Team& team) {
+    const auto [j0, j1] = detail::units_of(team.rank, team.size, H);
+    const int64_t n = j1 - j0;
+    PackedB w[4];  // gate q: the columns q*H + j0 .. q*H + j1 of W_hh^T, (H, n)
+    for (int q = 0; q < 4; ++q) w[q] = pack_b(w_hh + (q * H + j0) * H, true, H, H, n);
+    PackedA h_step;  // h_{t-1}, (B, H)
+    for (int64_t k = 0; k < T; ++k) {
+      const int64_t t = detail::step_at(k, T, reverse);
+      if (t >= max_len) {  // every row is padding here: output 0, state kept, nothing saved
+        for (int64_t b = 0; b < B; ++b)
+          for (real* p : {out, h_prev, c_prev}) std::fill_n(p + (b * T + t) * H + j0, n, real(0));
+        continue;
       }
-      continue;
-    }
-    for (int64_t b = 0; b < B; ++b) {  // the state this step starts from
-      std::copy_n(h + b * H, H, h_prev + (b * T + t) * H);
-      std::copy_n(c + b * H, H, c_prev + (b * T + t) * H);
-    }
-    // gates_t += h W_hh^T       gates_t: rows b of acts at step t, leading dimension T * 4H
-    gemm(false, true, B, G, H, 1, h, H, w_hh, H, 1, acts + t * G, T * G);
-    parallel_for(B, kGrainTranscendental / G + 1, [&](int64_t b0, int64_t b1) {
-      for (int64_t b = b0; b < b1; ++b) {
-        real* o = out + (b * T + t) * H;
+      for (int64_t b = 0; b < B; ++b) {  // the state this step starts from
+        std::copy_n(h + b * H + j0, n, h_prev + (b * T + t) * H + j0);
+        std::copy_n(c + b * H + j0, n, c_prev + (b * T + t) * H + j0);
+      }
+      team.barrier();
+      // gates_t += h_{t-1} W_hh^T   rows b of acts at step t (leading dimension T * 4H), this
+      //                             thread's columns; h_{t-1} is h_prev at step t (ld T * H)
+      pack_a(h_step, h_prev + t * H, T * H, B, H);
+      for (int q = 0; q < 4; ++q)
+        gemm_packed(h_step, w[q], true, acts + t * G + q * H + j0, T * G);
+      for (int64_t b = 0; b < B; ++b) {
+        real* o = out + (b * T + t) * H + j0;
         if (!detail::step_valid(len, b, t)) {  // padded: state kept, output 0
-          std::fill_n(o, H, real(0));
+          std::fill_n(o, n, real(0));
           continue;
         }
         // h, c = the cell's step, in place (lstm_gates.h); out_t = h
-        detail::lstm_gates_forward(acts + (b * T + t) * G, c + b * H, c + b * H, h + b * H, H);
-        std::copy_n(h + b * H, H, o);
+        real *hb = h + b * H + j0, *cb = c + b * H + j0;
+        detail::lstm_gates_forward(acts + (b * T + t) * G + j0, H, cb, cb, hb, n);
+        std::copy_n(hb, n, o);
       }
-    });
-  }
+    }
+  });
 }
 
 void lstm_layer_backward(real* dx, real* dw_ih, real* dw_hh, real* db, real* dh, real* dc,
@@ -74,34 +86,45 @@ void lstm_layer_backward(real* dx, real* dw_ih, real* dw_hh, real* db, real* dh,
                          const int64_t* len, bool reverse, int64_t B, int64_t T, int64_t In,
                          int64_t H) {
   const int64_t G = 4 * H, max_len = detail::longest(len, B, T);
-  std::vector<real> c1s(B * H);  // (B, H) c after a step, recomputed: c' = f * c + i * g
-  // undo 2., the recurrence, last step first
-  for (int64_t k = T - 1; k >= 0; --k) {
-    const int64_t t = detail::step_at(k, T, reverse);
-    if (t >= max_len) {  // no step was taken: nothing flows to W or x
-      for (int64_t b = 0; b < B; ++b) std::fill_n(dgates + (b * T + t) * G, G, real(0));
-      continue;
-    }
-    parallel_for(B, kGrainTranscendental / G + 1, [&](int64_t b0, int64_t b1) {
-      for (int64_t b = b0; b < b1; ++b) {
-        real* c1 = c1s.data() + b * H;  // (H)
-        real* dg = dgates + (b * T + t) * G;
+  // undo 2., the recurrence, last step first, in one parallel region as the forward: thread p
+  // owns the units [j0, j1), their gate columns of dgates and their columns of dh and dc.
+  run_team(detail::recurrence_threads(B, G, H), [&](const Team& team) {
+    const auto [j0, j1] = detail::units_of(team.rank, team.size, H);
+    const int64_t n = j1 - j0;
+    const PackedB w = pack_b(w_hh + j0, false, H, G, n);  // W_hh[:, j0:j1]   (4H, n)
+    PackedA dgates_step;      // dgates_t, (B, 4H)
+    std::vector<real> c1(n);  // c after the step, recomputed: c' = f * c + i * g
+    const auto zero_gates = [&](int64_t b, int64_t t) {
+      for (int q = 0; q < 4; ++q) std::fill_n(dgates + (b * T + t) * G + q * H + j0, n, real(0));
+    };
+    for (int64_t k = T - 1; k >= 0; --k) {
+      const int64_t t = detail::step_at(k, T, reverse);
+      if (t >= max_len) {  // no step was taken: nothing flows to W or x
+        for (int64_t b = 0; b < B; ++b) zero_gates(b, t);
+        continue;
+      }
+      for (int64_t b = 0; b < B; ++b) {
         if (!detail::step_valid(len, b, t)) {  // padded: dh, dc pass through, nothing added
-          std::fill_n(dg, G, real(0));
+          zero_gates(b, t);
           continue;
         }
-        const real* a = acts + (b * T + t) * G;
-        const real *cp = c_prev + (b * T + t) * H, *d_out = dout + (b * T + t) * H;
-        for (int64_t j = 0; j < H; ++j) c1[j] = a[H + j] * cp[j] + a[j] * a[2 * H + j];
-        real* dhb = dh + b * H;  // out_t = h': dh' = dh + dout_t
-        for (int64_t j = 0; j < H; ++j) dhb[j] += d_out[j];
-        detail::lstm_gates_backward(a, cp, c1, dhb, dc + b * H, dg, dc + b * H, H);
-        std::fill_n(dhb, H, real(0));  // h reaches h' only through the gates: dh = dgates_t W_hh
+        const real* a = acts + (b * T + t) * G + j0;
+        const real* cp = c_prev + (b * T + t) * H + j0;
+        const real* d_out = dout + (b * T + t) * H + j0;
+        for (int64_t j = 0; j < n; ++j) c1[j] = a[H + j] * cp[j] + a[j] * a[2 * H + j];
+        real *dhb = dh + b * H + j0, *dcb = dc + b * H + j0;
+        for (int64_t j = 0; j < n; ++j) dhb[j] += d_out[j];  // out_t = h': dh' = dh + dout_t
+        detail::lstm_gates_backward(a, H, cp, c1.data(), dhb, dcb,
+                                    dgates + (b * T + t) * G + j0, dcb, n);
+        std::fill_n(dhb, n, real(0));  // h reaches h' only through the gates: dh = dgates_t W_hh
       }
-    });
-    // gates_t += h W_hh^T:   dh += dgates_t W_hh   (padded rows have dgates_t = 0: dh kept)
-    gemm(false, false, B, H, G, 1, dgates + t * G, T * G, w_hh, H, 1, dh, H);
-  }
+      team.barrier();  // every gate column of dgates_t is written
+      // gates_t += h W_hh^T:   dh += dgates_t W_hh, this thread's columns of dh
+      //                        (padded rows have dgates_t = 0: dh kept)
+      pack_a(dgates_step, dgates + t * G, T * G, B, G);
+      gemm_packed(dgates_step, w, true, dh + j0, H);
+    }
+  });
   // dW_hh = dgates^T h_prev over every step at once (padded steps have dgates = 0)
   if (dw_hh) gemm(true, false, G, H, B * T, 1, dgates, G, h_prev, H, 0, dw_hh, H);
   // undo 1., acts = x W_ih^T + b_ih + b_hh:

@@ -17,6 +17,12 @@
 //                  dW_hh = dgates^T h_prev                   one GEMM, (4H, B*T) @ (B*T, H)
 //             1.   dW_ih = dgates^T x,  dx = dgates W_ih,  db = sum dgates    one GEMM each
 //
+// The loop over steps runs in one parallel region (core/parallel.h, run_team): each thread owns
+// a slice of the hidden units, packs the rows of W_hh that feed them once for the whole
+// sequence (core/packed_gemm.h), and at each step computes their gate columns and their h and
+// c; the threads meet once per step, where the product needs every unit of h. The results do
+// not depend on the thread count (tests/test_lstm_layer.cpp checks 1 and 2 threads bit for bit).
+//
 // Variable lengths as recurrent_scan.h: row b has len_b valid steps; at a padded step the row's
 // state is kept and its output is 0, so padded steps get dgates = 0 and add nothing.
 //

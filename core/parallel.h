@@ -85,4 +85,32 @@ void parallel_for(int64_t n, int64_t grain, const F& f) {
   f(int64_t{0}, n);
 }
 
+// run_team(nt, f) calls f(team) once on each of team.size <= nt threads at once, team.rank =
+// 0 .. size-1, for work split by hand whose phases meet at team.barrier(): the recurrent
+// layers run a whole sequence in one region, each thread owning some hidden units, with a
+// barrier per time step instead of a fork and a join per step. nt <= 1, or a call from inside
+// a parallel region, runs f on the caller alone (size 1, where barrier() does nothing).
+struct Team {
+  int rank = 0, size = 1;
+  void barrier() const {
+#ifdef _OPENMP
+    if (size > 1) {
+#pragma omp barrier
+    }
+#endif
+  }
+};
+
+template <class F>
+void run_team(int nt, const F& f) {
+#ifdef _OPENMP
+  if (nt > 1 && !omp_in_parallel()) {
+#pragma omp parallel num_threads(nt)
+    f(Team{omp_get_thread_num(), omp_get_num_threads()});
+    return;
+  }
+#endif
+  f(Team{});
+}
+
 }  // namespace heed

@@ -54,6 +54,29 @@ inline IndexTensor random_ids(const Shape& s, int64_t bound, unsigned seed) {
   return IndexTensor(ids, s);
 }
 
+// n normal values from a private generator (the seed is untouched), for raw-buffer kernels.
+inline std::vector<real> random_buffer(int64_t n, unsigned seed) {
+  std::mt19937 gen(seed);
+  std::normal_distribution<double> normal;
+  std::vector<real> v(n);
+  for (real& x : v) x = real(normal(gen));
+  return v;
+}
+
+// For its lifetime: exactly n threads (dynamic threads off); restores both settings after.
+struct FixedThreads {
+  const int threads = get_num_threads();
+  const bool dynamic = get_dynamic_threads();
+  explicit FixedThreads(int n) {
+    set_dynamic_threads(false);
+    set_num_threads(n);
+  }
+  ~FixedThreads() {
+    set_num_threads(threads);
+    set_dynamic_threads(dynamic);
+  }
+};
+
 // Runs gradcheck and reports the first disagreement through doctest.
 inline void check_grad(const TensorFn& f, const std::vector<Tensor>& inputs,
                        const GradcheckOptions& opt = GradcheckOptions()) {

@@ -11,17 +11,7 @@
 
 using namespace heed;
 
-namespace {
-
-std::vector<real> random_buffer(int64_t n, unsigned seed) {
-  std::mt19937 gen(seed);
-  std::normal_distribution<double> normal;
-  std::vector<real> v(n);
-  for (real& x : v) x = real(normal(gen));
-  return v;
-}
-
-}  // namespace
+using heed::test::random_buffer;
 
 TEST_CASE("gemm == gemm_naive: transpose flags x alpha/beta x odd sizes x padded leading dims") {
   const struct { int64_t M, N, K; } sizes[] = {{1, 1, 1}, {7, 5, 3}, {3, 11, 17}, {33, 2, 65},

@@ -2,6 +2,7 @@
 // against its composed twin: the per-step loop of layers/recurrent_scan.h running
 // gru_cell_reference, on padded batches, both directions, outputs and every gradient.
 #include <heed/autograd/gru_layer_op.h>
+#include <heed/autograd/layer_steps.h>
 #include <heed/layers/recurrent_scan.h>
 #include "helpers.h"
 
@@ -90,4 +91,42 @@ TEST_CASE("gru_layer: bad shapes and lengths name the op") {
   CHECK_THROWS_AS(gru_layer(x, h, w_ih, w_hh, zeros({14}), Tensor(), {}, false), Error);
   CHECK_THROWS_AS(gru_layer(x, h, w_ih, w_hh, Tensor(), Tensor(), {4, 1}, false), Error);
   CHECK_THROWS_AS(gru_layer(x, h, w_ih, w_hh, Tensor(), Tensor(), {1}, false), Error);
+}
+
+TEST_CASE("gru_layer on 2 threads (hidden units split, partial panels): the recurrence as on 1 thread, bit for bit") {
+  // as lstm_layer's: H = 40 is two panels and a partial third, B = 60 rows
+  manual_seed(46);
+  const int64_t B = 60, T = 4, In = 3, H = 40;
+  heed::test::FixedThreads two_threads(2);
+  REQUIRE(detail::recurrence_threads(B, 3 * H, H) == 2);
+  const Tensor x = param({B, T, In}), h0 = param({B, H}, 0.5);
+  const Tensor w_ih = param({3 * H, In}, 0.3), w_hh = param({3 * H, H}, 0.3);
+  const Tensor b_ih = param({3 * H}, 0.3), b_hh = param({3 * H}, 0.3);
+  const V leaves = {x, h0, w_ih, w_hh, b_ih, b_hh};
+  std::vector<int64_t> len(B);
+  for (int64_t b = 0; b < B; ++b) len[b] = 1 + b % T;
+  for (bool reverse : {false, true}) {
+    CAPTURE(reverse);
+    const TensorFn fused = flat(gru_layer, len, reverse);
+    check_fused_matches_composed(fused, flat(composed, len, reverse), leaves, 1e-4, 1e-4);
+    const Tensor dy = randn({B * T * H + B * H});
+    auto run = [&] {
+      for (const Tensor& t : leaves) t.set_grad(Tensor());
+      const Tensor y = fused(leaves);
+      y.backward(dy);
+      V v = {y.detach()};
+      for (const Tensor& t : leaves) v.push_back(t.grad());
+      return v;
+    };
+    const V two = run();
+    set_num_threads(1);
+    const V one = run();
+    set_num_threads(2);
+    for (size_t i = 0; i < two.size(); ++i) {
+      CAPTURE(i);
+      // the recurrence's results ([out | h_n], dh0) do not depend on the split; the weight
+      // gradients are BLAS GEMMs over B*T rows, whose sums may follow the team size
+      if (i <= 2) CHECK(max(abs(two[i] - one[i])).item() == 0);
+    }
+  }
 }

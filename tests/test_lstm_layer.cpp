@@ -2,6 +2,7 @@
 // against its composed twin: the per-step loop of layers/recurrent_scan.h running
 // lstm_cell_reference, on padded batches, both directions, outputs and every gradient.
 #include <heed/autograd/lstm_cell_op.h>
+#include <heed/autograd/layer_steps.h>
 #include <heed/autograd/lstm_layer_op.h>
 #include <heed/layers/recurrent_scan.h>
 #include "helpers.h"
@@ -72,4 +73,42 @@ TEST_CASE("lstm_layer: bad shapes and lengths name the op") {
   CHECK_THROWS_AS(lstm_layer(x, h, h, w_ih, w_hh, zeros({19}), Tensor(), {}, false), Error);
   CHECK_THROWS_AS(lstm_layer(x, h, h, w_ih, w_hh, Tensor(), Tensor(), {4, 1}, false), Error);
   CHECK_THROWS_AS(lstm_layer(x, h, h, w_ih, w_hh, Tensor(), Tensor(), {1}, false), Error);
+}
+
+TEST_CASE("lstm_layer on 2 threads (hidden units split, partial panels): the recurrence as on 1 thread, bit for bit") {
+  // H = 40 is two panels and a partial third (kPanel 16): thread 0 owns units 0..15, thread 1
+  // units 16..39; B = 45 rows run the kernel's 6-row blocks and a 3-row rest.
+  manual_seed(45);
+  const int64_t B = 45, T = 4, In = 3, H = 40;
+  heed::test::FixedThreads two_threads(2);
+  REQUIRE(detail::recurrence_threads(B, 4 * H, H) == 2);
+  Tensor x = param({B, T, In}), h0 = param({B, H}, 0.5), c0 = param({B, H}, 0.5);
+  Tensor w_ih = param({4 * H, In}, 0.3), w_hh = param({4 * H, H}, 0.3);
+  Tensor b_ih = param({4 * H}, 0.3), b_hh = param({4 * H}, 0.3);
+  const std::vector<Tensor> leaves = {x, h0, c0, w_ih, w_hh, b_ih, b_hh};
+  std::vector<int64_t> len(B);
+  for (int64_t b = 0; b < B; ++b) len[b] = 1 + b % T;
+  const Tensor dout = randn({B, T, H}), dh = randn({B, H}), dc = randn({B, H});
+  for (bool reverse : {false, true}) {
+    CAPTURE(reverse);
+    auto run = [&](auto layer) {
+      for (const Tensor& t : leaves) t.set_grad(Tensor());
+      const LSTMLayerOut r = layer(x, h0, c0, w_ih, w_hh, b_ih, b_hh, len, reverse);
+      (sum(r.out * dout) + sum(r.h_n * dh) + sum(r.c_n * dc)).backward();
+      std::vector<Tensor> v = {r.out.detach(), r.h_n.detach(), r.c_n.detach()};
+      for (const Tensor& t : leaves) v.push_back(t.grad());
+      return v;
+    };
+    const auto two = run(lstm_layer), ref = run(composed);
+    set_num_threads(1);
+    const auto one = run(lstm_layer);
+    set_num_threads(2);
+    for (size_t i = 0; i < two.size(); ++i) {
+      CAPTURE(i);
+      // the recurrence's results (out, h_n, c_n, dh0, dc0) do not depend on the split; the
+      // weight gradients are BLAS GEMMs over B*T rows, whose sums may follow the team size
+      if (i <= 2 || i == 4 || i == 5) CHECK(max(abs(two[i] - one[i])).item() == 0);
+      CHECK(allclose(two[i], ref[i], 1e-4, 1e-4));
+    }
+  }
 }
