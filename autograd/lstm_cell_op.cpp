@@ -82,25 +82,23 @@ void lstm_cell_backward(real* dx, real* dh, real* dc, real* dw_ih, real* dw_hh, 
                         const real* x, const real* h, const real* c, const real* c1,
                         const real* w_ih, const real* w_hh, int64_t B, int64_t In, int64_t H) {
   const int64_t G = 4 * H;
-  // 4.-2. dgates from dh' and dc', row by row (lstm_gates.h); dc += dc'_total * f
+  // 4.-2. dgates from dh' and dc', row by row (lstm_gates.h); dc = dc'_total * f
   parallel_for(B, kGrainTranscendental / G + 1, [&](int64_t b0, int64_t b1) {
-    std::vector<real> dc_row(dc ? H : 0);  // (H)
-    for (int64_t b = b0; b < b1; ++b) {
+    for (int64_t b = b0; b < b1; ++b)
       detail::lstm_gates_backward(acts + b * G, H, c + b * H, c1 + b * H, dh1 + b * H,
-                                  dc1 + b * H, dgates + b * G, dc ? dc_row.data() : nullptr, H);
-      if (dc)
-        for (int64_t j = 0; j < H; ++j) dc[b * H + j] += dc_row[j];
-    }
+                                  dc1 + b * H, dgates + b * G, dc ? dc + b * H : nullptr, H);
   });
   // 1. gates = x W_ih^T + b_ih + h W_hh^T + b_hh
   //    dx = dgates W_ih   dW_ih = dgates^T x   db = sum_b dgates   (and the same for h)
-  if (dx) gemm(false, false, B, In, G, 1, dgates, G, w_ih, In, 1, dx, In);
-  if (dh) gemm(false, false, B, H, G, 1, dgates, G, w_hh, H, 1, dh, H);
-  if (dw_ih) gemm(true, false, G, In, B, 1, dgates, G, x, In, 1, dw_ih, In);
-  if (dw_hh) gemm(true, false, G, H, B, 1, dgates, G, h, H, 1, dw_hh, H);
-  if (db)
+  if (dx) gemm(false, false, B, In, G, 1, dgates, G, w_ih, In, 0, dx, In);
+  if (dh) gemm(false, false, B, H, G, 1, dgates, G, w_hh, H, 0, dh, H);
+  if (dw_ih) gemm(true, false, G, In, B, 1, dgates, G, x, In, 0, dw_ih, In);
+  if (dw_hh) gemm(true, false, G, H, B, 1, dgates, G, h, H, 0, dw_hh, H);
+  if (db) {
+    std::fill_n(db, G, real(0));
     for (int64_t b = 0; b < B; ++b)
       for (int64_t k = 0; k < G; ++k) db[k] += dgates[b * G + k];
+  }
 }
 
 // ---------------------------------------------------------------- the op
@@ -117,10 +115,10 @@ Tensor lstm_cell_packed(const Tensor& x, const Tensor& h, const Tensor& c, const
   // (inside y; captured detached, as an op may hold its own output).
   return record("lstm_cell", y, {x, h, c, w_ih, w_hh, b_ih, b_hh},
                 [x, h, c, w_ih, w_hh, acts, y = y.detach(), B, In, H, G](const Tensor& dy, Grads& g) {
-    auto grad = [&g](int i, const Shape& s) { return g.needs(i) ? zeros(s) : Tensor(); };
+    auto grad = [&g](int i, const Shape& s) { return g.needs(i) ? empty(s) : Tensor(); };
     const Tensor dx = grad(0, {B, In}), dh = grad(1, {B, H}), dc = grad(2, {B, H}),
                  dw_ih = grad(3, {G, In}), dw_hh = grad(4, {G, H}),
-                 db = g.needs(5) || g.needs(6) ? zeros({G}) : Tensor();
+                 db = g.needs(5) || g.needs(6) ? empty({G}) : Tensor();
     lstm_cell_backward(data_or_null(dx), data_or_null(dh), data_or_null(dc), data_or_null(dw_ih),
                        data_or_null(dw_hh), data_or_null(db), empty({B, G}).data(), dy.data(),
                        dy.data() + B * H, acts.data(), x.data(), h.data(), c.data(),
