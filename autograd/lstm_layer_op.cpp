@@ -22,7 +22,7 @@
 
 namespace heed {
 
-void lstm_layer_forward(real* out, real* h, real* c, real* acts, real* h_prev, real* c_prev,
+void lstm_layer_forward(real* out, real* h, real* c, real* acts, real* hx, real* c_prev,
                         const real* x, const real* w_ih, const real* w_hh, const real* b_ih,
                         const real* b_hh, const int64_t* len, bool reverse, int64_t B, int64_t T,
                         int64_t In, int64_t H) {
@@ -37,6 +37,11 @@ void lstm_layer_forward(real* out, real* h, real* c, real* acts, real* h_prev, r
     }
   });
   gemm(false, true, B * T, G, In, 1, x, In, w_ih, In, 1, acts, G);
+  // x_t beside h_{t-1} in hx, for the backward's one weight-gradient GEMM
+  const int64_t HX = H + In;
+  parallel_for(B * T, kGrainElementwise / In + 1, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) std::copy_n(x + r * In, In, hx + r * HX + H);
+  });
   // 2. the recurrence, in one parallel region (core/parallel.h, run_team). Thread p owns the
   //    hidden units [j0, j1): it packs the rows of W_hh that make their four gates once
   //    (core/packed_gemm.h), and at each step computes those gate columns and those units' h
@@ -51,18 +56,21 @@ void lstm_layer_forward(real* out, real* h, real* c, real* acts, real* h_prev, r
     for (int64_t k = 0; k < T; ++k) {
       const int64_t t = detail::step_at(k, T, reverse);
       if (t >= max_len) {  // every row is padding here: output 0, state kept, nothing saved
-        for (int64_t b = 0; b < B; ++b)
-          for (real* p : {out, h_prev, c_prev}) std::fill_n(p + (b * T + t) * H + j0, n, real(0));
+        for (int64_t b = 0; b < B; ++b) {
+          std::fill_n(out + (b * T + t) * H + j0, n, real(0));
+          std::fill_n(hx + (b * T + t) * HX + j0, n, real(0));
+          std::fill_n(c_prev + (b * T + t) * H + j0, n, real(0));
+        }
         continue;
       }
       for (int64_t b = 0; b < B; ++b) {  // the state this step starts from
-        std::copy_n(h + b * H + j0, n, h_prev + (b * T + t) * H + j0);
+        std::copy_n(h + b * H + j0, n, hx + (b * T + t) * HX + j0);
         std::copy_n(c + b * H + j0, n, c_prev + (b * T + t) * H + j0);
       }
       team.barrier();
       // gates_t += h_{t-1} W_hh^T   rows b of acts at step t (leading dimension T * 4H), this
-      //                             thread's columns; h_{t-1} is h_prev at step t (ld T * H)
-      pack_a(h_step, h_prev + t * H, T * H, B, H);
+      //                             thread's columns; h_{t-1} is in hx at step t (ld T * HX)
+      pack_a(h_step, hx + t * HX, T * HX, B, H);
       for (int q = 0; q < 4; ++q)
         gemm_packed(h_step, w[q], true, acts + t * G + q * H + j0, T * G);
       for (int64_t b = 0; b < B; ++b) {
@@ -81,8 +89,8 @@ void lstm_layer_forward(real* out, real* h, real* c, real* acts, real* h_prev, r
 }
 
 void lstm_layer_backward(real* dx, real* dw_ih, real* dw_hh, real* db, real* dh, real* dc,
-                         real* dgates, const real* dout, const real* acts, const real* h_prev,
-                         const real* c_prev, const real* x, const real* w_ih, const real* w_hh,
+                         real* dgates, const real* dout, const real* acts, const real* hx,
+                         const real* c_prev, const real* w_ih, const real* w_hh,
                          const int64_t* len, bool reverse, int64_t B, int64_t T, int64_t In,
                          int64_t H) {
   const int64_t G = 4 * H, max_len = detail::longest(len, B, T);
@@ -125,11 +133,23 @@ void lstm_layer_backward(real* dx, real* dw_ih, real* dw_hh, real* db, real* dh,
       gemm_packed(dgates_step, w, true, dh + j0, H);
     }
   });
-  // dW_hh = dgates^T h_prev over every step at once (padded steps have dgates = 0)
-  if (dw_hh) gemm(true, false, G, H, B * T, 1, dgates, G, h_prev, H, 0, dw_hh, H);
-  // undo 1., acts = x W_ih^T + b_ih + b_hh:
-  //   dW_ih = dgates^T x,  dx = dgates W_ih,  db = sum dgates
-  if (dw_ih) gemm(true, false, G, In, B * T, 1, dgates, G, x, In, 0, dw_ih, In);
+  // dW_hh = dgates^T h_prev over every step at once (padded steps have dgates = 0), and, undoing
+  // 1. (acts = x W_ih^T + b_ih + b_hh), dW_ih = dgates^T x: one GEMM, [dW_hh | dW_ih] =
+  // dgates^T [h_prev | x], so that BLAS packs the (B*T, 4H) dgates once, not twice
+  const int64_t HX = H + In;
+  if (dw_hh && dw_ih) {
+    std::vector<real> dw(G * HX);  // (4H, H + In)
+    gemm(true, false, G, HX, B * T, 1, dgates, G, hx, HX, 0, dw.data(), HX);
+    for (int64_t r = 0; r < G; ++r) {
+      std::copy_n(dw.data() + r * HX, H, dw_hh + r * H);
+      std::copy_n(dw.data() + r * HX + H, In, dw_ih + r * In);
+    }
+  } else if (dw_hh) {
+    gemm(true, false, G, H, B * T, 1, dgates, G, hx, HX, 0, dw_hh, H);
+  } else if (dw_ih) {
+    gemm(true, false, G, In, B * T, 1, dgates, G, hx + H, HX, 0, dw_ih, In);
+  }
+  //   dx = dgates W_ih,  db = sum dgates
   if (dx) gemm(false, false, B * T, In, G, 1, dgates, G, w_ih, In, 0, dx, In);
   if (db) detail::column_sums(db, dgates, B * T, G);
 }
@@ -141,18 +161,18 @@ LSTMLayerOut lstm_layer(const Tensor& x, const Tensor& h0, const Tensor& c0, con
   const int64_t B = x.size(0), T = x.size(1), In = x.size(2), H = w_hh.size(1), G = 4 * H;
   const int64_t BTH = B * T * H, BH = B * H;
   Tensor y = empty({BTH + 2 * BH});  // [out | h_n | c_n]
-  Tensor acts = empty({B, T, G}), h_prev = empty({B, T, H}), c_prev = empty({B, T, H});
+  Tensor acts = empty({B, T, G}), hx = empty({B, T, H + In}), c_prev = empty({B, T, H});
   std::copy_n(h0.data(), BH, y.data() + BTH);
   std::copy_n(c0.data(), BH, y.data() + BTH + BH);
   const int64_t* len = lengths.empty() ? nullptr : lengths.data();
-  lstm_layer_forward(y.data(), y.data() + BTH, y.data() + BTH + BH, acts.data(), h_prev.data(),
+  lstm_layer_forward(y.data(), y.data() + BTH, y.data() + BTH + BH, acts.data(), hx.data(),
                      c_prev.data(), x.data(), w_ih.data(), w_hh.data(),
                      data_or_null(b_ih), data_or_null(b_hh), len, reverse, B, T, In, H);
 
-  // Saved: x and the weights the GEMMs read, the activations and the states each step began with.
+  // Saved: the weights the GEMMs read, the activations, and each step's [h_{t-1} | x_t] and c_{t-1}.
   const Tensor packed = record(
       "lstm_layer", y, {x, h0, c0, w_ih, w_hh, b_ih, b_hh},
-      [x, w_ih, w_hh, acts, h_prev, c_prev, lengths, reverse, B, T, In, H, G, BTH,
+      [w_ih, w_hh, acts, hx, c_prev, lengths, reverse, B, T, In, H, G, BTH,
        BH](const Tensor& dy, Grads& g) {
         Tensor dx = g.needs(0) ? empty({B, T, In}) : Tensor();
         Tensor dh = empty({B, H}), dc = empty({B, H});
@@ -164,8 +184,8 @@ LSTMLayerOut lstm_layer(const Tensor& x, const Tensor& h0, const Tensor& c0, con
         Tensor dgates = empty({B, T, G});
         lstm_layer_backward(data_or_null(dx), data_or_null(dw_ih), data_or_null(dw_hh),
                             data_or_null(db), dh.data(), dc.data(),
-                            dgates.data(), dy.data(), acts.data(), h_prev.data(), c_prev.data(),
-                            x.data(), w_ih.data(), w_hh.data(),
+                            dgates.data(), dy.data(), acts.data(), hx.data(), c_prev.data(),
+                            w_ih.data(), w_hh.data(),
                             lengths.empty() ? nullptr : lengths.data(), reverse, B, T, In, H);
         if (g.needs(0)) g[0] = dx;
         if (g.needs(1)) g[1] = dh;

@@ -14,8 +14,8 @@
 //                  dgates_t = the elementwise step's backward
 //                  dh = dgates_t W_hh                        (B, 4H) @ (4H, H)
 //             then, over all steps at once:
-//                  dW_hh = dgates^T h_prev                   one GEMM, (4H, B*T) @ (B*T, H)
-//             1.   dW_ih = dgates^T x,  dx = dgates W_ih,  db = sum dgates    one GEMM each
+//                  [dW_hh | dW_ih] = dgates^T [h_prev | x]   one GEMM, (4H, B*T) @ (B*T, H+In)
+//             1.   dx = dgates W_ih,  db = sum dgates                        one GEMM each
 //
 // The loop over steps runs in one parallel region (core/parallel.h, run_team): each thread owns
 // a slice of the hidden units, packs the rows of W_hh that feed them once for the whole
@@ -51,9 +51,9 @@ LSTMLayerOut lstm_layer(const Tensor& x, const Tensor& h0, const Tensor& c0, con
 
 // The raw kernels over plain pointers (llm.c style). len: B lengths or null (all T).
 // Forward writes out (B, T, H), h and c (B, H: h0 and c0 in, h_n and c_n out), and for the
-// backward: acts (B, T, 4H) the gate activations, h_prev and c_prev (B, T, H) the state each
-// step started from (0 at steps where every row is padding).
-void lstm_layer_forward(real* out, real* h, real* c, real* acts, real* h_prev, real* c_prev,
+// backward: acts (B, T, 4H) the gate activations; hx (B, T, H + In), each step's [h_{t-1} | x_t]
+// (h_{t-1} 0 at steps where every row is padding), and c_prev (B, T, H), c_{t-1} likewise.
+void lstm_layer_forward(real* out, real* h, real* c, real* acts, real* hx, real* c_prev,
                         const real* x, const real* w_ih, const real* w_hh, const real* b_ih,
                         const real* b_hh, const int64_t* len, bool reverse, int64_t B, int64_t T,
                         int64_t In, int64_t H);
@@ -62,8 +62,8 @@ void lstm_layer_forward(real* out, real* h, real* c, real* acts, real* h_prev, r
 // dh and dc (B, H) hold dh_n and dc_n on entry and dh0 and dc0 on return. dout (B, T, H).
 // dgates (B, T, 4H) is scratch, written whole (0 at padded steps), no need to zero it.
 void lstm_layer_backward(real* dx, real* dw_ih, real* dw_hh, real* db, real* dh, real* dc,
-                         real* dgates, const real* dout, const real* acts, const real* h_prev,
-                         const real* c_prev, const real* x, const real* w_ih, const real* w_hh,
+                         real* dgates, const real* dout, const real* acts, const real* hx,
+                         const real* c_prev, const real* w_ih, const real* w_hh,
                          const int64_t* len, bool reverse, int64_t B, int64_t T, int64_t In,
                          int64_t H);
 

@@ -112,3 +112,23 @@ TEST_CASE("lstm_layer on 2 threads (hidden units split, partial panels): the rec
     }
   }
 }
+
+TEST_CASE("lstm_layer: dW_hh alone, dW_ih alone and both at once (one GEMM) agree") {
+  manual_seed(47);
+  const int64_t B = 3, T = 4, In = 5, H = 6;
+  const Tensor x = randn({B, T, In}), h0 = randn({B, H}), c0 = randn({B, H});
+  const Tensor w_ih0 = randn({4 * H, In}), w_hh0 = randn({4 * H, H}), dout = randn({B, T, H});
+  const auto grads = [&](bool need_ih, bool need_hh) {
+    Tensor w_ih = w_ih0.clone(), w_hh = w_hh0.clone();
+    if (need_ih) w_ih.requires_grad_();
+    if (need_hh) w_hh.requires_grad_();
+    sum(lstm_layer(x, h0, c0, w_ih, w_hh, Tensor(), Tensor(), {4, 2, 3}, false).out * dout)
+        .backward();
+    return std::make_pair(w_ih.grad(), w_hh.grad());
+  };
+  const auto both = grads(true, true), ih = grads(true, false), hh = grads(false, true);
+  CHECK(!ih.second.defined());
+  CHECK(!hh.first.defined());
+  CHECK(allclose(ih.first, both.first, 1e-6, 1e-6));
+  CHECK(allclose(hh.second, both.second, 1e-6, 1e-6));
+}
