@@ -40,7 +40,15 @@ F64FLAGS ?= $(patsubst -O%,-O1,$(CXXFLAGS)) -DHEED_DOUBLE
 # -fno-math-errno: heed never reads errno after a math call, and without the flag GCC keeps
 # every loop that calls std::sqrt scalar (to set errno on a negative input); results are
 # the same bits either way (sqrt is correctly rounded).
-BASEFLAGS := -std=c++17 -Wall -Wextra -Wno-unused-parameter -fno-math-errno -fopenmp -MMD -MP -I$(BLAS_INC) -I$(BUILD)/include
+# -fno-trapping-math: heed never enables or reads floating-point exception flags, and without
+# the flag GCC may not compute an arithmetic operation on a path that did not ask for it (it
+# might raise a flag there), so a loop whose body GCC has split into branches stays scalar.
+# The fastmath kernels (core/fastmath.h) are written branch-free, but GCC's own passes
+# re-split them: in fastmath::exp, `hi + lo` after the clamp `hi > 89 ? 89 : hi` is moved
+# into the unclamped arm, and GELU, sigmoid and exp loops ran one float at a time (GELU was
+# 20% of a GPT step). Values are the same bits either way: each lane does the same IEEE
+# operations, and no reassociation or contraction is enabled by this flag.
+BASEFLAGS := -std=c++17 -Wall -Wextra -Wno-unused-parameter -fno-math-errno -fno-trapping-math -fopenmp -MMD -MP -I$(BLAS_INC) -I$(BUILD)/include
 LDLIBS    := -L$(BLAS_LIB) -Wl,-rpath,$(BLAS_LIB) -lopenblas -fopenmp
 
 LIB_DIRS  := core autograd layers optim
