@@ -95,14 +95,24 @@ Node::~Node() {
 
 // ---------------------------------------------------------------- leaves
 
-// leaf.grad += dL/dleaf   (the first gradient is copied: dy may be shared with other nodes)
+// leaf.grad += dL/dleaf
 // The engine runs this once per backward pass, after summing every consumer's gradient, so
-// the post-accumulate hooks see this pass's final contribution.
+// the post-accumulate hooks see this pass's final contribution. The first gradient becomes
+// leaf.grad itself when no one else holds its buffer (the engine's reference is the only
+// one: no other tensor, view or saved closure), as PyTorch does; otherwise it is copied, as
+// dy may be another node's saved tensor or the caller's seed, which a later add_ into
+// leaf.grad must not change.
 void AccumulateGrad::apply(const Tensor& grad_out, Grads&) {
   if (!leaf->grad.defined()) {
-    Tensor g = empty(grad_out.shape());
-    g.copy_(grad_out);
-    leaf->grad = g;
+    const auto& impl = grad_out.impl_ptr();
+    if (impl.use_count() == 1 && impl->storage.use_count() == 1 && !impl->requires_grad &&
+        !impl->grad_fn) {
+      leaf->grad = grad_out;
+    } else {
+      Tensor g = empty(grad_out.shape());
+      g.copy_(grad_out);
+      leaf->grad = g;
+    }
   } else {
     leaf->grad.add_(grad_out);
   }

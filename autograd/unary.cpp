@@ -69,6 +69,13 @@ Tensor relu(const Tensor& x) {
 
 namespace {
 
+// Records y = f(x) for an op whose forward pass also wrote dydx = f'(x):   dx = dy * dydx
+Tensor record_derivative(const char* op, const Tensor& y, const Tensor& x, const Tensor& dydx) {
+  return record(op, y, {x}, [op, dydx](const Tensor& dy, Grads& g) {
+    g[0] = zip(op, dy, dydx, [](real d, real s) { return d * s; });
+  });
+}
+
 const real kSqrt2OverPi = real(0.79788456080286535588); // sqrt(2 / pi)
 const real kGeluCubic = real(0.044715);
 
@@ -76,15 +83,21 @@ const real kGeluCubic = real(0.044715);
 // Phi(x) = (1 + erf(x / sqrt 2)) / 2 = erfc(-x / sqrt 2) / 2, phi(x) = e^(-x^2/2) / sqrt(2 pi).
 // fastmath::normal_cdf keeps the tiny values of Phi at very negative x that 1 + erf rounds
 // to 0, and gives phi from the same exp.
+// When x needs a gradient, the forward pass also writes y' = Phi + x phi (from the same Phi
+// and exp) and the node keeps y' instead of x, so the backward is one multiply instead of a
+// second evaluation of Phi; the floats are the ones the backward computed from x before.
+// (Memory is the same: y' replaces the saved x.)
 Tensor gelu_erf(const Tensor& x) {
-  Tensor y = map(x, [](real v) { return v * fastmath::normal_cdf(v); }, kGrainTranscendental);
-  return record("gelu", y, {x}, [x](const Tensor& dy, Grads& g) {
-    g[0] = zip("gelu", dy, x, [](real d, real v) {
-      real pdf;
-      const real cdf = fastmath::normal_cdf(v, &pdf);
-      return d * (cdf + v * pdf);
-    }, kGrainTranscendental);
-  });
+  const auto f = [](real v) { return v * fastmath::normal_cdf(v); };
+  if (!any_requires_grad({x})) return map(x, f, kGrainTranscendental);
+  Tensor dydx;  // y'(x)
+  Tensor y = map_with_derivative(x, dydx, [](real v, real& d) {
+    real pdf;
+    const real cdf = fastmath::normal_cdf(v, &pdf);
+    d = cdf + v * pdf;
+    return v * cdf;
+  }, kGrainTranscendental);
+  return record_derivative("gelu", y, x, dydx);
 }
 
 // y = x (1 + t) / 2,  t = tanh(u),  u = sqrt(2/pi) (x + 0.044715 x^3)
@@ -93,20 +106,23 @@ Tensor gelu_erf(const Tensor& x) {
 // same function without the cancellation of 1 + t at negative x (at x = -3, 1 + t keeps only
 // 4 of float's 7 digits). With e = e^(-2|u|) and r = 1 / (1 + e): s = r for u >= 0, e r for
 // u < 0, and s (1 - s) = e r^2 either way.
+// As gelu_erf, the forward pass writes y' beside y when x needs a gradient.
 Tensor gelu_tanh(const Tensor& x) {
-  Tensor y = map(x, [](real v) {
+  const auto f = [](real v) {
     const real u = kSqrt2OverPi * (v + kGeluCubic * v * v * v);
     return v * fastmath::sigmoid(2 * u);
+  };
+  if (!any_requires_grad({x})) return map(x, f, kGrainTranscendental);
+  Tensor dydx;  // y'(x)
+  Tensor y = map_with_derivative(x, dydx, [&f](real v, real& d) {
+    const real u = kSqrt2OverPi * (v + kGeluCubic * v * v * v);
+    const real du = kSqrt2OverPi * (1 + 3 * kGeluCubic * v * v);
+    const real e = fastmath::exp(-2 * std::abs(u)), r = 1 / (1 + e), er = e * r;
+    const real s = u >= 0 ? r : er;
+    d = s + 2 * v * (er * r) * du;
+    return f(v);
   }, kGrainTranscendental);
-  return record("gelu", y, {x}, [x](const Tensor& dy, Grads& g) {
-    g[0] = zip("gelu", dy, x, [](real d, real v) {
-      const real u = kSqrt2OverPi * (v + kGeluCubic * v * v * v);
-      const real du = kSqrt2OverPi * (1 + 3 * kGeluCubic * v * v);
-      const real e = fastmath::exp(-2 * std::abs(u)), r = 1 / (1 + e), er = e * r;
-      const real s = u >= 0 ? r : er;
-      return d * (s + 2 * v * (er * r) * du);
-    }, kGrainTranscendental);
-  });
+  return record_derivative("gelu", y, x, dydx);
 }
 
 }  // namespace

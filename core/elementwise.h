@@ -2,6 +2,7 @@
 // that softmax-like kernels are built from.
 //
 //   map(x, f)         y[i] = f(x[i])                        y: x.shape
+//   map_with_derivative(x, d, f)   the same, f also writing d[i] = f'(x[i])
 //   zip(op, a, b, f)  y[i] = f(a[i'], b[i''])               y: broadcast(a.shape, b.shape)
 //
 // where i' and i'' are i with broadcast dims pinned to 0. They allocate the output,
@@ -42,6 +43,11 @@ template <class F>
 }
 
 template <class F>
+[[gnu::flatten]] void map_d_loop(real* y, real* d, const real* x, int64_t n, const F& f) {
+  for (int64_t i = 0; i < n; ++i) y[i] = f(x[i], d[i]);
+}
+
+template <class F>
 [[gnu::flatten]] void map3_loop(real* y, const real* a, const real* b, const real* c, int64_t n,
                                 const F& f) {
   for (int64_t i = 0; i < n; ++i) y[i] = f(a[i], b[i], c[i]);
@@ -56,6 +62,21 @@ Tensor map(const Tensor& x, const F& f, int64_t grain = kGrainElementwise) {
   real* py = y.data();
   parallel_for(x.numel(), grain, [&](int64_t b, int64_t e) {
     detail::map_loop(py + b, px + b, e - b, f);
+  });
+  return y;
+}
+
+// y[i] = f(x[i], d[i]) where f also writes d[i]: a function and its derivative in one pass
+// (f(v, d) returns f(v) and sets d = f'(v)), for ops whose backward would otherwise
+// evaluate the same transcendental again. d must have x's shape.
+template <class F>
+Tensor map_with_derivative(const Tensor& x, Tensor& d, const F& f, int64_t grain = kGrainElementwise) {
+  Tensor y = empty(x.shape());
+  d = empty(x.shape());
+  const real* px = x.data();
+  real *py = y.data(), *pd = d.data();
+  parallel_for(x.numel(), grain, [&](int64_t b, int64_t e) {
+    detail::map_d_loop(py + b, pd + b, px + b, e - b, f);
   });
   return y;
 }

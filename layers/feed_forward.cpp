@@ -17,8 +17,9 @@ Tensor feed_forward(const char* op, const Tensor& x, Linear& linear1, const std:
   const int64_t E = linear1.options.in_features();
   HEED_CHECK(x.defined() && x.dim() >= 1 && x.size(-1) == E, op, "feed-forward input ",
              x.defined() ? x.shape() : Shape{}, " does not end in d_model ", E);
-  const Tensor h = linear1.forward(x);                            // (..., F)
+  Tensor h = linear1.forward(x);                                  // (..., F)
   const Tensor a = activation == "gelu" ? gelu(h) : relu(h);      // (..., F)
+  h = Tensor();  // no node keeps h (gelu keeps its derivative, relu its output): free it now
   return linear2.forward(dropout.forward(a));                     // (..., E)
 }
 

@@ -53,3 +53,37 @@ TEST_CASE("engine: a weight used at every step sums its gradients exactly as out
   for (const Tensor& w : Ws) total = total + w.grad();
   CHECK(test::allclose(W.grad(), total, 1e-6, 1e-6));
 }
+
+TEST_CASE("engine: a leaf's first gradient is its own buffer only when no one else holds it") {
+  // x's gradient is the saved G: leaf.grad must be a copy, so a second pass adding into
+  // x.grad leaves G unchanged (checked above for pending sums; here for the leaf itself)
+  const Tensor x = from_vector({1, 2, 3}, {3}).requires_grad_();
+  const Tensor G = from_vector({10, 20, 30}, {3});
+  const Tensor y = sum(pass_saved(x, G));
+  y.backward(Tensor(), /*retain_graph=*/true);
+  y.backward();
+  CHECK(test::allclose(G, from_vector({10, 20, 30}, {3}), 0, 0));
+  CHECK(test::allclose(x.grad(), from_vector({20, 40, 60}, {3}), 0, 0));
+
+  // The caller's seed reaches a leaf directly: copied, and the seed stays as it was.
+  const Tensor w = from_vector({1, 2}, {2}).requires_grad_();
+  const Tensor seed = from_vector({5, 7}, {2});
+  w.backward(seed);
+  w.backward(seed);
+  CHECK(test::allclose(seed, from_vector({5, 7}, {2}), 0, 0));
+  CHECK(test::allclose(w.grad(), from_vector({10, 14}, {2}), 0, 0));
+
+  // a + b hands one dy to both leaves: the first to accumulate copies it (the other still
+  // holds it), the second takes it; their grads must be separate buffers.
+  const Tensor a = from_vector({1, 2}, {2}).requires_grad_(), b = from_vector({3, 4}, {2}).requires_grad_();
+  (a + b).backward(from_vector({1, 1}, {2}));
+  CHECK(a.grad().data() != b.grad().data());
+  a.grad().add_(from_vector({5, 5}, {2}));
+  CHECK(test::allclose(b.grad(), from_vector({1, 1}, {2}), 0, 0));
+
+  // A gradient computed for the leaf alone (x * 3's dx) becomes leaf.grad without a copy:
+  // the same values either way.
+  const Tensor v = from_vector({1, 2}, {2}).requires_grad_();
+  sum(v * 3).backward();
+  CHECK(test::allclose(v.grad(), from_vector({3, 3}, {2}), 0, 0));
+}

@@ -195,9 +195,12 @@ TEST_CASE("fastmath: a vectorised loop gives what one call gives") {
   // the arithmetic is the same IEEE operations, so the results are identical
   std::vector<float> xs = sweep_inputs({{-20, 20}});
   Tensor x = from_vector(xs, {int64_t(xs.size())});
-  const Tensor outs[] = {exp(x), tanh(x), sigmoid(x), log(x)};
-  float (*kernels[])(float) = {fm::exp, fm::tanh, fm::sigmoid, fm::log};
-  for (int f = 0; f < 4; ++f) {
+  // (GCC once kept the exp, sigmoid and gelu loops scalar: see -fno-trapping-math in the
+  // Makefile. This test proves the values, not the speed.)
+  const Tensor outs[] = {exp(x), tanh(x), sigmoid(x), log(x), gelu(x)};
+  float (*kernels[])(float) = {fm::exp, fm::tanh, fm::sigmoid, fm::log,
+                               [](float v) { return v * fm::normal_cdf(v); }};
+  for (int f = 0; f < 5; ++f) {
     CAPTURE(f);
     int64_t differ = 0;
     for (size_t i = 0; i < xs.size(); ++i) {
@@ -285,6 +288,42 @@ TEST_CASE("fastmath ops: exp tanh sigmoid gelu elu and their gradients match std
   // e^(2u) magnifies that relative error 2|u| times (2|u| ~ 70 at x = -9, where y ~ 1e-30)
   check_op("gelu tanh", [](const Tensor& t) { return gelu(t, "tanh"); }, gelu_tanh_ref,
            dgelu_tanh_ref, 1e-5);
+}
+
+TEST_CASE("gelu: the derivative saved by the forward pass is the float formula of x, bit for bit") {
+  // gelu's forward writes y' beside y and the backward multiplies by it (autograd/unary.cpp);
+  // the reference is the backward that re-evaluated the kernels from x, in float
+  manual_seed(6);
+  Tensor x = randn({50000});
+  x.mul_(4);
+  const float far[] = {-60, -30, -12, -5, -1e-4f, 0, 1e-4f, 5, 12, 30, 60};
+  std::copy(std::begin(far), std::end(far), x.data());
+  const Tensor dy = randn({50000});
+  for (const std::string approximate : {"none", "tanh"}) {
+    CAPTURE(approximate);
+    Tensor p = x.detach().requires_grad_();
+    const Tensor y = gelu(p, approximate);
+    y.backward(dy);
+    CHECK(test::allclose(y, gelu(x, approximate), 0, 0));  // the no-grad path: same values
+    int64_t differ = 0;
+    for (int64_t i = 0; i < x.numel(); ++i) {
+      const float v = x.data()[i], d = dy.data()[i];
+      float want;
+      if (approximate == "none") {
+        float pdf;
+        const float cdf = fm::normal_cdf(v, &pdf);
+        want = d * (cdf + v * pdf);
+      } else {
+        const float c = 0.79788456080286535588f, k = 0.044715f;
+        const float u = c * (v + k * v * v * v), du = c * (1 + 3 * k * v * v);
+        const float e = fm::exp(-2 * std::abs(u)), r = 1 / (1 + e), er = e * r;
+        want = d * ((u >= 0 ? r : er) + 2 * v * (er * r) * du);
+      }
+      const float got = p.grad().data()[i];
+      differ += !(got == want || (std::isnan(got) && std::isnan(want)));
+    }
+    CHECK(differ == 0);
+  }
 }
 
 namespace {
