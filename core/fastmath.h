@@ -12,6 +12,10 @@
 // One rule keeps that true: no arithmetic inside the arms of `c ? a : b`, only values
 // computed before it. An operation that happens only in one arm may trap (it is IEEE
 // arithmetic), so GCC will not compute it for every lane, and the loop stays scalar.
+// The rule is not enough on its own: GCC 12 moves arithmetic into an arm by itself (in
+// scaled_exp, `hi + lo` after the clamp of hi), so heed builds with -fno-trapping-math
+// (Makefile), which lets it compute such operations on every lane; without the flag the
+// exp, sigmoid and GELU loops ran scalar.
 //
 // The two builds. In the float build these are the kernels of this file. In the double build
 // (HEED_DOUBLE, which the finite-difference gradchecks link) the `double` overloads at the
