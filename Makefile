@@ -152,11 +152,11 @@ $(BUILD)/f64/tests/%.o: tests/%.cpp $(BUILD)/f64/tests/pch/helpers.h.gch | deps 
 	@mkdir -p $(@D)
 	$(CXX) $(BASEFLAGS) $(F64FLAGS) -include $(BUILD)/f64/tests/pch/helpers.h -c $< -o $@
 
-$(BUILD)/f32/tests/main.o: tests/main.cpp | deps
+$(BUILD)/f32/tests/main.o: tests/main.cpp | deps $(UMBRELLA)
 	@mkdir -p $(@D)
 	$(CXX) $(BASEFLAGS) $(CXXFLAGS) -c $< -o $@
 
-$(BUILD)/f64/tests/main.o: tests/main.cpp | deps
+$(BUILD)/f64/tests/main.o: tests/main.cpp | deps $(UMBRELLA)
 	@mkdir -p $(@D)
 	$(CXX) $(BASEFLAGS) $(F64FLAGS) -c $< -o $@
 
