@@ -47,7 +47,7 @@ TEST_CASE("gemm_packed == gemm_packed_naive: row blocks 1..13, partial panels, b
 }
 
 TEST_CASE("gemm_packed: K = 0 writes zeros (=) or leaves C (+=); M = 0 and N = 0 do nothing") {
-  const std::vector<real> A(6), src(6);
+  const std::vector<real> A(6), src(9);  // A up to (2, 3), src up to (3, 3)
   std::vector<real> C(6, real(2));
   PackedA a;
   pack_a(a, A.data(), 0, 2, 0);
