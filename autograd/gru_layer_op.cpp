@@ -96,7 +96,8 @@ void gru_layer_forward(real* out, real* h, real* acts, real* h_prev, const real*
   //    thread p owns units [j0, j1), the rows of W_hh that make their three gates (packed
   //    once), their columns of gh and their units of h. One barrier per step.
   run_team(detail::recurrence_threads(B, G, H), [&](const Team& team) {
-    const auto [j0, j1] = detail::units_of(team.rank, team.size, H);
+    const std::pair<int64_t, int64_t> units = detail::units_of(team.rank, team.size, H);
+    const int64_t j0 = units.first, j1 = units.second;  // clang 14: no lambda captures a binding
     const int64_t n = j1 - j0;
     PackedB w[3];  // gate q: the columns q*H + j0 .. q*H + j1 of W_hh^T, (H, n)
     for (int q = 0; q < 3; ++q) w[q] = pack_b(w_hh + (q * H + j0) * H, true, H, H, n);
@@ -138,7 +139,8 @@ void gru_layer_backward(real* dx, real* dw_ih, real* dw_hh, real* db_ih, real* d
   // undo 2., the recurrence, last step first, in one parallel region as the forward: thread p
   // owns the units [j0, j1), their gate columns of dgi and dgh and their columns of dh.
   run_team(detail::recurrence_threads(B, G, H), [&](const Team& team) {
-    const auto [j0, j1] = detail::units_of(team.rank, team.size, H);
+    const std::pair<int64_t, int64_t> units = detail::units_of(team.rank, team.size, H);
+    const int64_t j0 = units.first, j1 = units.second;  // clang 14: no lambda captures a binding
     const int64_t n = j1 - j0;
     const PackedB w = pack_b(w_hh + j0, false, H, G, n);  // W_hh[:, j0:j1]   (3H, n)
     PackedA dgh_step;  // dgh_t, (B, 3H)

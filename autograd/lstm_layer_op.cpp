@@ -48,7 +48,8 @@ void lstm_layer_forward(real* out, real* h, real* c, real* acts, real* hx, real*
   //    and c. The product reads every unit of h_{t-1}, so the threads meet once per step, after
   //    each has stored its units of the state the step starts from.
   run_team(detail::recurrence_threads(B, G, H), [&](const Team& team) {
-    const auto [j0, j1] = detail::units_of(team.rank, team.size, H);
+    const std::pair<int64_t, int64_t> units = detail::units_of(team.rank, team.size, H);
+    const int64_t j0 = units.first, j1 = units.second;  // clang 14: no lambda captures a binding
     const int64_t n = j1 - j0;
     PackedB w[4];  // gate q: the columns q*H + j0 .. q*H + j1 of W_hh^T, (H, n)
     for (int q = 0; q < 4; ++q) w[q] = pack_b(w_hh + (q * H + j0) * H, true, H, H, n);
@@ -97,7 +98,8 @@ void lstm_layer_backward(real* dx, real* dw_ih, real* dw_hh, real* db, real* dh,
   // undo 2., the recurrence, last step first, in one parallel region as the forward: thread p
   // owns the units [j0, j1), their gate columns of dgates and their columns of dh and dc.
   run_team(detail::recurrence_threads(B, G, H), [&](const Team& team) {
-    const auto [j0, j1] = detail::units_of(team.rank, team.size, H);
+    const std::pair<int64_t, int64_t> units = detail::units_of(team.rank, team.size, H);
+    const int64_t j0 = units.first, j1 = units.second;  // clang 14: no lambda captures a binding
     const int64_t n = j1 - j0;
     const PackedB w = pack_b(w_hh + j0, false, H, G, n);  // W_hh[:, j0:j1]   (4H, n)
     PackedA dgates_step;      // dgates_t, (B, 4H)
