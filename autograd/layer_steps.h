@@ -68,6 +68,15 @@ inline std::pair<int64_t, int64_t> units_of(int rank, int size, int64_t H) {
   return {std::min(H, p0 * kPanel), std::min(H, p1 * kPanel)};
 }
 
+// The forward's recurrent weights for one thread: gate q's block holds the columns
+// q*H + j0 .. q*H + j0 + n of W_hh^T, (H, n), packed once for the whole sequence.
+inline std::vector<PackedB> pack_gate_columns(const real* w_hh, int gates, int64_t H, int64_t j0,
+                                              int64_t n) {
+  std::vector<PackedB> w(gates);
+  for (int q = 0; q < gates; ++q) w[q] = pack_b(w_hh + (q * H + j0) * H, true, H, H, n);
+  return w;
+}
+
 // col (cols) = the sum of the rows of m (rows, cols): the gradient of a bias added to every
 // row. Written (=), as one GEMM, ones (1, rows) @ m, so that it runs threaded.
 inline void column_sums(real* col, const real* m, int64_t rows, int64_t cols) {

@@ -51,8 +51,7 @@ void lstm_layer_forward(real* out, real* h, real* c, real* acts, real* hx, real*
     const std::pair<int64_t, int64_t> units = detail::units_of(team.rank, team.size, H);
     const int64_t j0 = units.first, j1 = units.second;  // clang 14: no lambda captures a binding
     const int64_t n = j1 - j0;
-    PackedB w[4];  // gate q: the columns q*H + j0 .. q*H + j1 of W_hh^T, (H, n)
-    for (int q = 0; q < 4; ++q) w[q] = pack_b(w_hh + (q * H + j0) * H, true, H, H, n);
+    const std::vector<PackedB> w = detail::pack_gate_columns(w_hh, 4, H, j0, n);
     PackedA h_step;  // h_{t-1}, (B, H)
     for (int64_t k = 0; k < T; ++k) {
       const int64_t t = detail::step_at(k, T, reverse);
