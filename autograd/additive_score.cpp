@@ -54,7 +54,8 @@ void additive_score_forward(real* e, real* t, const real* qp, const real* kp, co
 }
 
 void additive_score_backward(real* dqp, real* dkp, real* dv, const real* de, const real* t,
-                             const real* v, int64_t B, int64_t Tq, int64_t Tk, int64_t A) {
+                             const real* v, int64_t B, int64_t Tq, int64_t Tk, int64_t A,
+                             bool add_dkp) {
   // One batch element per task: it owns its rows of dqp and dkp, and its own row of dv
   // partials, which are then added over b in double, in order, so the result does not depend
   // on how the batch was shared among threads. Outputs that are not wanted are computed into
@@ -68,7 +69,7 @@ void additive_score_backward(real* dqp, real* dkp, real* dv, const real* de, con
       real* dk = dkp ? dkp + b * Tk * A : scratch.data() + Tq * A;  // (Tk, A)
       real* __restrict pv = dv_part + b * A;                        // (A)
       std::fill(dq, dq + Tq * A, real(0));
-      std::fill(dk, dk + Tk * A, real(0));
+      if (!(dkp && add_dkp)) std::fill(dk, dk + Tk * A, real(0));
       std::fill(pv, pv + A, real(0));
       for (int64_t i = 0; i < Tq; ++i) {
         real* __restrict dqi = dq + i * A;  // (A)
@@ -112,14 +113,15 @@ Tensor additive_score(const Tensor& qp, const Tensor& kp, const Tensor& v) {
   Tensor t = empty({B, Tq, Tk, A});     // (B, Tq, Tk, A) the tanh, kept for backward
   additive_score_forward(e.data(), t.data(), qp.data(), kp.data(), v.data(), B, Tq, Tk, A);
   return record("additive_score", e, {qp, kp, v}, [t, v, B, Tq, Tk, A](const Tensor& de, Grads& g) {
+    real* sum_k = g.sum_into(1);  // the keys' running gradient sum, when there is one
     const Tensor dqp = g.needs(0) ? empty({B, Tq, A}) : Tensor(),  // written, not accumulated
-                 dkp = g.needs(1) ? empty({B, Tk, A}) : Tensor(),
+                 dkp = g.needs(1) && !sum_k ? empty({B, Tk, A}) : Tensor(),
                  dv = g.needs(2) ? empty({A}) : Tensor();
-    additive_score_backward(data_or_null(dqp), data_or_null(dkp), data_or_null(dv), de.data(),
-                            t.data(), v.data(), B, Tq, Tk, A);
+    additive_score_backward(data_or_null(dqp), sum_k ? sum_k : data_or_null(dkp), data_or_null(dv),
+                            de.data(), t.data(), v.data(), B, Tq, Tk, A, sum_k != nullptr);
     const Tensor grads[] = {dqp, dkp, dv};
     for (int i = 0; i < 3; ++i)
-      if (g.needs(i)) g[i] = grads[i];
+      if (grads[i].defined()) g[i] = grads[i];
   });
 }
 

@@ -10,6 +10,14 @@
 
 namespace heed {
 
+// dy * s for a backward below: written over dy when the engine holds it alone (node.h).
+static Tensor scaled_gradient(const Tensor& dy, real s) {
+  if (!sole_gradient(dy)) return mul(dy, s);
+  Tensor g = dy;
+  g.mul_(s);
+  return g;
+}
+
 // y = a + b          da = dy          db = dy
 Tensor add(const Tensor& a, const Tensor& b) {
   Tensor y = zip("add", a, b, [](real u, real v) { return u + v; });
@@ -49,7 +57,7 @@ Tensor div(const Tensor& a, const Tensor& b) {
 // y = -x             dx = -dy
 Tensor neg(const Tensor& x) {
   Tensor y = map(x, [](real v) { return -v; });
-  return record("neg", y, {x}, [](const Tensor& dy, Grads& g) { g[0] = neg(dy); });
+  return record("neg", y, {x}, [](const Tensor& dy, Grads& g) { g[0] = scaled_gradient(dy, -1); });
 }
 
 // y = x^p            dx = dy * p * x^(p-1)
@@ -101,13 +109,13 @@ Tensor add(const Tensor& a, real s) {
 // y = s - a          da = -dy
 Tensor rsub(real s, const Tensor& a) {
   Tensor y = map(a, [s](real u) { return s - u; });
-  return record("rsub", y, {a}, [](const Tensor& dy, Grads& g) { g[0] = neg(dy); });
+  return record("rsub", y, {a}, [](const Tensor& dy, Grads& g) { g[0] = scaled_gradient(dy, -1); });
 }
 
 // y = a * s          da = dy * s
 Tensor mul(const Tensor& a, real s) {
   Tensor y = map(a, [s](real u) { return u * s; });
-  return record("mul", y, {a}, [s](const Tensor& dy, Grads& g) { g[0] = mul(dy, s); });
+  return record("mul", y, {a}, [s](const Tensor& dy, Grads& g) { g[0] = scaled_gradient(dy, s); });
 }
 
 // y = a / s          da = dy / s

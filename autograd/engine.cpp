@@ -18,10 +18,10 @@ void GradMode::set_enabled(bool on) { grad_enabled = on; }
 // ---------------------------------------------------------------- graph building
 
 static std::shared_ptr<Node> accumulator_of(const std::shared_ptr<TensorImpl>& leaf) {
-  if (auto acc = leaf->grad_accumulator.lock()) return acc;
+  if (auto acc = leaf->leaf->accumulator.lock()) return acc;
   auto acc = std::allocate_shared<AccumulateGrad>(CachingAllocator<AccumulateGrad>(), leaf);
   acc->out_shape = leaf->shape;
-  leaf->grad_accumulator = acc;
+  leaf->leaf->accumulator = acc;
   return acc;
 }
 
@@ -31,16 +31,27 @@ static std::shared_ptr<Node> producer_of(const Tensor& t) {
   return accumulator_of(t.impl_ptr());
 }
 
-void connect(const std::shared_ptr<Node>& node, const Tensor& out, const Tensor* inputs, int n) {
+static const Tensor& tensor_of(const Tensor& t) { return t; }
+static const Tensor& tensor_of(const InputRef& t) { return *t; }
+
+template <class Input>
+static void connect_inputs(std::shared_ptr<Node> node, const Tensor& out, const Input* inputs, int n) {
   node->next.reserve(n);
-  for (int i = 0; i < n; ++i) node->next.push_back(producer_of(inputs[i]));
+  for (int i = 0; i < n; ++i) node->next.push_back(producer_of(tensor_of(inputs[i])));
   node->out_shape = out.shape();
-  out.impl()->requires_grad = true;
-  out.impl()->grad_fn = node;
   if (AnomalyMode::enabled()) {
     node->anomaly_index = detail::next_anomaly_index();
     detail::check_forward_anomaly(node->name(), node->anomaly_index, out);
   }
+  out.impl()->grad_fn = std::move(node);  // out.requires_grad() is now true
+}
+
+void connect(std::shared_ptr<Node> node, const Tensor& out, const InputRef* inputs, int n) {
+  connect_inputs(std::move(node), out, inputs, n);
+}
+
+void connect(std::shared_ptr<Node> node, const Tensor& out, const Tensor* inputs, int n) {
+  connect_inputs(std::move(node), out, inputs, n);
 }
 
 void NodeList::grow() {
@@ -103,23 +114,22 @@ Node::~Node() {
 // dy may be another node's saved tensor or the caller's seed, which a later add_ into
 // leaf.grad must not change.
 void AccumulateGrad::apply(const Tensor& grad_out, Grads&) {
-  if (!leaf->grad.defined()) {
-    const auto& impl = grad_out.impl_ptr();
-    if (impl.use_count() == 1 && impl->storage.use_count() == 1 && !impl->requires_grad &&
-        !impl->grad_fn) {
-      leaf->grad = grad_out;
+  GradState& st = *leaf->leaf;
+  if (!st.grad.defined()) {
+    if (sole_gradient(grad_out)) {
+      st.grad = grad_out;
     } else {
       Tensor g = empty(grad_out.shape());
       g.copy_(grad_out);
-      leaf->grad = g;
+      st.grad = g;
     }
   } else {
-    leaf->grad.add_(grad_out);
+    st.grad.add_(grad_out);
   }
-  if (leaf->post_accumulate_hooks.empty()) return;
+  if (st.post_accumulate_hooks.empty()) return;
   Tensor self(leaf);
-  for (size_t i = 0; i < leaf->post_accumulate_hooks.size(); ++i)
-    leaf->post_accumulate_hooks[i].second(self);
+  for (size_t i = 0; i < st.post_accumulate_hooks.size(); ++i)
+    st.post_accumulate_hooks[i].second(self);
 }
 
 int64_t Tensor::register_post_accumulate_grad_hook(std::function<void(const Tensor&)> hook) const {
@@ -128,39 +138,40 @@ int64_t Tensor::register_post_accumulate_grad_hook(std::function<void(const Tens
              is_leaf() ? " does not require grad" : " is not a leaf");
   static std::atomic<int64_t> next_handle{0};
   int64_t handle = ++next_handle;
-  impl_->post_accumulate_hooks.emplace_back(handle, std::move(hook));
+  impl_->leaf->post_accumulate_hooks.emplace_back(handle, std::move(hook));
   return handle;
 }
 
 void Tensor::remove_post_accumulate_grad_hook(int64_t handle) const {
-  auto& hooks = impl_->post_accumulate_hooks;
+  if (!impl_->leaf) return;
+  auto& hooks = impl_->leaf->post_accumulate_hooks;
   for (size_t i = 0; i < hooks.size(); ++i)
     if (hooks[i].first == handle) { hooks.erase(hooks.begin() + i); return; }
 }
 
-bool Tensor::requires_grad() const { return defined() && impl_->requires_grad; }
+bool Tensor::requires_grad() const { return defined() && impl_->requires_grad(); }
 bool Tensor::is_leaf() const { return !impl_->grad_fn; }
 const std::shared_ptr<Node>& Tensor::grad_fn() const { return impl_->grad_fn; }
-Tensor Tensor::grad() const { return impl_->grad; }
+Tensor Tensor::grad() const { return impl_->leaf ? impl_->leaf->grad : Tensor(); }
 
 Tensor& Tensor::requires_grad_(bool on) {
   HEED_CHECK(is_leaf(), "requires_grad_", "only a leaf tensor can change requires_grad; "
              "this one was produced by ", impl_->grad_fn->name(), " (use detach())");
-  impl_->requires_grad = on;
+  if (on || impl_->leaf) impl_->leaf_state().requires_grad = on;
   return *this;
 }
 
 void Tensor::zero_grad() const {
-  if (impl_->grad.defined()) {
+  if (impl_->leaf && impl_->leaf->grad.defined()) {
     NoGradGuard ng;
-    impl_->grad.zero_();
+    impl_->leaf->grad.zero_();
   }
 }
 
 void Tensor::set_grad(const Tensor& g) const {
   HEED_CHECK(!g.defined() || g.shape() == shape(), "set_grad", "gradient shape ", g.shape(),
              " does not match tensor shape ", shape());
-  impl_->grad = g;
+  if (g.defined() || impl_->leaf) impl_->leaf_state().grad = g;
 }
 
 Tensor Tensor::detach() const {
@@ -171,6 +182,12 @@ Tensor Tensor::detach() const {
 }
 
 // ---------------------------------------------------------------- backward
+
+real* Grads::sum_into(int i) {
+  if (!needs(i) || AnomalyMode::enabled()) return nullptr;
+  Tensor& sum = next_[i]->pending;
+  return sum.defined() && sole_gradient(sum) ? sum.data() : nullptr;
+}
 
 // pending += g, the sum of a node's consumers' gradients. In place when no one else holds
 // pending's buffer (no other tensor, view or saved closure): then the sum is the engine's

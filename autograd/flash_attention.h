@@ -67,10 +67,13 @@ namespace heed {
 //   automatic  by_head when B * H is a multiple of the thread count, else by_blocks
 enum class FlashBackward { automatic, by_head, by_blocks };
 
-// Tile sizes and the backward schedule. The default 128 x 64 tiles were the fastest of
-// 32..256 x 64..256 tried for D = 64 on the 2-core test machine (within ~15%: the tiles
-// stay in cache either way); tests force tiny odd tiles (2 x 3) to exercise every tile
-// boundary, and each backward schedule.
+// Tile sizes and the backward schedule. The default 128 x 128 tiles: of 64..256 x 64..256
+// tried for D = 64 on the 2-core test machines, 128 x 64 was first on one and 128 x 128 on
+// the next, where 128 x 64 took 1.18x as long at T = 4096 and 1.14x at GPT small's shapes
+// (B 8, H 6, T 256), medians of 3 alternating rounds, and the same at T <= 512. Each tile
+// product is a BLAS call that packs its operands and clears S, so wider tiles pay that
+// less often; tests force tiny odd tiles (2 x 3) to exercise every tile boundary, and each
+// backward schedule.
 class FlashOptions {
  public:
   FlashOptions() = default;
@@ -82,7 +85,7 @@ class FlashOptions {
   FlashBackward backward() const { return backward_; }
 
  private:
-  int64_t rows_ = 128, cols_ = 64;
+  int64_t rows_ = 128, cols_ = 128;
   FlashBackward backward_ = FlashBackward::automatic;
 };
 

@@ -37,16 +37,17 @@ Shape batch_dims(const Shape& s) {
   return b;
 }
 
-// C[b] = op(A[b]) @ op(B[b]) for every batch b of `batch`; A and B broadcast over it
-// with strides sa/sb (in matrices). Small products run batches in parallel (each gemm
-// single-threaded); large ones run one at a time with BLAS's own threads.
+// C[b] = op(A[b]) @ op(B[b]) (+ C[b] when beta = 1) for every batch b of `batch`; A and B
+// broadcast over it with strides sa/sb (in matrices). Small products run batches in
+// parallel (each gemm single-threaded); large ones run one at a time with BLAS's own threads.
 void batched_gemm(bool ta, bool tb, int64_t N, int64_t M, int64_t K, const real* A,
-                  const Shape& sa, const real* B, const Shape& sb, real* C, const Shape& batch) {
+                  const Shape& sa, const real* B, const Shape& sb, real* C, const Shape& batch,
+                  real beta = 0) {
   const int64_t nb = batch.numel();
   const int64_t lda = ta ? N : K, ldb = tb ? K : M;
   auto one = [&](int64_t bi) {
     gemm(ta, tb, N, M, K, 1, A + batch_offset(bi, batch, sa) * N * K, lda,
-         B + batch_offset(bi, batch, sb) * K * M, ldb, 0, C + bi * N * M, M);
+         B + batch_offset(bi, batch, sb) * K * M, ldb, beta, C + bi * N * M, M);
   };
   if (nb > 1 && N * M * K < 128 * 128 * 128) {
     parallel_for(nb, 2, [&](int64_t b, int64_t e) {
@@ -105,38 +106,52 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
   c = record("matmul", c, {a, b}, [a, b](const Tensor& dc, Grads& g) {
     const Shape &as = a.shape(), &bs = b.shape();
     const int64_t N = as[as.size() - 2], K = as.back(), M = bs.back();
+    // Each gradient is written into a new g[i], or added (beta = 1) into the running sum of
+    // the gradients its input has received (Grads::sum_into: an operand used at every step).
+    auto out = [&g](int i, const Shape& s) -> std::pair<real*, real> {
+      if (real* sum = g.sum_into(i)) return {sum, 1};
+      g[i] = empty(s);
+      return {g[i].data(), 0};
+    };
     if (b.dim() == 2) {  // rows = prod(A's batch) * N
       const int64_t rows = rows_of(as);
       if (g.needs(0)) {  // dA (rows, K) = dC (rows, M) @ B^T
-        g[0] = empty(as);
-        gemm(false, true, rows, K, M, 1, dc.data(), M, b.data(), M, 0, g[0].data(), K);
+        const auto [da, beta] = out(0, as);
+        gemm(false, true, rows, K, M, 1, dc.data(), M, b.data(), M, beta, da, K);
       }
       if (g.needs(1)) {  // dB (K, M) = A^T (K, rows) @ dC (rows, M)
-        g[1] = empty(bs);
-        gemm(true, false, K, M, rows, 1, a.data(), K, dc.data(), M, 0, g[1].data(), M);
+        const auto [db, beta] = out(1, bs);
+        gemm(true, false, K, M, rows, 1, a.data(), K, dc.data(), M, beta, db, M);
       }
       return;
     }
     const Shape batch = batch_dims(dc.shape());
     const Shape one = contiguous_strides(batch);  // dC is never broadcast
-    if (g.needs(0)) {  // per batch: dA = dC @ B^T, then summed over batches A was shared by
+    // Input i's gradient (shape s) from the per-batch products (R, C), which `product`
+    // writes (beta 0) or adds (beta 1): straight into the gradient when input i was not
+    // broadcast over the batch, else into a (batch..., R, C) buffer summed back to s.
+    auto batched_grad = [&](int i, const Shape& s, int64_t R, int64_t C, const auto& product) {
       Shape full = batch;
-      full.push_back(N);
-      full.push_back(K);
-      Tensor da = empty(full);
-      batched_gemm(false, true, N, K, M, dc.data(), one, b.data(),
-                   broadcast_strides(batch_dims(bs), batch), da.data(), batch);
-      g[0] = sum_to(da, as);
-    }
-    if (g.needs(1)) {  // per batch: dB = A^T @ dC
-      Shape full = batch;
-      full.push_back(K);
-      full.push_back(M);
-      Tensor db = empty(full);
-      batched_gemm(true, false, K, M, N, a.data(), broadcast_strides(batch_dims(as), batch),
-                   dc.data(), one, db.data(), batch);
-      g[1] = sum_to(db, bs);
-    }
+      full.push_back(R);
+      full.push_back(C);
+      if (full == s) {
+        const auto [d, beta] = out(i, s);
+        product(d, beta);
+      } else {
+        Tensor d = empty(full);
+        product(d.data(), real(0));
+        g[i] = sum_to(d, s);
+      }
+    };
+    const Shape sa = broadcast_strides(batch_dims(as), batch), sb = broadcast_strides(batch_dims(bs), batch);
+    if (g.needs(0))  // per batch: dA = dC @ B^T
+      batched_grad(0, as, N, K, [&](real* da, real beta) {
+        batched_gemm(false, true, N, K, M, dc.data(), one, b.data(), sb, da, batch, beta);
+      });
+    if (g.needs(1))  // per batch: dB = A^T @ dC
+      batched_grad(1, bs, K, M, [&](real* db, real beta) {
+        batched_gemm(true, false, K, M, N, a.data(), sa, dc.data(), one, db, batch, beta);
+      });
   });
   if (a_vec) c = c.squeeze(-2);
   if (b_vec) c = c.squeeze(-1);

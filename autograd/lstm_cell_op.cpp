@@ -80,7 +80,8 @@ void lstm_cell_forward(real* h1, real* c1, real* acts, const real* x, const real
 void lstm_cell_backward(real* dx, real* dh, real* dc, real* dw_ih, real* dw_hh, real* db,
                         real* dgates, const real* dh1, const real* dc1, const real* acts,
                         const real* x, const real* h, const real* c, const real* c1,
-                        const real* w_ih, const real* w_hh, int64_t B, int64_t In, int64_t H) {
+                        const real* w_ih, const real* w_hh, int64_t B, int64_t In, int64_t H,
+                        bool add_dw_ih, bool add_dw_hh) {
   const int64_t G = 4 * H;
   // 4.-2. dgates from dh' and dc', row by row (lstm_gates.h); dc = dc'_total * f
   parallel_for(B, kGrainTranscendental / G + 1, [&](int64_t b0, int64_t b1) {
@@ -92,8 +93,8 @@ void lstm_cell_backward(real* dx, real* dh, real* dc, real* dw_ih, real* dw_hh, 
   //    dx = dgates W_ih   dW_ih = dgates^T x   db = sum_b dgates   (and the same for h)
   if (dx) gemm(false, false, B, In, G, 1, dgates, G, w_ih, In, 0, dx, In);
   if (dh) gemm(false, false, B, H, G, 1, dgates, G, w_hh, H, 0, dh, H);
-  if (dw_ih) gemm(true, false, G, In, B, 1, dgates, G, x, In, 0, dw_ih, In);
-  if (dw_hh) gemm(true, false, G, H, B, 1, dgates, G, h, H, 0, dw_hh, H);
+  if (dw_ih) gemm(true, false, G, In, B, 1, dgates, G, x, In, add_dw_ih ? 1 : 0, dw_ih, In);
+  if (dw_hh) gemm(true, false, G, H, B, 1, dgates, G, h, H, add_dw_hh ? 1 : 0, dw_hh, H);
   if (db) {
     std::fill_n(db, G, real(0));
     for (int64_t b = 0; b < B; ++b)
@@ -116,16 +117,20 @@ Tensor lstm_cell_packed(const Tensor& x, const Tensor& h, const Tensor& c, const
   return record("lstm_cell", y, {x, h, c, w_ih, w_hh, b_ih, b_hh},
                 [x, h, c, w_ih, w_hh, acts, y = y.detach(), B, In, H, G](const Tensor& dy, Grads& g) {
     auto grad = [&g](int i, const Shape& s) { return g.needs(i) ? empty(s) : Tensor(); };
+    // The weights' gradients go into their running sums over steps when there are any.
+    real *sum_ih = g.sum_into(3), *sum_hh = g.sum_into(4);
     const Tensor dx = grad(0, {B, In}), dh = grad(1, {B, H}), dc = grad(2, {B, H}),
-                 dw_ih = grad(3, {G, In}), dw_hh = grad(4, {G, H}),
+                 dw_ih = sum_ih ? Tensor() : grad(3, {G, In}),
+                 dw_hh = sum_hh ? Tensor() : grad(4, {G, H}),
                  db = g.needs(5) || g.needs(6) ? empty({G}) : Tensor();
-    lstm_cell_backward(data_or_null(dx), data_or_null(dh), data_or_null(dc), data_or_null(dw_ih),
-                       data_or_null(dw_hh), data_or_null(db), empty({B, G}).data(), dy.data(),
-                       dy.data() + B * H, acts.data(), x.data(), h.data(), c.data(),
-                       y.data() + B * H, w_ih.data(), w_hh.data(), B, In, H);  // dy = [dh'; dc']
+    lstm_cell_backward(data_or_null(dx), data_or_null(dh), data_or_null(dc),
+                       sum_ih ? sum_ih : data_or_null(dw_ih), sum_hh ? sum_hh : data_or_null(dw_hh),
+                       data_or_null(db), empty({B, G}).data(), dy.data(), dy.data() + B * H,
+                       acts.data(), x.data(), h.data(), c.data(), y.data() + B * H, w_ih.data(),
+                       w_hh.data(), B, In, H, sum_ih, sum_hh);  // dy = [dh'; dc']
     const Tensor grads[] = {dx, dh, dc, dw_ih, dw_hh, db, db};
     for (int i = 0; i < 7; ++i)
-      if (g.needs(i)) g[i] = grads[i];
+      if (g.needs(i) && grads[i].defined()) g[i] = grads[i];
   });
 }
 

@@ -48,13 +48,15 @@ std::tuple<Tensor, Tensor> lstm_cell_reference(const Tensor& x, const Tensor& h,
 void lstm_cell_forward(real* h1, real* c1, real* acts, const real* x, const real* h, const real* c,
                        const real* w_ih, const real* w_hh, const real* b_ih, const real* b_hh,
                        int64_t B, int64_t In, int64_t H);
-// Backward WRITES (=) dx (B, In), dh, dc (B, H), dw_ih (4H, In), dw_hh (4H, H) and db (4H,
-// the gradient of each bias); a null one is not computed. (It once accumulated into zeroed
-// buffers: clearing dW_ih and dW_hh at every decoder step cost more than the sum saved.) dgates (B, 4H) is scratch. dh1, dc1 (B, H) are the upstream
+// Backward WRITES (=) dx (B, In), dh, dc (B, H) and db (4H, the gradient of each bias), and
+// writes dw_ih (4H, In) and dw_hh (4H, H), or ADDS (+=) into them when add_dw is set (the
+// op passes the weights' running gradient sums over decoder steps, Grads::sum_into); a null
+// one is not computed. dgates (B, 4H) is scratch. dh1, dc1 (B, H) are the upstream
 // gradients; acts and c1 as the forward left them; the rest are the forward's inputs.
 void lstm_cell_backward(real* dx, real* dh, real* dc, real* dw_ih, real* dw_hh, real* db,
                         real* dgates, const real* dh1, const real* dc1, const real* acts,
                         const real* x, const real* h, const real* c, const real* c1,
-                        const real* w_ih, const real* w_hh, int64_t B, int64_t In, int64_t H);
+                        const real* w_ih, const real* w_hh, int64_t B, int64_t In, int64_t H,
+                        bool add_dw_ih = false, bool add_dw_hh = false);
 
 }  // namespace heed

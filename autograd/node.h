@@ -79,12 +79,28 @@ class Grads {
   Grads(const NodeList& next, TensorVec& slots) : next_(next), slots_(slots) {}
   bool needs(int i) const { return next_[i] != nullptr; }
   Tensor& operator[](int i) { return slots_[i]; }
+  // Where a backward may ADD input i's gradient (+=) instead of filling g[i]: the sum of the
+  // gradients input i's producer has received so far, when the engine alone holds it; null
+  // when there is none yet (or anomaly mode is on, which checks each g[i]): then fill g[i].
+  // A weight used at every step of a decoder so gets its gradients summed by gemms with
+  // beta = 1 into one buffer: no new buffer, zero fill or separate add per step.
+  real* sum_into(int i);
   int size() const { return static_cast<int>(next_.size()); }
 
  private:
   const NodeList& next_;
   TensorVec& slots_;
 };
+
+// True when dy, the gradient the engine hands a backward function, is held by nothing else
+// (no other tensor, view or saved closure): the function may then write its result over dy
+// and return dy, saving an allocation (a chain of scalar ops allocates nothing in backward).
+// The caller's seed, or a gradient that another node or a leaf's .grad also holds, is
+// shared and so never written.
+inline bool sole_gradient(const Tensor& dy) {
+  const auto& impl = dy.impl_ptr();
+  return impl.use_count() == 1 && impl->storage.use_count() == 1 && !impl->requires_grad();
+}
 
 struct Node {
   virtual ~Node();
@@ -130,26 +146,41 @@ void FunctionNode<F>::apply(const Tensor& grad_out, Grads& g) {
   (*fn)(grad_out, g);
 }
 
+// An op's inputs as record() takes them, `{a, b}`: references, not copies, so listing them
+// costs no reference-count traffic (a Tensor copy is an atomic increment and decrement).
+// A temporary listed in the braces lives until the end of the statement, as record() needs.
+class InputRef {
+ public:
+  InputRef(const Tensor& t) : t_(&t) {}  // implicit: `{a, b}` builds the list
+  const Tensor& operator*() const { return *t_; }
+  const Tensor* operator->() const { return t_; }
+
+ private:
+  const Tensor* t_;
+};
+
 // True when an op on these inputs must be recorded.
-inline bool any_requires_grad(std::initializer_list<Tensor> inputs) {
+inline bool any_requires_grad(std::initializer_list<InputRef> inputs) {
   if (!GradMode::enabled()) return false;
-  for (const Tensor& t : inputs)
-    if (t.defined() && t.requires_grad()) return true;
+  for (const InputRef& t : inputs)
+    if (t->defined() && t->requires_grad()) return true;
   return false;
 }
 
-// Link `node` into the graph: edges to each input's producer, and out.grad_fn = node.
-void connect(const std::shared_ptr<Node>& node, const Tensor& out, const Tensor* inputs, int n);
+// Link `node` into the graph: edges to each input's producer, and out.grad_fn = node (the
+// node is moved there: out owns it).
+void connect(std::shared_ptr<Node> node, const Tensor& out, const InputRef* inputs, int n);
+void connect(std::shared_ptr<Node> node, const Tensor& out, const Tensor* inputs, int n);
 
 // record(op, out, {inputs...}, backward): attach a Node to `out` if any input requires
 // grad (and grad mode is on). backward is `void(const Tensor& dy, Grads& g)`.
 template <class F>
-Tensor record(const char* op, const Tensor& out, std::initializer_list<Tensor> inputs, F&& backward) {
+Tensor record(const char* op, const Tensor& out, std::initializer_list<InputRef> inputs, F&& backward) {
   if (!any_requires_grad(inputs)) return out;
   using Fn = std::decay_t<F>;
-  auto node = std::allocate_shared<FunctionNode<Fn>>(CachingAllocator<FunctionNode<Fn>>(), op,
-                                                     Fn(std::forward<F>(backward)));
-  connect(node, out, inputs.begin(), static_cast<int>(inputs.size()));
+  connect(std::allocate_shared<FunctionNode<Fn>>(CachingAllocator<FunctionNode<Fn>>(), op,
+                                                 Fn(std::forward<F>(backward))),
+          out, inputs.begin(), static_cast<int>(inputs.size()));
   return out;
 }
 
@@ -161,9 +192,9 @@ Tensor record(const char* op, const Tensor& out, const std::vector<Tensor>& inpu
     for (const Tensor& t : inputs) any = any || t.requires_grad();
   if (!any) return out;
   using Fn = std::decay_t<F>;
-  auto node = std::allocate_shared<FunctionNode<Fn>>(CachingAllocator<FunctionNode<Fn>>(), op,
-                                                     Fn(std::forward<F>(backward)));
-  connect(node, out, inputs.data(), static_cast<int>(inputs.size()));
+  connect(std::allocate_shared<FunctionNode<Fn>>(CachingAllocator<FunctionNode<Fn>>(), op,
+                                                 Fn(std::forward<F>(backward))),
+          out, inputs.data(), static_cast<int>(inputs.size()));
   return out;
 }
 

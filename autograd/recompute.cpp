@@ -90,7 +90,7 @@ Tensor checkpoint(const CheckpointFn& fn, const std::vector<Tensor>& inputs) {
   // record() would skip the node when no input requires grad; captured parameters still need it.
   auto node = std::allocate_shared<FunctionNode<Recompute>>(CachingAllocator<FunctionNode<Recompute>>(),
                                                             "checkpoint", std::move(backward));
-  connect(node, y, inputs.data(), static_cast<int>(inputs.size()));
+  connect(std::move(node), y, inputs.data(), static_cast<int>(inputs.size()));
   return y;
 }
 

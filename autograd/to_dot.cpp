@@ -43,9 +43,9 @@ std::string leaf_label(const TensorImpl* leaf, const DotOptions& o) {
   for (const auto& [name, t] : o.names())
     if (t.impl() == leaf) { label = name + "\\n"; break; }
   label += escape(shape_text(leaf->shape)) + "\\nrequires grad";
-  if (o.grad_norms() && leaf->grad.defined()) {
+  if (o.grad_norms() && leaf->leaf && leaf->leaf->grad.defined()) {
     char b[48];
-    std::snprintf(b, sizeof b, "\\n|grad| = %.4g", l2_norm(leaf->grad));
+    std::snprintf(b, sizeof b, "\\n|grad| = %.4g", l2_norm(leaf->leaf->grad));
     label += b;
   }
   return label;

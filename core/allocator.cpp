@@ -85,9 +85,20 @@ void* cut_small(Cache& c, std::size_t cls) {
   return p;
 }
 
-Cache& cache() {
-  static Cache* c = new Cache;  // never destroyed: tensors may outlive static destructors
+// The one cache, made on first use and never destroyed (tensors may outlive static
+// destructors). The pointer is read on every allocation, so the fast path is one load;
+// the first call (from any thread) goes through the thread-safe static below.
+std::atomic<Cache*> the_cache{nullptr};
+
+[[gnu::noinline]] Cache& make_cache() {
+  static Cache* c = new Cache;
+  the_cache.store(c, std::memory_order_release);
   return *c;
+}
+
+inline Cache& cache() {
+  Cache* c = the_cache.load(std::memory_order_acquire);
+  return c ? *c : make_cache();
 }
 
 }  // namespace
@@ -168,6 +179,10 @@ constexpr int kThreadStack = 256;                        // blocks per class and
 constexpr int kRefill = kThreadStack / 2;
 
 thread_local bool t_cache_gone = false;  // this thread's cache was destroyed (thread exit)
+// This thread's cache once it exists, cleared when it is destroyed: a plain pointer (no
+// constructor), so reading it costs no thread_local guard check.
+struct ThreadCache;
+thread_local ThreadCache* t_cache = nullptr;
 
 struct ThreadCache {
   void* blocks[kSmallClasses][kThreadStack];  // free blocks of class (k + 1) * kAlign
@@ -190,6 +205,7 @@ struct ThreadCache {
   // Give every block back and fold this thread's counts into the shared ones.
   ~ThreadCache() {
     t_cache_gone = true;  // later frees on this thread (other thread_local destructors) lock
+    t_cache = nullptr;
     if (!st) return;
     Cache& c = cache();
     std::lock_guard<std::mutex> lock(c.mu);
@@ -254,11 +270,14 @@ struct ThreadCache {
 };
 
 // This thread's cache, or null once the thread is exiting (or when kMaxThreads are in use).
-ThreadCache* thread_cache() {
+[[gnu::noinline]] ThreadCache* make_thread_cache() {
   if (t_cache_gone) return nullptr;
   static thread_local ThreadCache tc;
-  return tc.st ? &tc : nullptr;
+  if (tc.st) t_cache = &tc;
+  return t_cache;
 }
+
+inline ThreadCache* thread_cache() { return t_cache ? t_cache : make_thread_cache(); }
 
 }  // namespace
 

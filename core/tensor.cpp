@@ -39,17 +39,10 @@ Storage::~Storage() {
 
 // ---------------------------------------------------------------- metadata
 
-const Shape& Tensor::shape() const {
-  HEED_CHECK(defined(), "Tensor", "use of an undefined tensor");
-  return impl_->shape;
-}
+void Tensor::fail_undefined() { fail("Tensor", "use of an undefined tensor"); }
 
 int64_t Tensor::size(int64_t d) const { return shape()[wrap_dim("size", d, dim())]; }
 int64_t Tensor::numel() const { return shape().numel(); }
-real* Tensor::data() const {
-  HEED_CHECK(defined(), "Tensor", "use of an undefined tensor");
-  return impl_->storage->data;
-}
 
 real Tensor::item() const {
   HEED_CHECK(numel() == 1, "item", "only a one-element tensor has an item; shape is ", shape());

@@ -125,6 +125,7 @@ class Tensor {
   const std::shared_ptr<TensorImpl>& impl_ptr() const { return impl_; }
 
  private:
+  [[noreturn]] static void fail_undefined();  // heed::Error: "use of an undefined tensor"
   std::shared_ptr<TensorImpl> impl_;
 };
 
@@ -144,16 +145,39 @@ struct Storage {
   alignas(16) unsigned char inline_[kInlineBytes];
 };
 
+// What only a leaf that requires grad (a parameter), or a tensor given .set_grad(), carries:
+// its gradient and what adds into it. Kept apart, as PyTorch keeps AutogradMeta apart, so
+// the header of every other tensor (one per recorded op) is two cache lines, not three.
+struct GradState {
+  bool requires_grad = false;
+  std::weak_ptr<Node> accumulator;  // the node that adds into `grad` (weak: no cycle)
+  Tensor grad;                      // accumulated gradient
+  // (handle, hook) called after each accumulation into grad (engine.cpp)
+  std::vector<std::pair<int64_t, std::function<void(const Tensor&)>>> post_accumulate_hooks;
+};
+
 struct TensorImpl {
   std::shared_ptr<Storage> storage;
   Shape shape;
-  bool requires_grad = false;
-  std::shared_ptr<Node> grad_fn;        // the op that produced this tensor (null for leaves)
-  std::weak_ptr<Node> grad_accumulator; // leaves: the node that adds into `grad` (weak: no cycle)
-  Tensor grad;                          // leaves: accumulated gradient
-  // leaves: (handle, hook) called after each accumulation into grad (engine.cpp)
-  std::vector<std::pair<int64_t, std::function<void(const Tensor&)>>> post_accumulate_hooks;
+  std::shared_ptr<Node> grad_fn;      // the op that produced this tensor (null for leaves)
+  std::unique_ptr<GradState> leaf;    // null until requires_grad_() or set_grad()
+  // An op's output requires grad (record() gave it a grad_fn); a leaf when it was asked to.
+  bool requires_grad() const { return grad_fn || (leaf && leaf->requires_grad); }
+  GradState& leaf_state() {
+    if (!leaf) leaf = std::make_unique<GradState>();
+    return *leaf;
+  }
 };
+
+inline const Shape& Tensor::shape() const {
+  if (!impl_) fail_undefined();
+  return impl_->shape;
+}
+
+inline real* Tensor::data() const {
+  if (!impl_) fail_undefined();
+  return impl_->storage->data;
+}
 
 // ---- factories (all contiguous; requires_grad off; call .requires_grad_() for parameters) ----
 // The data of t, or null when t is undefined (no bias, a gradient nobody needs): how the

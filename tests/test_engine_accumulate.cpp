@@ -2,6 +2,8 @@
 // when it owns the buffer (autograd/engine.cpp, accumulate_pending).
 #include <heed/autograd/node.h>
 
+#include <optional>
+
 #include "helpers.h"
 
 using namespace heed;
@@ -86,4 +88,89 @@ TEST_CASE("engine: a leaf's first gradient is its own buffer only when no one el
   const Tensor v = from_vector({1, 2}, {2}).requires_grad_();
   sum(v * 3).backward();
   CHECK(test::allclose(v.grad(), from_vector({3, 3}, {2}), 0, 0));
+}
+
+TEST_CASE("engine: a scalar op's backward writes over dy only when the engine alone holds it") {
+  // The caller's seed and a gradient a closure saved reach `* 2` as its dy: both are held
+  // by someone else, so they must come out unchanged, over two passes.
+  const Tensor x = from_vector({1, 2, 3}, {3}).requires_grad_();
+  const Tensor seed = from_vector({1, 10, 100}, {3}), G = from_vector({4, 5, 6}, {3});
+  const Tensor y = x * 2, z = pass_saved(x * 3, G) - 1;
+  y.backward(seed, /*retain_graph=*/true);
+  y.backward(seed);
+  z.backward(seed, /*retain_graph=*/true);
+  z.backward(seed);
+  CHECK(test::allclose(seed, from_vector({1, 10, 100}, {3}), 0, 0));
+  CHECK(test::allclose(G, from_vector({4, 5, 6}, {3}), 0, 0));
+  CHECK(test::allclose(x.grad(), from_vector({28, 70, 436}, {3}), 0, 0));  // 2 (2 seed + 3 G)
+
+  // A chain of scalar ops: each backward writes over the gradient it was handed, so the
+  // whole backward allocates a handful of blocks, not two per op (header and storage).
+  Tensor w = from_vector({1, 2}, {2}).requires_grad_(), c = w;
+  for (int i = 0; i < 1000; ++i) c = (-(c * real(0.5)) + 1) * real(-2);
+  const int64_t before = alloc::stats().allocs;
+  sum(c).backward();
+  CHECK(alloc::stats().allocs - before < 50);
+  CHECK(test::allclose(w.grad(), from_vector({1, 1}, {2}), 0, 0));  // (-0.5 * -2)^1000 = 1
+}
+
+TEST_CASE("engine: a reused weight's gradients are summed into one buffer (Grads::sum_into)") {
+  // A decoder-like loop: the same Linear, matmul and LSTM cell weights, and the same
+  // attention memory and keys, at every step. Their gradients (gemms and kernels adding
+  // into the running sum) must equal the sum of the gradients of per-step copies.
+  manual_seed(11);
+  const int64_t B = 3, In = 5, H = 4, S = 7, T = 6;
+  const std::vector<Tensor> params = {
+      randn({H, H}), randn({H}), randn({4 * H, In}), randn({4 * H, H}),  // Linear, cell
+      randn({H, In}),                                                     // matmul, 2-D
+      randn({B, S, H}), randn({B, S, H}), randn({H})};                    // memory, keys, v
+  for (Tensor p : params) p.requires_grad_();
+  std::vector<Tensor> xs;
+  for (int t = 0; t < T; ++t) xs.push_back(randn({B, In}));
+  // copies: a fresh leaf per parameter and step, collected in used[parameter]
+  auto run = [&](bool copies, std::vector<std::vector<Tensor>>& used) {
+    used.assign(params.size(), {});
+    auto use = [&](size_t i) {
+      if (!copies) return params[i];
+      used[i].push_back(params[i].detach().clone().requires_grad_());
+      return used[i].back();
+    };
+    Tensor h = zeros({B, H}), c = zeros({B, H}), loss = zeros({});
+    for (int t = 0; t < T; ++t) {
+      const Tensor e = additive_score(linear(h, use(0), use(1)).unsqueeze(1), use(6), use(7));
+      const Tensor ctx = matmul(softmax(e, -1), use(5)).squeeze(1);  // (B, H)
+      std::tie(h, c) = lstm_cell(xs[t] + matmul(ctx, use(4)), h, c, use(2), use(3));
+      loss = loss + sum(h * h);
+    }
+    loss.backward();
+  };
+  for (bool anomaly : {false, true}) {  // anomaly mode checks every g[i], so it never sums into
+    CAPTURE(anomaly);
+    for (Tensor p : params) p.set_grad(Tensor());
+    std::vector<std::vector<Tensor>> shared, copies;
+    {
+      std::optional<DetectAnomalyGuard> guard;
+      if (anomaly) guard.emplace();
+      run(false, shared);
+    }
+    run(true, copies);
+    for (size_t i = 0; i < params.size(); ++i) {
+      CAPTURE(i);
+      Tensor sum_of_copies = zeros(params[i].shape());
+      for (const Tensor& w : copies[i]) sum_of_copies = sum_of_copies + w.grad();
+      CHECK(test::allclose(params[i].grad(), sum_of_copies, 1e-5, 1e-5));
+    }
+  }
+
+  // The running sum is another node's saved tensor (G): never added into, in either order.
+  for (bool saved_first : {true, false}) {
+    CAPTURE(saved_first);
+    const Tensor W = randn({H, H}).requires_grad_(), x = randn({B, H});
+    const Tensor G = full({H, H}, 2);
+    const Tensor a = sum(pass_saved(W, G)), b = sum(linear(linear(x, W), W));
+    const Tensor loss = saved_first ? a + b : b + a;
+    loss.backward(Tensor(), /*retain_graph=*/true);
+    loss.backward();
+    CHECK(test::allclose(G, full({H, H}, 2), 0, 0));
+  }
 }
