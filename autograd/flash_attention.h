@@ -69,11 +69,11 @@ enum class FlashBackward { automatic, by_head, by_blocks };
 
 // Tile sizes and the backward schedule. The default 128 x 128 tiles: of 64..256 x 64..256
 // tried for D = 64 on the 2-core test machines, 128 x 64 was first on one and 128 x 128 on
-// the next, where 128 x 64 took 1.18x as long at T = 4096 and 1.14x at GPT small's shapes
-// (B 8, H 6, T 256), medians of 3 alternating rounds, and the same at T <= 512. Each tile
-// product is a BLAS call that packs its operands and clears S, so wider tiles pay that
-// less often; tests force tiny odd tiles (2 x 3) to exercise every tile boundary, and each
-// backward schedule.
+// the next, where 128 x 64 took 1.07-1.18x as long at T = 4096 (two sets of alternating
+// rounds, medians), 1.14x at GPT small's shapes (B 8, H 6, T 256), the same at T <= 512.
+// Each tile product is a BLAS call that packs its operands and clears S, so wider tiles pay
+// that less often. Tests force tiny odd tiles (2 x 3) to exercise every tile boundary, and
+// each backward schedule.
 class FlashOptions {
  public:
   FlashOptions() = default;
