@@ -200,6 +200,32 @@ TEST_CASE("var over a dim of a large tensor matches a naive loop (parallel path)
   }
 }
 
+TEST_CASE("sum over a dim: row blocks, column chunks and their partials match a naive loop") {
+  // (outer, n, inner): n over one block (64 rows) and not a multiple of it, inner over one
+  // chunk (1024 columns), several outer; and the one-block path (n <= 64).
+  manual_seed(5);
+  for (const Shape& s : {Shape{3, 200, 1100}, Shape{2, 64, 70}, Shape{1, 65, 3}, Shape{4, 7, 1030}}) {
+    CAPTURE(s);
+    const Tensor x = randn(s);
+    Tensor y;
+    {
+      test::FixedThreads two(2);
+      y = sum(x, 1);
+    }
+    const real* px = x.data();
+    std::vector<real> naive;
+    for (int64_t o = 0; o < s[0]; ++o)
+      for (int64_t i = 0; i < s[2]; ++i) {
+        double acc = 0;
+        for (int64_t k = 0; k < s[1]; ++k) acc += px[(o * s[1] + k) * s[2] + i];
+        naive.push_back(real(acc));
+      }
+    CHECK(allclose(y, from_vector(naive, {s[0], s[2]}), 1e-5, 1e-5));
+    test::FixedThreads one(1);  // the blocks do not depend on the threads: bit for bit
+    CHECK(allclose(sum(x, 1), y, 0, 0));
+  }
+}
+
 TEST_CASE("reduce errors name the op and the shape") {
   CHECK_THROWS_AS(max(zeros({0})), Error);
   CHECK_THROWS_AS(min(zeros({2, 0})), Error);
