@@ -183,10 +183,10 @@ Tensor Tensor::detach() const {
 
 // ---------------------------------------------------------------- backward
 
-real* Grads::sum_into(int i) {
+real* Grads::sum_into(int i, const Shape& shape) {
   if (!needs(i) || AnomalyMode::enabled()) return nullptr;
   Tensor& sum = next_[i]->pending;
-  return sum.defined() && sole_gradient(sum) ? sum.data() : nullptr;
+  return sum.defined() && sum.shape() == shape && sole_gradient(sum) ? sum.data() : nullptr;
 }
 
 // pending += g, the sum of a node's consumers' gradients. In place when no one else holds

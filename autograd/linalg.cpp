@@ -109,7 +109,7 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
     // Each gradient is written into a new g[i], or added (beta = 1) into the running sum of
     // the gradients its input has received (Grads::sum_into: an operand used at every step).
     auto out = [&g](int i, const Shape& s) -> std::pair<real*, real> {
-      if (real* sum = g.sum_into(i)) return {sum, 1};
+      if (real* sum = g.sum_into(i, s)) return {sum, 1};
       g[i] = empty(s);
       return {g[i].data(), 0};
     };

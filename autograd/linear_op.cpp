@@ -77,7 +77,7 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
       if (empty_product) g[0].zero_();
       else gemm(false, false, N, K, M, 1, dy.data(), M, weight.data(), K, 0, g[0].data(), K);
     }
-    if (real* sum = empty_product ? nullptr : g.sum_into(1)) {  // dW += dy^T x (a reused weight)
+    if (real* sum = empty_product ? nullptr : g.sum_into(1, weight.shape())) {  // dW += dy^T x (a reused weight)
       gemm(true, false, M, K, N, 1, dy.data(), M, x.data(), K, 1, sum, K);
     } else if (g.needs(1)) {  // dW (M, K) = dy^T (M, N) @ x (N, K)
       g[1] = empty(weight.shape());

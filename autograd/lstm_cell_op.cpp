@@ -118,7 +118,7 @@ Tensor lstm_cell_packed(const Tensor& x, const Tensor& h, const Tensor& c, const
                 [x, h, c, w_ih, w_hh, acts, y = y.detach(), B, In, H, G](const Tensor& dy, Grads& g) {
     auto grad = [&g](int i, const Shape& s) { return g.needs(i) ? empty(s) : Tensor(); };
     // The weights' gradients go into their running sums over steps when there are any.
-    real *sum_ih = g.sum_into(3), *sum_hh = g.sum_into(4);
+    real *sum_ih = g.sum_into(3, {G, In}), *sum_hh = g.sum_into(4, {G, H});
     const Tensor dx = grad(0, {B, In}), dh = grad(1, {B, H}), dc = grad(2, {B, H}),
                  dw_ih = sum_ih ? Tensor() : grad(3, {G, In}),
                  dw_hh = sum_hh ? Tensor() : grad(4, {G, H}),

@@ -80,11 +80,14 @@ class Grads {
   bool needs(int i) const { return next_[i] != nullptr; }
   Tensor& operator[](int i) { return slots_[i]; }
   // Where a backward may ADD input i's gradient (+=) instead of filling g[i]: the sum of the
-  // gradients input i's producer has received so far, when the engine alone holds it; null
-  // when there is none yet (or anomaly mode is on, which checks each g[i]): then fill g[i].
-  // A weight used at every step of a decoder so gets its gradients summed by gemms with
-  // beta = 1 into one buffer: no new buffer, zero fill or separate add per step.
-  real* sum_into(int i);
+  // gradients input i's producer has received so far, when the engine alone holds it and it
+  // has `shape`. Null when input i needs no gradient, none has arrived yet, the sum is also
+  // held elsewhere (the seed, a saved tensor, a view), or anomaly mode is on (it checks each
+  // g[i]): then fill g[i]. A weight used at every step of a decoder so gets its gradients
+  // summed by gemms with beta = 1 into one buffer: no new buffer, zero fill or separate add
+  // per step. (The sum is then rounded in a different order than the engine's add, so its
+  // last bits differ from a run with anomaly mode on.)
+  real* sum_into(int i, const Shape& shape);
   int size() const { return static_cast<int>(next_.size()); }
 
  private:
@@ -96,7 +99,8 @@ class Grads {
 // (no other tensor, view or saved closure): the function may then write its result over dy
 // and return dy, saving an allocation (a chain of scalar ops allocates nothing in backward).
 // The caller's seed, or a gradient that another node or a leaf's .grad also holds, is
-// shared and so never written.
+// shared and so never written. Writing over dy must be its last use in the backward: a
+// g[j] = dy made before it would still count as one holder and see the new values.
 inline bool sole_gradient(const Tensor& dy) {
   const auto& impl = dy.impl_ptr();
   return impl.use_count() == 1 && impl->storage.use_count() == 1 && !impl->requires_grad();

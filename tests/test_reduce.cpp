@@ -204,7 +204,8 @@ TEST_CASE("sum over a dim: row blocks, column chunks and their partials match a 
   // (outer, n, inner): n over one block (64 rows) and not a multiple of it, inner over one
   // chunk (1024 columns), several outer; and the one-block path (n <= 64).
   manual_seed(5);
-  for (const Shape& s : {Shape{3, 200, 1100}, Shape{2, 64, 70}, Shape{1, 65, 3}, Shape{4, 7, 1030}}) {
+  for (const Shape& s : {Shape{3, 200, 1100}, Shape{2, 64, 70}, Shape{1, 65, 3}, Shape{4, 7, 1030},
+                         Shape{1, 130, 2}, Shape{2, 0, 5}}) {
     CAPTURE(s);
     const Tensor x = randn(s);
     Tensor y;
