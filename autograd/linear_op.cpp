@@ -10,7 +10,9 @@
 #include "linear_op.h"
 
 #include <algorithm>
+#include <vector>
 
+#include "../core/allocator.h"
 #include "../core/blas.h"
 #include "../core/error.h"
 #include "../core/parallel.h"
@@ -23,21 +25,26 @@ namespace heed {
 
 namespace {
 
-// db[j] = sum_n dy[n, j]: threads own column chunks, so no two write the same element.
+// db[j] = sum_n dy[n, j], in double: rows in fixed blocks of 64, each block summed into its
+// own partial row (one pass down memory, vectorised over j), then the partials in block
+// order. The blocks depend on N alone, so the result does not depend on the thread count.
 Tensor column_sums(const real* dy, int64_t N, int64_t M) {
-  Tensor db = empty(Shape{M});
-  real* out = db.data();
-  constexpr int64_t chunk = 64;
-  const int64_t chunks = (M + chunk - 1) / chunk;
-  parallel_for(chunks, kGrainElementwise / (N * chunk + 1) + 1, [&](int64_t b, int64_t e) {
-    for (int64_t c = b; c < e; ++c) {
-      const int64_t j0 = c * chunk, j1 = std::min(M, j0 + chunk);
-      double acc[chunk] = {};
-      for (int64_t n = 0; n < N; ++n)
-        for (int64_t j = j0; j < j1; ++j) acc[j - j0] += dy[n * M + j];
-      for (int64_t j = j0; j < j1; ++j) out[j] = real(acc[j - j0]);
+  constexpr int64_t kRows = 64;
+  const int64_t blocks = std::max<int64_t>(1, (N + kRows - 1) / kRows);
+  std::vector<double, CachingAllocator<double>> part(blocks * M);  // (blocks, M)
+  parallel_for(blocks, kGrainElementwise / (kRows * M + 1) + 1, [&](int64_t b, int64_t e) {
+    for (int64_t blk = b; blk < e; ++blk) {
+      double* acc = part.data() + blk * M;
+      for (int64_t n = blk * kRows; n < std::min(N, (blk + 1) * kRows); ++n)
+        for (int64_t j = 0; j < M; ++j) acc[j] += dy[n * M + j];
     }
   });
+  double* sum = part.data();  // block 0's row gathers the others, in block order
+  for (int64_t blk = 1; blk < blocks; ++blk)
+    for (int64_t j = 0; j < M; ++j) sum[j] += part[blk * M + j];
+  Tensor db = empty(Shape{M});
+  real* out = db.data();
+  for (int64_t j = 0; j < M; ++j) out[j] = real(sum[j]);
   return db;
 }
 

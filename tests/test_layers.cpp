@@ -394,3 +394,28 @@ TEST_CASE("layers: ops on shapes large enough to run in parallel agree with plai
   CHECK(heed::test::allclose(gh, h.grad(), 1e-3, 1e-3));
   CHECK(heed::test::allclose(glw, lw.grad(), 1e-3, 1e-2));
 }
+
+TEST_CASE("linear's bias gradient: row blocks summed in double match a naive loop, any thread count") {
+  // N = 300 rows: four full blocks of 64 and a partial one; M = 70 columns.
+  manual_seed(3);
+  const int64_t N = 300, K = 5, M = 70;
+  const Tensor x = randn({N, K}), w = randn({M, K}), b = randn({M}).requires_grad_();
+  const Tensor dy = randn({N, M});
+  Tensor db2;
+  {
+    test::FixedThreads two(2);
+    linear(x, w, b).backward(dy);
+    db2 = b.grad();
+  }
+  std::vector<real> naive(M);
+  for (int64_t j = 0; j < M; ++j) {
+    double acc = 0;
+    for (int64_t n = 0; n < N; ++n) acc += dy.data()[n * M + j];
+    naive[j] = real(acc);
+  }
+  CHECK(test::allclose(db2, from_vector(naive, {M}), 1e-6, 1e-6));
+  b.set_grad(Tensor());
+  test::FixedThreads one(1);
+  linear(x, w, b).backward(dy);
+  CHECK(test::allclose(b.grad(), db2, 0, 0));
+}
