@@ -199,8 +199,7 @@ static void accumulate_pending(Tensor& pending, Tensor g) {
     pending = std::move(g);
     return;
   }
-  const auto& impl = pending.impl_ptr();
-  if (impl.use_count() == 1 && impl->storage.use_count() == 1) {
+  if (sole_gradient(pending)) {
     pending.add_(g);
   } else {
     pending = pending + g;

@@ -10,41 +10,24 @@
 #include "linear_op.h"
 
 #include <algorithm>
-#include <vector>
 
-#include "../core/allocator.h"
 #include "../core/blas.h"
 #include "../core/error.h"
 #include "../core/parallel.h"
 #include "arith.h"
 #include "linalg.h"
 #include "node.h"
+#include "reduce_util.h"
 #include "shape_ops.h"
 
 namespace heed {
 
 namespace {
 
-// db[j] = sum_n dy[n, j], in double: rows in fixed blocks of 64, each block summed into its
-// own partial row (one pass down memory, vectorised over j), then the partials in block
-// order. The blocks depend on N alone, so the result does not depend on the thread count.
+// db[j] = sum_n dy[n, j], in double, in fixed blocks of rows (reduce_util.h).
 Tensor column_sums(const real* dy, int64_t N, int64_t M) {
-  constexpr int64_t kRows = 64;
-  const int64_t blocks = std::max<int64_t>(1, (N + kRows - 1) / kRows);
-  std::vector<double, CachingAllocator<double>> part(blocks * M);  // (blocks, M)
-  parallel_for(blocks, kGrainElementwise / (kRows * M + 1) + 1, [&](int64_t b, int64_t e) {
-    for (int64_t blk = b; blk < e; ++blk) {
-      double* acc = part.data() + blk * M;
-      for (int64_t n = blk * kRows; n < std::min(N, (blk + 1) * kRows); ++n)
-        for (int64_t j = 0; j < M; ++j) acc[j] += dy[n * M + j];
-    }
-  });
-  double* sum = part.data();  // block 0's row gathers the others, in block order
-  for (int64_t blk = 1; blk < blocks; ++blk)
-    for (int64_t j = 0; j < M; ++j) sum[j] += part[blk * M + j];
   Tensor db = empty(Shape{M});
-  real* out = db.data();
-  for (int64_t j = 0; j < M; ++j) out[j] = real(sum[j]);
+  detail::sum_row_blocks<double>(db.data(), dy, 1, N, M);
   return db;
 }
 

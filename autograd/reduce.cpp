@@ -31,41 +31,8 @@ Tensor sum_dim_raw(const Tensor& x, int d, bool keepdim) {
     parallel_for(sp.outer, kGrainElementwise / (sp.n + 1) + 1, [&](int64_t b, int64_t e) {
       for (int64_t o = b; o < e; ++o) po[o] = real(row_sum(px + o * sp.n, sp.n));
     });
-  } else {
-    // Rows of length inner are added in blocks of kRows rows, each block into its own
-    // partial row (one pass down memory, in order, vectorised over i), then the partials of
-    // each (o, i) in block order. The blocks are fixed by n alone, so the result does not
-    // depend on the thread count. One block (n <= kRows) goes straight into out.
-    constexpr int64_t kRows = 64, kCols = 1024;
-    const int64_t blocks = std::max<int64_t>(1, (sp.n + kRows - 1) / kRows);
-    const int64_t chunks = (sp.inner + kCols - 1) / kCols;
-    const Tensor partial = blocks > 1 ? empty({sp.outer, blocks, sp.inner}) : out;
-    real* pp = partial.data();
-    const int64_t work = std::min(sp.n, kRows) * std::min(sp.inner, kCols) + 1;
-    parallel_for(sp.outer * blocks * chunks, kGrainElementwise / work + 1, [&](int64_t b, int64_t e) {
-      for (int64_t w = b; w < e; ++w) {  // w = (o, block, chunk)
-        const int64_t o = w / (blocks * chunks), blk = w / chunks % blocks, c = w % chunks;
-        const int64_t i0 = c * kCols, i1 = std::min(sp.inner, i0 + kCols);
-        const int64_t k0 = blk * kRows, k1 = std::min(sp.n, k0 + kRows);
-        real* dst = pp + (o * blocks + blk) * sp.inner;
-        for (int64_t i = i0; i < i1; ++i) dst[i] = 0;
-        for (int64_t k = k0; k < k1; ++k) {
-          const real* src = px + (o * sp.n + k) * sp.inner;
-          for (int64_t i = i0; i < i1; ++i) dst[i] += src[i];
-        }
-      }
-    });
-    if (blocks > 1)
-      parallel_for(sp.outer * chunks, kGrainElementwise / (blocks * kCols) + 1, [&](int64_t b, int64_t e) {
-        for (int64_t w = b; w < e; ++w) {  // w = (o, chunk)
-          const int64_t o = w / chunks, i0 = w % chunks * kCols, i1 = std::min(sp.inner, i0 + kCols);
-          real* dst = po + o * sp.inner;
-          const real* src = pp + o * blocks * sp.inner;
-          for (int64_t i = i0; i < i1; ++i) dst[i] = src[i];
-          for (int64_t blk = 1; blk < blocks; ++blk)
-            for (int64_t i = i0; i < i1; ++i) dst[i] += src[blk * sp.inner + i];
-        }
-      });
+  } else {  // whole rows of length inner added in blocks (reduce_util.h)
+    detail::sum_row_blocks<real>(po, px, sp.outer, sp.n, sp.inner);
   }
   return out;
 }
