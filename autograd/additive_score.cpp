@@ -113,15 +113,9 @@ Tensor additive_score(const Tensor& qp, const Tensor& kp, const Tensor& v) {
   Tensor t = empty({B, Tq, Tk, A});     // (B, Tq, Tk, A) the tanh, kept for backward
   additive_score_forward(e.data(), t.data(), qp.data(), kp.data(), v.data(), B, Tq, Tk, A);
   return record("additive_score", e, {qp, kp, v}, [t, v, B, Tq, Tk, A](const Tensor& de, Grads& g) {
-    real* sum_k = g.sum_into(1, {B, Tk, A});  // the keys' running gradient sum, if any
-    const Tensor dqp = g.needs(0) ? empty({B, Tq, A}) : Tensor(),  // written
-                 dkp = g.needs(1) && !sum_k ? empty({B, Tk, A}) : Tensor(),  // or added into sum_k
-                 dv = g.needs(2) ? empty({A}) : Tensor();
-    additive_score_backward(data_or_null(dqp), sum_k ? sum_k : data_or_null(dkp), data_or_null(dv),
-                            de.data(), t.data(), v.data(), B, Tq, Tk, A, sum_k != nullptr);
-    const Tensor grads[] = {dqp, dkp, dv};
-    for (int i = 0; i < 3; ++i)
-      if (grads[i].defined()) g[i] = grads[i];
+    const auto [dkp, beta_k] = g.write_or_add(1, {B, Tk, A});  // or += into the keys' running sum
+    real *dqp = g.write(0, {B, Tq, A}), *dv = g.write(2, {A});
+    additive_score_backward(dqp, dkp, dv, de.data(), t.data(), v.data(), B, Tq, Tk, A, beta_k != 0);
   });
 }
 

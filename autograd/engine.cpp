@@ -189,6 +189,18 @@ real* Grads::sum_into(int i, const Shape& shape) {
   return sum.defined() && sum.shape() == shape && sole_gradient(sum) ? sum.data() : nullptr;
 }
 
+Grads::Out Grads::write_or_add(int i, const Shape& shape) {
+  if (!needs(i)) return {nullptr, 0};
+  if (real* sum = sum_into(i, shape)) return {sum, 1};
+  return {write(i, shape), 0};
+}
+
+real* Grads::write(int i, const Shape& shape) {
+  if (!needs(i)) return nullptr;
+  slots_[i] = empty(shape);
+  return slots_[i].data();
+}
+
 // pending += g, the sum of a node's consumers' gradients. In place when no one else holds
 // pending's buffer (no other tensor, view or saved closure): then the sum is the engine's
 // own, e.g. a weight used at every step of a recurrence gathers its T gradients into one

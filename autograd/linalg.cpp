@@ -107,20 +107,15 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
     const Shape &as = a.shape(), &bs = b.shape();
     const int64_t N = as[as.size() - 2], K = as.back(), M = bs.back();
     // Each gradient is written into a new g[i], or added (beta = 1) into the running sum of
-    // the gradients its input has received (Grads::sum_into: an operand used at every step).
-    auto out = [&g](int i, const Shape& s) -> std::pair<real*, real> {
-      if (real* sum = g.sum_into(i, s)) return {sum, 1};
-      g[i] = empty(s);
-      return {g[i].data(), 0};
-    };
+    // the gradients its input has received (Grads::write_or_add: an operand used at every step).
     if (b.dim() == 2) {  // rows = prod(A's batch) * N
       const int64_t rows = rows_of(as);
       if (g.needs(0)) {  // dA (rows, K) = dC (rows, M) @ B^T
-        const auto [da, beta] = out(0, as);
+        const auto [da, beta] = g.write_or_add(0, as);
         gemm(false, true, rows, K, M, 1, dc.data(), M, b.data(), M, beta, da, K);
       }
       if (g.needs(1)) {  // dB (K, M) = A^T (K, rows) @ dC (rows, M)
-        const auto [db, beta] = out(1, bs);
+        const auto [db, beta] = g.write_or_add(1, bs);
         gemm(true, false, K, M, rows, 1, a.data(), K, dc.data(), M, beta, db, M);
       }
       return;
@@ -135,7 +130,7 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
       full.push_back(R);
       full.push_back(C);
       if (full == s) {
-        const auto [d, beta] = out(i, s);
+        const auto [d, beta] = g.write_or_add(i, s);
         product(d, beta);
       } else {
         Tensor d = empty(full);

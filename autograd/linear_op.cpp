@@ -54,26 +54,14 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
       for (int64_t n = b; n < e; ++n) std::copy(pb, pb + M, py + n * M);
     });
   }
-  if (K == 0 || N == 0 || M == 0) {
-    if (!bias.defined()) y.zero_();
-  } else {
-    gemm(false, true, N, M, K, 1, x.data(), K, weight.data(), K, bias.defined() ? 1 : 0, py, M);
-  }
+  gemm(false, true, N, M, K, 1, x.data(), K, weight.data(), K, bias.defined() ? 1 : 0, py, M);
 
   return record("linear", y, {x, weight, bias}, [x, weight, N, M, K](const Tensor& dy, Grads& g) {
-    const bool empty_product = N == 0 || M == 0 || K == 0;
-    if (g.needs(0)) {  // dx (N, K) = dy (N, M) @ W (M, K)
-      g[0] = empty(x.shape());
-      if (empty_product) g[0].zero_();
-      else gemm(false, false, N, K, M, 1, dy.data(), M, weight.data(), K, 0, g[0].data(), K);
-    }
-    if (real* sum = empty_product ? nullptr : g.sum_into(1, weight.shape())) {  // dW += dy^T x (a reused weight)
-      gemm(true, false, M, K, N, 1, dy.data(), M, x.data(), K, 1, sum, K);
-    } else if (g.needs(1)) {  // dW (M, K) = dy^T (M, N) @ x (N, K)
-      g[1] = empty(weight.shape());
-      if (empty_product) g[1].zero_();
-      else gemm(true, false, M, K, N, 1, dy.data(), M, x.data(), K, 0, g[1].data(), K);
-    }
+    if (real* dx = g.write(0, x.shape()))  // dx (N, K) = dy (N, M) @ W (M, K)
+      gemm(false, false, N, K, M, 1, dy.data(), M, weight.data(), K, 0, dx, K);
+    // dW (M, K) = dy^T (M, N) @ x (N, K), or += into a reused weight's running sum
+    if (const auto [dw, beta] = g.write_or_add(1, weight.shape()); dw)
+      gemm(true, false, M, K, N, 1, dy.data(), M, x.data(), K, beta, dw, K);
     if (g.needs(2)) g[2] = column_sums(dy.data(), N, M);  // db (M)
   });
 }

@@ -116,21 +116,20 @@ Tensor lstm_cell_packed(const Tensor& x, const Tensor& h, const Tensor& c, const
   // (inside y; captured detached, as an op may hold its own output).
   return record("lstm_cell", y, {x, h, c, w_ih, w_hh, b_ih, b_hh},
                 [x, h, c, w_ih, w_hh, acts, y = y.detach(), B, In, H, G](const Tensor& dy, Grads& g) {
-    auto grad = [&g](int i, const Shape& s) { return g.needs(i) ? empty(s) : Tensor(); };
-    // The weights' gradients go into their running sums over steps when there are any.
-    real *sum_ih = g.sum_into(3, {G, In}), *sum_hh = g.sum_into(4, {G, H});
-    const Tensor dx = grad(0, {B, In}), dh = grad(1, {B, H}), dc = grad(2, {B, H}),
-                 dw_ih = sum_ih ? Tensor() : grad(3, {G, In}),
-                 dw_hh = sum_hh ? Tensor() : grad(4, {G, H}),
-                 db = g.needs(5) || g.needs(6) ? empty({G}) : Tensor();
-    lstm_cell_backward(data_or_null(dx), data_or_null(dh), data_or_null(dc),
-                       sum_ih ? sum_ih : data_or_null(dw_ih), sum_hh ? sum_hh : data_or_null(dw_hh),
-                       data_or_null(db), empty({B, G}).data(), dy.data(), dy.data() + B * H,
-                       acts.data(), x.data(), h.data(), c.data(), y.data() + B * H, w_ih.data(),
-                       w_hh.data(), B, In, H, sum_ih, sum_hh);  // dy = [dh'; dc']
-    const Tensor grads[] = {dx, dh, dc, dw_ih, dw_hh, db, db};
-    for (int i = 0; i < 7; ++i)
-      if (g.needs(i) && grads[i].defined()) g[i] = grads[i];
+    real *dx = g.write(0, {B, In}), *dh = g.write(1, {B, H}), *dc = g.write(2, {B, H});
+    // The weights' gradients are added into their running sums over steps when there are any.
+    const auto [dw_ih, beta_ih] = g.write_or_add(3, {G, In});
+    const auto [dw_hh, beta_hh] = g.write_or_add(4, {G, H});
+    real* db = nullptr;  // one (G) gradient for both biases
+    if (g.needs(5) || g.needs(6)) {
+      const Tensor t = empty({G});
+      db = t.data();
+      for (int i : {5, 6})
+        if (g.needs(i)) g[i] = t;
+    }
+    lstm_cell_backward(dx, dh, dc, dw_ih, dw_hh, db, empty({B, G}).data(), dy.data(),
+                       dy.data() + B * H, acts.data(), x.data(), h.data(), c.data(), y.data() + B * H,
+                       w_ih.data(), w_hh.data(), B, In, H, beta_ih != 0, beta_hh != 0);  // dy = [dh'; dc']
   });
 }
 

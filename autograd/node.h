@@ -88,6 +88,17 @@ class Grads {
   // per step. (The sum is then rounded in a different order than the engine's add, so its
   // last bits differ from a run with anomaly mode on.)
   real* sum_into(int i, const Shape& shape);
+  // Input i's gradient of `shape` for a kernel that writes (beta = 0) or adds (beta = 1):
+  // {running sum, 1} when sum_into gives one, else {new g[i], 0}; {null, 0} when input i
+  // needs no gradient. E.g. dW = dy^T x as gemm(..., beta, data): one line for both cases.
+  // g[i] = a new tensor of `shape` for the kernel to write; its data, or null when input i
+  // needs no gradient.
+  real* write(int i, const Shape& shape);
+  struct Out {
+    real* data;
+    real beta;
+  };
+  Out write_or_add(int i, const Shape& shape);
   int size() const { return static_cast<int>(next_.size()); }
 
  private:

@@ -41,6 +41,31 @@ TEST_CASE("matmul with inner dim 0 gives zeros, forward and backward (was SIGFPE
   CHECK(e.shape() == Shape{0, 4});
 }
 
+TEST_CASE("linear with a zero-size dim follows PyTorch: zeros or the bias, and zero gradients") {
+  // Fill the allocator's cache with non-zero blocks first, so a buffer left unwritten shows.
+  for (int64_t n = 1; n <= 32; ++n) (void)full({n}, 7.0f);
+  auto check = [](int64_t N, int64_t K, int64_t M, bool with_bias) {
+    CAPTURE(N); CAPTURE(K); CAPTURE(M); CAPTURE(with_bias);
+    Tensor x = full({N, K}, 1.0f).requires_grad_(), w = full({M, K}, 1.0f).requires_grad_();
+    Tensor b = with_bias ? full({M}, 3.0f).requires_grad_() : Tensor();
+    Tensor y = linear(x, w, b);  // (N, M)
+    REQUIRE(y.shape() == Shape{N, M});
+    for (int64_t i = 0; i < y.numel(); ++i) CHECK(y.data()[i] == real(with_bias ? 3 + K : K));
+    sum(y * 2.0f).backward();
+    CHECK(x.grad().shape() == Shape{N, K});
+    CHECK(w.grad().shape() == Shape{M, K});
+    for (int64_t i = 0; i < x.grad().numel(); ++i) CHECK(x.grad().data()[i] == real(2 * M));
+    for (int64_t i = 0; i < w.grad().numel(); ++i) CHECK(w.grad().data()[i] == real(2 * N));
+    if (with_bias)
+      for (int64_t i = 0; i < M; ++i) CHECK(b.grad().data()[i] == real(2 * N));
+  };
+  for (bool with_bias : {false, true}) {
+    check(0, 3, 4, with_bias);  // no rows: dW, db are zeros
+    check(2, 0, 4, with_bias);  // no input features: y is the bias (or zeros)
+    check(2, 3, 0, with_bias);  // no outputs: dx is zeros
+  }
+}
+
 TEST_CASE("sum over a zero-size dim gives zeros; over a kept dim an empty tensor (was SIGFPE)") {
   Tensor x = zeros({3, 0}).requires_grad_();
   Tensor s0 = sum(x, 0);  // (0): nothing left
