@@ -100,7 +100,6 @@ void gru_layer_forward(real* out, real* h, real* acts, real* h_prev, const real*
     const int64_t j0 = units.first, j1 = units.second;  // clang 14: no lambda captures a binding
     const int64_t n = j1 - j0;
     const std::vector<PackedB> w = detail::pack_gate_columns(w_hh, 3, H, j0, n);
-    PackedA h_step;  // h_{t-1}, (B, H)
     for (int64_t k = 0; k < T; ++k) {
       const int64_t t = detail::step_at(k, T, reverse);
       if (t >= max_len) {  // every row is padding here: output 0, state kept, nothing saved
@@ -112,8 +111,8 @@ void gru_layer_forward(real* out, real* h, real* acts, real* h_prev, const real*
         std::copy_n(h + b * H + j0, n, h_prev + (b * T + t) * H + j0);
       team.barrier();
       // gh = h_{t-1} W_hh^T, this thread's columns; h_{t-1} is h_prev at step t (ld T * H)
-      pack_a(h_step, h_prev + t * H, T * H, B, H);
-      for (int q = 0; q < 3; ++q) gemm_packed(h_step, w[q], false, gh.data() + q * H + j0, G);
+      for (int q = 0; q < 3; ++q)
+        gemm_packed(B, h_prev + t * H, T * H, w[q], false, gh.data() + q * H + j0, G);
       for (int64_t b = 0; b < B; ++b) {
         real* o = out + (b * T + t) * H + j0;
         if (!detail::step_valid(len, b, t)) {  // padded: state kept, output 0
@@ -142,7 +141,6 @@ void gru_layer_backward(real* dx, real* dw_ih, real* dw_hh, real* db_ih, real* d
     const int64_t j0 = units.first, j1 = units.second;  // clang 14: no lambda captures a binding
     const int64_t n = j1 - j0;
     const PackedB w = pack_b(w_hh + j0, false, H, G, n);  // W_hh[:, j0:j1]   (3H, n)
-    PackedA dgh_step;  // dgh_t, (B, 3H)
     const auto zero_gates = [&](int64_t b, int64_t t) {
       for (real* p : {dgi, dgh})
         for (int q = 0; q < 3; ++q) std::fill_n(p + (b * T + t) * G + q * H + j0, n, real(0));
@@ -167,8 +165,7 @@ void gru_layer_backward(real* dx, real* dw_ih, real* dw_hh, real* db_ih, real* d
       team.barrier();  // every gate column of dgh_t is written
       // gh = h W_hh^T:   dh += dgh_t W_hh, this thread's columns of dh
       //                  (padded rows have dgh_t = 0 and keep their dh)
-      pack_a(dgh_step, dgh + t * G, T * G, B, G);
-      gemm_packed(dgh_step, w, true, dh + j0, H);
+      gemm_packed(B, dgh + t * G, T * G, w, true, dh + j0, H);
     }
   });
   // dW_hh = dgh^T h_prev, db_hh = sum dgh, over every step at once (0 rows at padded steps)

@@ -52,7 +52,6 @@ void lstm_layer_forward(real* out, real* h, real* c, real* acts, real* hx, real*
     const int64_t j0 = units.first, j1 = units.second;  // clang 14: no lambda captures a binding
     const int64_t n = j1 - j0;
     const std::vector<PackedB> w = detail::pack_gate_columns(w_hh, 4, H, j0, n);
-    PackedA h_step;  // h_{t-1}, (B, H)
     for (int64_t k = 0; k < T; ++k) {
       const int64_t t = detail::step_at(k, T, reverse);
       if (t >= max_len) {  // every row is padding here: output 0, state kept, nothing saved
@@ -70,9 +69,8 @@ void lstm_layer_forward(real* out, real* h, real* c, real* acts, real* hx, real*
       team.barrier();
       // gates_t += h_{t-1} W_hh^T   rows b of acts at step t (leading dimension T * 4H), this
       //                             thread's columns; h_{t-1} is in hx at step t (ld T * HX)
-      pack_a(h_step, hx + t * HX, T * HX, B, H);
       for (int q = 0; q < 4; ++q)
-        gemm_packed(h_step, w[q], true, acts + t * G + q * H + j0, T * G);
+        gemm_packed(B, hx + t * HX, T * HX, w[q], true, acts + t * G + q * H + j0, T * G);
       for (int64_t b = 0; b < B; ++b) {
         real* o = out + (b * T + t) * H + j0;
         if (!detail::step_valid(len, b, t)) {  // padded: state kept, output 0
@@ -101,7 +99,6 @@ void lstm_layer_backward(real* dx, real* dw_ih, real* dw_hh, real* db, real* dh,
     const int64_t j0 = units.first, j1 = units.second;  // clang 14: no lambda captures a binding
     const int64_t n = j1 - j0;
     const PackedB w = pack_b(w_hh + j0, false, H, G, n);  // W_hh[:, j0:j1]   (4H, n)
-    PackedA dgates_step;      // dgates_t, (B, 4H)
     std::vector<real> c1(n);  // c after the step, recomputed: c' = f * c + i * g
     const auto zero_gates = [&](int64_t b, int64_t t) {
       for (int q = 0; q < 4; ++q) std::fill_n(dgates + (b * T + t) * G + q * H + j0, n, real(0));
@@ -130,8 +127,7 @@ void lstm_layer_backward(real* dx, real* dw_ih, real* dw_hh, real* db, real* dh,
       team.barrier();  // every gate column of dgates_t is written
       // gates_t += h W_hh^T:   dh += dgates_t W_hh, this thread's columns of dh
       //                        (padded rows have dgates_t = 0: dh kept)
-      pack_a(dgates_step, dgates + t * G, T * G, B, G);
-      gemm_packed(dgates_step, w, true, dh + j0, H);
+      gemm_packed(B, dgates + t * G, T * G, w, true, dh + j0, H);
     }
   });
   // dW_hh = dgates^T h_prev over every step at once (padded steps have dgates = 0), and, undoing

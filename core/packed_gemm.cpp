@@ -16,18 +16,18 @@ inline vec load(const real* p) { return *reinterpret_cast<const vec_u*>(p); }
 inline void store(real* p, vec v) { *reinterpret_cast<vec_u*>(p) = v; }
 inline vec splat(real x) { return x - vec{}; }  // x - (+0) is x exactly, so one broadcast
 
-// C (MR, n) (+)= A (MR, K) @ panel (K, kPanel), keeping the first n <= kPanel columns. A comes
-// packed as K rows of MR values (a[k * MR + i] = A[i][k]), so the broadcasts read one stream.
+// C (MR, n) (+)= A (MR, K) @ panel (K, kPanel), keeping the first n <= kPanel columns. A's
+// rows are lda apart; the broadcasts read each of them front to back.
 template <int MR>
-void kernel(int64_t K, const real* a, const real* panel, bool accumulate, real* C, int64_t ldc,
-            int64_t n) {
+void kernel(int64_t K, const real* a, int64_t lda, const real* panel, bool accumulate, real* C,
+            int64_t ldc, int64_t n) {
   vec acc[MR][2];
   for (int i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = vec{};
 #pragma GCC unroll 4
-  for (int64_t k = 0; k < K; ++k, a += MR, panel += kPanel) {
+  for (int64_t k = 0; k < K; ++k, panel += kPanel) {
     const vec b0 = load(panel), b1 = load(panel + kLanes);
     for (int i = 0; i < MR; ++i) {
-      const vec ai = splat(a[i]);
+      const vec ai = splat(a[i * lda + k]);
       acc[i][0] += ai * b0;
       acc[i][1] += ai * b1;
     }
@@ -54,10 +54,8 @@ void kernel(int64_t K, const real* a, const real* panel, bool accumulate, real* 
   }
 }
 
-constexpr int kRows = 6;  // MR of the main kernel: 12 accumulators + 2 panel rows + 1 broadcast
-
-using Kernel = void (*)(int64_t, const real*, const real*, bool, real*, int64_t, int64_t);
-constexpr Kernel kKernels[kRows + 1] = {nullptr,   kernel<1>, kernel<2>, kernel<3>,
+using Kernel = void (*)(int64_t, const real*, int64_t, const real*, bool, real*, int64_t, int64_t);
+constexpr Kernel kKernels[kMaxRows + 1] = {nullptr,   kernel<1>, kernel<2>, kernel<3>,
                                         kernel<4>, kernel<5>, kernel<6>};
 
 }  // namespace
@@ -85,30 +83,16 @@ PackedB pack_b(const real* src, bool trans, int64_t ld, int64_t K, int64_t N) {
   return p;
 }
 
-void pack_a(PackedA& a, const real* A, int64_t lda, int64_t M, int64_t K) {
-  a.M = M;
-  a.K = K;
-  a.data.resize(M * K);
-  const int64_t blocks = (M + kRows - 1) / kRows;
-  a.blocks.resize(blocks);
-  for (int64_t blk = 0, i = 0; blk < blocks; ++blk) {
-    const int64_t mr = (M - i) / (blocks - blk);  // the rows left, spread evenly
-    a.blocks[blk] = {i, mr};
-    real* dst = a.data.data() + i * K;
-    for (int64_t k = 0; k < K; ++k)
-      for (int64_t r = 0; r < mr; ++r) dst[k * mr + r] = A[(i + r) * lda + k];
-    i += mr;
-  }
-}
-
-void gemm_packed(const PackedA& A, const PackedB& B, bool accumulate, real* C, int64_t ldc) {
+void gemm_packed(int64_t M, const real* A, int64_t lda, const PackedB& B, bool accumulate,
+                 real* C, int64_t ldc) {
   const int64_t K = B.K, panels = (B.N + kPanel - 1) / kPanel;
   // Panel by panel: the panel (K x kPanel) stays in L1 while every row block passes it.
   for (int64_t q = 0; q < panels; ++q) {
     const real* panel = B.panels() + q * K * kPanel;
     const int64_t n0 = q * kPanel, n = std::min(kPanel, B.N - n0);
-    for (const auto& [i, mr] : A.blocks)
-      kKernels[mr](K, A.data.data() + i * K, panel, accumulate, C + i * ldc + n0, ldc, n);
+    for_each_row_block(M, [&](int64_t i, int64_t mr) {
+      kKernels[mr](K, A + i * lda, lda, panel, accumulate, C + i * ldc + n0, ldc, n);
+    });
   }
 }
 

@@ -1,26 +1,27 @@
 // packed_gemm.h - C += A @ B with B packed once and reused: the recurrent product of an RNN.
 //
-//   A: (M, K), packed by pack_a      B: (K, N), packed by pack_b      C: (M, N) row-major, ldc
+//   A: (M, K) row-major, lda      B: (K, N), packed by pack_b      C: (M, N) row-major, ldc
 //
 // A recurrent layer multiplies the same weight at every time step: an LSTM computes
 // gates_t += h_{t-1} W_hh^T, a (B, H) @ (H, 4H) product with B small (32 rows). A BLAS call
 // copies its B operand into the panel layout its kernel reads at every call; with 32 rows that
-// copy is paid for by little arithmetic. pack_b() makes the copy once per sequence, pack_a()
-// puts the step's (B, H) state in the kernel's order, and gemm_packed() runs the arithmetic,
-// on the calling thread (the layers split the columns between threads themselves, one
-// parallel region for the whole recurrence).
+// copy is paid for by little arithmetic. pack_b() makes the copy once per sequence and
+// gemm_packed() runs the arithmetic, reading the step's A (B, H) where it lies, on the calling
+// thread (the layers split the columns between threads themselves, one parallel region for
+// the whole recurrence).
 //
 // Layout: the columns of B are cut into panels of kPanel; panel p holds columns
-// [p*kPanel, (p+1)*kPanel) as K rows of kPanel values, zero beyond N. The kernel keeps an
-// (MR x kPanel) block of C in registers (MR <= 6 rows, kPanel = two 256-bit vectors) and, for
-// each k, adds the broadcast A[i][k] times row k of the panel: 2*MR fused multiply-adds from
-// 2 vector loads and MR broadcasts.
+// [p*kPanel, (p+1)*kPanel) as K rows of kPanel values, zero beyond N. The rows of A go in
+// blocks of MR <= 6 rows (for_each_row_block); the kernel keeps an (MR x kPanel) block of C in
+// registers (kPanel = two 256-bit vectors) and, for each k, adds the broadcast A[i][k] times
+// row k of the panel: 2*MR fused multiply-adds from 2 vector loads and MR broadcasts, which
+// read MR rows of A front to back (MR streams the prefetcher follows; copying A into one
+// stream first, as BLAS does, cost 5% of an LSTM step and made the kernel no faster).
 //
 // gemm_packed_naive() is the plain triple loop gemm_packed() must agree with
 // (tests/test_packed_gemm.cpp).
 #pragma once
 #include <cstdint>
-#include <utility>
 #include <vector>
 
 #include "real.h"
@@ -28,6 +29,7 @@
 namespace heed {
 
 constexpr int64_t kPanel = 2 * 32 / int64_t(sizeof(real));  // two 256-bit vectors: 16 floats
+constexpr int kMaxRows = 6;  // MR of the main kernel: 12 accumulators + 2 panel rows + 1 broadcast
 
 struct PackedB {
   int64_t K = 0, N = 0;
@@ -41,20 +43,23 @@ struct PackedB {
 // B (K, N) = op(src): src is (K, N) with leading dim ld, or (N, K) when trans (B = src^T).
 PackedB pack_b(const real* src, bool trans, int64_t ld, int64_t K, int64_t N);
 
-// A (M, K) in the order the kernel reads it: row blocks of 3 to 6 rows once M >= 4 (32 rows:
-// 5, 5, 5, 5, 6, 6; a block of 1 or 2 rows has too few accumulators to hide the multiply-add
-// latency), each block stored (K, rows). Packed once per step, read by every panel of B.
-struct PackedA {
-  int64_t M = 0, K = 0;
-  std::vector<real> data;                             // block after block, (K, rows) each
-  std::vector<std::pair<int64_t, int64_t>> blocks;    // (first row, rows)
-};
+// Calls f(first row, rows) for the row blocks of an M-row A, in order: blocks of 3 to 6 rows
+// once M >= 4 (32 rows: 5, 5, 5, 5, 6, 6; a block of 1 or 2 rows has too few accumulators to
+// hide the multiply-add latency), the rows spread evenly.
+template <class F>
+void for_each_row_block(int64_t M, F f) {
+  const int64_t blocks = (M + kMaxRows - 1) / kMaxRows;
+  for (int64_t blk = 0, i = 0; blk < blocks; ++blk) {
+    const int64_t mr = (M - i) / (blocks - blk);  // the rows left, spread evenly
+    f(i, mr);
+    i += mr;
+  }
+}
 
-// Fills `a` (reusing its buffers) from A (M, K) with leading dim lda.
-void pack_a(PackedA& a, const real* A, int64_t lda, int64_t M, int64_t K);
-
-// C (M, N) = A @ B, or C += A @ B when accumulate; on the calling thread. A.K == B.K.
-void gemm_packed(const PackedA& A, const PackedB& B, bool accumulate, real* C, int64_t ldc);
+// C (M, N) = A @ B, or C += A @ B when accumulate; A (M, K) row-major with leading dim lda,
+// read in place; on the calling thread. B.K == K.
+void gemm_packed(int64_t M, const real* A, int64_t lda, const PackedB& B, bool accumulate,
+                 real* C, int64_t ldc);
 
 void gemm_packed_naive(int64_t M, const real* A, int64_t lda, const real* src, bool trans,
                        int64_t ld, int64_t K, int64_t N, bool accumulate, real* C, int64_t ldc);

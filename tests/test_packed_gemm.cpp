@@ -29,9 +29,8 @@ TEST_CASE("gemm_packed == gemm_packed_naive: row blocks 1..13, partial panels, b
             const std::vector<real> A = random_buffer(M * lda, seed++);
             const std::vector<real> src = random_buffer((trans ? N : K) * ld, seed++);
             std::vector<real> C = random_buffer(M * ldc, seed++), want = C;
-            PackedA Ap;
-            pack_a(Ap, A.data(), lda, M, K);
-            gemm_packed(Ap, pack_b(src.data(), trans, ld, K, N), accumulate, C.data(), ldc);
+            gemm_packed(M, A.data(), lda, pack_b(src.data(), trans, ld, K, N), accumulate,
+                        C.data(), ldc);
             gemm_packed_naive(M, A.data(), lda, src.data(), trans, ld, K, N, accumulate,
                               want.data(), ldc);
             double worst = 0;
@@ -49,33 +48,26 @@ TEST_CASE("gemm_packed == gemm_packed_naive: row blocks 1..13, partial panels, b
 TEST_CASE("gemm_packed: K = 0 writes zeros (=) or leaves C (+=); M = 0 and N = 0 do nothing") {
   const std::vector<real> A(6), src(9);  // A up to (2, 3), src up to (3, 3)
   std::vector<real> C(6, real(2));
-  PackedA a;
-  pack_a(a, A.data(), 0, 2, 0);
-  gemm_packed(a, pack_b(src.data(), false, 3, 0, 3), true, C.data(), 3);
+  gemm_packed(2, A.data(), 0, pack_b(src.data(), false, 3, 0, 3), true, C.data(), 3);
   CHECK(C == std::vector<real>(6, real(2)));
-  gemm_packed(a, pack_b(src.data(), false, 3, 0, 3), false, C.data(), 3);
+  gemm_packed(2, A.data(), 0, pack_b(src.data(), false, 3, 0, 3), false, C.data(), 3);
   CHECK(C == std::vector<real>(6, real(0)));
   C.assign(6, real(2));
-  pack_a(a, A.data(), 3, 0, 3);
-  gemm_packed(a, pack_b(src.data(), false, 3, 3, 3), false, C.data(), 3);
-  pack_a(a, A.data(), 3, 2, 3);
-  gemm_packed(a, pack_b(src.data(), false, 3, 3, 0), false, C.data(), 3);
+  gemm_packed(0, A.data(), 3, pack_b(src.data(), false, 3, 3, 3), false, C.data(), 3);
+  gemm_packed(2, A.data(), 3, pack_b(src.data(), false, 3, 3, 0), false, C.data(), 3);
   CHECK(C == std::vector<real>(6, real(2)));
 }
 
-TEST_CASE("pack_a: row blocks of at most 6 rows, at least 3 once M >= 4, each row once") {
-  const std::vector<real> A(45 * 2);
-  PackedA a;
+TEST_CASE("for_each_row_block: blocks of at most 6 rows, at least 3 once M >= 4, each row once") {
   for (int64_t M : {1, 5, 6, 7, 13, 32, 45}) {
     CAPTURE(M);
-    pack_a(a, A.data(), 2, M, 2);
     int64_t next = 0;
-    for (const auto& [first, rows] : a.blocks) {
+    for_each_row_block(M, [&](int64_t first, int64_t rows) {
       CHECK(first == next);
       CHECK(rows <= 6);
       if (M >= 4) CHECK(rows >= 3);
       next += rows;
-    }
+    });
     CHECK(next == M);
   }
 }
