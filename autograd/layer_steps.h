@@ -13,6 +13,7 @@
 #include "../core/packed_gemm.h"
 #include "../core/parallel.h"
 #include "../core/tensor.h"
+#include "reduce_util.h"
 
 namespace heed::detail {
 
@@ -75,13 +76,6 @@ inline std::vector<PackedB> pack_gate_columns(const real* w_hh, int gates, int64
   std::vector<PackedB> w(gates);
   for (int q = 0; q < gates; ++q) w[q] = pack_b(w_hh + (q * H + j0) * H, true, H, H, n);
   return w;
-}
-
-// col (cols) = the sum of the rows of m (rows, cols): the gradient of a bias added to every
-// row. Written (=), as one GEMM, ones (1, rows) @ m, so that it runs threaded.
-inline void column_sums(real* col, const real* m, int64_t rows, int64_t cols) {
-  const std::vector<real> ones(rows, real(1));
-  gemm(false, false, 1, cols, rows, 1, ones.data(), rows, m, cols, 0, col, cols);
 }
 
 }  // namespace heed::detail

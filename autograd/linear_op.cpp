@@ -22,17 +22,6 @@
 
 namespace heed {
 
-namespace {
-
-// db[j] = sum_n dy[n, j], in double, in fixed blocks of rows (reduce_util.h).
-Tensor column_sums(const real* dy, int64_t N, int64_t M) {
-  Tensor db = empty(Shape{M});
-  detail::sum_row_blocks<double>(db.data(), dy, 1, N, M);
-  return db;
-}
-
-}  // namespace
-
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   HEED_CHECK(weight.dim() == 2, "linear", "weight must be (out_features, in_features); got ",
              weight.shape());
@@ -62,7 +51,7 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
     // dW (M, K) = dy^T (M, N) @ x (N, K), or += into a reused weight's running sum
     if (const auto [dw, beta] = g.write_or_add(1, weight.shape()); dw)
       gemm(true, false, M, K, N, 1, dy.data(), M, x.data(), K, beta, dw, K);
-    if (g.needs(2)) g[2] = column_sums(dy.data(), N, M);  // db (M)
+    if (real* db = g.write(2, {M})) detail::column_sums(db, dy.data(), N, M);  // db (M)
   });
 }
 

@@ -26,6 +26,7 @@
 #include "lstm_gates.h"
 #include "node.h"
 #include "reduce.h"
+#include "reduce_util.h"
 #include "shape_ops.h"
 #include "unary.h"
 
@@ -95,11 +96,7 @@ void lstm_cell_backward(real* dx, real* dh, real* dc, real* dw_ih, real* dw_hh, 
   if (dh) gemm(false, false, B, H, G, 1, dgates, G, w_hh, H, 0, dh, H);
   if (dw_ih) gemm(true, false, G, In, B, 1, dgates, G, x, In, add_dw_ih ? 1 : 0, dw_ih, In);
   if (dw_hh) gemm(true, false, G, H, B, 1, dgates, G, h, H, add_dw_hh ? 1 : 0, dw_hh, H);
-  if (db) {
-    std::fill_n(db, G, real(0));
-    for (int64_t b = 0; b < B; ++b)
-      for (int64_t k = 0; k < G; ++k) db[k] += dgates[b * G + k];
-  }
+  if (db) detail::column_sums(db, dgates, B, G);
 }
 
 // ---------------------------------------------------------------- the op

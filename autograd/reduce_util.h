@@ -3,7 +3,8 @@
 // A reduction over dim d sees x as (outer, n, inner): outer = prod(dims before d),
 // n = x.size(d), inner = prod(dims after d). Element (o, k, i) is at (o * n + k) * inner + i,
 // and the reduced output (o, i) at o * inner + i. A scalar (rank 0) is (1, 1, 1).
-// Shared by reduce.cpp, reduce_minmax.cpp, softmax.cpp and linear_op.cpp (its bias gradient);
+// Shared by reduce.cpp, reduce_minmax.cpp, softmax.cpp and the bias gradients of Linear and the
+// recurrent layers;
 // not part of the public API.
 #pragma once
 #include <algorithm>
@@ -78,6 +79,12 @@ void sum_row_blocks(real* out, const real* x, int64_t outer, int64_t n, int64_t 
       for (int64_t i = i0; i < i1; ++i) out[o * inner + i] = real(sum[i]);
     }
   });
+}
+
+// col (cols) = the sum of the rows of m (rows, cols), in double: the gradient of a bias added
+// to every row (Linear, the LSTM and GRU layers and cells).
+inline void column_sums(real* col, const real* m, int64_t rows, int64_t cols) {
+  sum_row_blocks<double>(col, m, 1, rows, cols);
 }
 
 }  // namespace heed::detail
