@@ -112,7 +112,7 @@ void gru_layer_forward(real* out, real* h, real* acts, real* h_prev, const real*
       team.barrier();
       // gh = h_{t-1} W_hh^T, this thread's columns; h_{t-1} is h_prev at step t (ld T * H)
       for (int q = 0; q < 3; ++q)
-        gemm_packed(B, h_prev + t * H, T * H, w[q], false, gh.data() + q * H + j0, G);
+        gemm_packed(false, B, h_prev + t * H, T * H, w[q], 1, false, gh.data() + q * H + j0, G);
       for (int64_t b = 0; b < B; ++b) {
         real* o = out + (b * T + t) * H + j0;
         if (!detail::step_valid(len, b, t)) {  // padded: state kept, output 0
@@ -165,7 +165,7 @@ void gru_layer_backward(real* dx, real* dw_ih, real* dw_hh, real* db_ih, real* d
       team.barrier();  // every gate column of dgh_t is written
       // gh = h W_hh^T:   dh += dgh_t W_hh, this thread's columns of dh
       //                  (padded rows have dgh_t = 0 and keep their dh)
-      gemm_packed(B, dgh + t * G, T * G, w, true, dh + j0, H);
+      gemm_packed(false, B, dgh + t * G, T * G, w, 1, true, dh + j0, H);
     }
   });
   // dW_hh = dgh^T h_prev, db_hh = sum dgh, over every step at once (0 rows at padded steps)

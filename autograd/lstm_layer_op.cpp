@@ -70,7 +70,7 @@ void lstm_layer_forward(real* out, real* h, real* c, real* acts, real* hx, real*
       // gates_t += h_{t-1} W_hh^T   rows b of acts at step t (leading dimension T * 4H), this
       //                             thread's columns; h_{t-1} is in hx at step t (ld T * HX)
       for (int q = 0; q < 4; ++q)
-        gemm_packed(B, hx + t * HX, T * HX, w[q], true, acts + t * G + q * H + j0, T * G);
+        gemm_packed(false, B, hx + t * HX, T * HX, w[q], 1, true, acts + t * G + q * H + j0, T * G);
       for (int64_t b = 0; b < B; ++b) {
         real* o = out + (b * T + t) * H + j0;
         if (!detail::step_valid(len, b, t)) {  // padded: state kept, output 0
@@ -127,7 +127,7 @@ void lstm_layer_backward(real* dx, real* dw_ih, real* dw_hh, real* db, real* dh,
       team.barrier();  // every gate column of dgates_t is written
       // gates_t += h W_hh^T:   dh += dgates_t W_hh, this thread's columns of dh
       //                        (padded rows have dgates_t = 0: dh kept)
-      gemm_packed(B, dgates + t * G, T * G, w, true, dh + j0, H);
+      gemm_packed(false, B, dgates + t * G, T * G, w, 1, true, dh + j0, H);
     }
   });
   // dW_hh = dgates^T h_prev over every step at once (padded steps have dgates = 0), and, undoing

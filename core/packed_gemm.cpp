@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "error.h"
+
 namespace heed {
 
 namespace {
@@ -16,95 +18,114 @@ inline vec load(const real* p) { return *reinterpret_cast<const vec_u*>(p); }
 inline void store(real* p, vec v) { *reinterpret_cast<vec_u*>(p) = v; }
 inline vec splat(real x) { return x - vec{}; }  // x - (+0) is x exactly, so one broadcast
 
-// C (MR, n) (+)= A (MR, K) @ panel (K, kPanel), keeping the first n <= kPanel columns. A's
-// rows are lda apart; the broadcasts read each of them front to back.
-template <int MR>
-void kernel(int64_t K, const real* a, int64_t lda, const real* panel, bool accumulate, real* C,
-            int64_t ldc, int64_t n) {
+// C (MR, n) = alpha A (MR, K) @ panel (K, kPanel), or += when accumulate, keeping the first
+// n <= kPanel columns. A(i, k) is a[i * lda + k] (MR rows, each read front to back) or, when
+// TA, a[k * lda + i] (A stored transposed: the MR values of each k side by side).
+template <int MR, bool TA>
+void kernel(int64_t K, const real* a, int64_t lda, const real* panel, real alpha, bool accumulate,
+            real* C, int64_t ldc, int64_t n) {
   vec acc[MR][2];
   for (int i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = vec{};
 #pragma GCC unroll 4
   for (int64_t k = 0; k < K; ++k, panel += kPanel) {
     const vec b0 = load(panel), b1 = load(panel + kLanes);
     for (int i = 0; i < MR; ++i) {
-      const vec ai = splat(a[i * lda + k]);
+      const vec ai = splat(TA ? a[k * lda + i] : a[i * lda + k]);
       acc[i][0] += ai * b0;
       acc[i][1] += ai * b1;
     }
   }
+  const vec va = splat(alpha);
   if (n == kPanel) {
     for (int i = 0; i < MR; ++i) {
       real* c = C + i * ldc;
       if (accumulate) {
-        store(c, load(c) + acc[i][0]);
-        store(c + kLanes, load(c + kLanes) + acc[i][1]);
+        store(c, load(c) + va * acc[i][0]);
+        store(c + kLanes, load(c + kLanes) + va * acc[i][1]);
       } else {
-        store(c, acc[i][0]);
-        store(c + kLanes, acc[i][1]);
+        store(c, va * acc[i][0]);
+        store(c + kLanes, va * acc[i][1]);
       }
     }
     return;
   }
   for (int i = 0; i < MR; ++i) {  // the last, partial panel
     real tile[kPanel];
-    store(tile, acc[i][0]);
-    store(tile + kLanes, acc[i][1]);
+    store(tile, va * acc[i][0]);
+    store(tile + kLanes, va * acc[i][1]);
     real* c = C + i * ldc;
     for (int64_t j = 0; j < n; ++j) c[j] = accumulate ? c[j] + tile[j] : tile[j];
   }
 }
 
-using Kernel = void (*)(int64_t, const real*, int64_t, const real*, bool, real*, int64_t, int64_t);
-constexpr Kernel kKernels[kMaxRows + 1] = {nullptr,   kernel<1>, kernel<2>, kernel<3>,
-                                        kernel<4>, kernel<5>, kernel<6>};
+using Kernel = void (*)(int64_t, const real*, int64_t, const real*, real, bool, real*, int64_t,
+                        int64_t);
+constexpr Kernel kKernels[2][kMaxRows + 1] = {
+    {nullptr, kernel<1, false>, kernel<2, false>, kernel<3, false>, kernel<4, false>,
+     kernel<5, false>, kernel<6, false>},
+    {nullptr, kernel<1, true>, kernel<2, true>, kernel<3, true>, kernel<4, true>,
+     kernel<5, true>, kernel<6, true>}};
 
 }  // namespace
 
-PackedB pack_b(const real* src, bool trans, int64_t ld, int64_t K, int64_t N) {
-  PackedB p;
+void pack_b(PackedB& p, const real* src, bool trans, int64_t ld, int64_t K, int64_t N) {
   p.K = K;
   p.N = N;
   const int64_t panels = (N + kPanel - 1) / kPanel;
   constexpr int64_t kAlign = 64 / int64_t(sizeof(real));
-  p.buffer.assign(panels * K * kPanel + kAlign, real(0));
+  p.buffer.resize(panels * K * kPanel + kAlign);  // keeps its capacity when refilled
   const uintptr_t at = reinterpret_cast<uintptr_t>(p.buffer.data());
   p.offset = int64_t((64 - at % 64) % 64 / sizeof(real));
   for (int64_t q = 0; q < panels; ++q) {
     real* dst = p.buffer.data() + p.offset + q * K * kPanel;
     const int64_t n0 = q * kPanel, n = std::min(kPanel, N - n0);
-    if (trans)  // B[k][n0 + j] = src[(n0 + j) * ld + k]
-      for (int64_t j = 0; j < n; ++j) {
-        const real* s = src + (n0 + j) * ld;
-        for (int64_t k = 0; k < K; ++k) dst[k * kPanel + j] = s[k];
+    if (n < kPanel) std::fill(dst, dst + K * kPanel, real(0));  // zero beyond N
+    if (trans && n == kPanel) {  // B[k][n0 + j] = src[(n0 + j) * ld + k]: a row of the panel
+      for (int64_t k = 0; k < K; ++k)  // at a time, so each cache line is written once
+#pragma GCC unroll 16
+        for (int64_t j = 0; j < kPanel; ++j) dst[k * kPanel + j] = src[(n0 + j) * ld + k];
+    } else if (trans) {
+      for (int64_t j = 0; j < n; ++j)
+        for (int64_t k = 0; k < K; ++k) dst[k * kPanel + j] = src[(n0 + j) * ld + k];
+    } else if (n == kPanel) {  // two vectors per row (a call to memmove per row cost more)
+      for (int64_t k = 0; k < K; ++k) {
+        const real* s = src + k * ld + n0;
+        store(dst + k * kPanel, load(s));
+        store(dst + k * kPanel + kLanes, load(s + kLanes));
       }
-    else
+    } else {
       for (int64_t k = 0; k < K; ++k) std::copy_n(src + k * ld + n0, n, dst + k * kPanel);
+    }
   }
+}
+
+PackedB pack_b(const real* src, bool trans, int64_t ld, int64_t K, int64_t N) {
+  PackedB p;
+  pack_b(p, src, trans, ld, K, N);
   return p;
 }
 
-void gemm_packed(int64_t M, const real* A, int64_t lda, const PackedB& B, bool accumulate,
-                 real* C, int64_t ldc) {
+void gemm_packed(bool trans_a, int64_t M, const real* A, int64_t lda, const PackedB& B, real alpha,
+                 bool accumulate, real* C, int64_t ldc) {
   const int64_t K = B.K, panels = (B.N + kPanel - 1) / kPanel;
   // Panel by panel: the panel (K x kPanel) stays in L1 while every row block passes it.
   for (int64_t q = 0; q < panels; ++q) {
     const real* panel = B.panels() + q * K * kPanel;
     const int64_t n0 = q * kPanel, n = std::min(kPanel, B.N - n0);
     for_each_row_block(M, [&](int64_t i, int64_t mr) {
-      kKernels[mr](K, A + i * lda, lda, panel, accumulate, C + i * ldc + n0, ldc, n);
+      const real* a = trans_a ? A + i : A + i * lda;
+      kKernels[trans_a][mr](K, a, lda, panel, alpha, accumulate, C + i * ldc + n0, ldc, n);
     });
   }
 }
 
-void gemm_packed_naive(int64_t M, const real* A, int64_t lda, const real* src, bool trans,
-                       int64_t ld, int64_t K, int64_t N, bool accumulate, real* C, int64_t ldc) {
-  for (int64_t i = 0; i < M; ++i)
-    for (int64_t j = 0; j < N; ++j) {
-      double acc = 0;
-      for (int64_t k = 0; k < K; ++k)
-        acc += double(A[i * lda + k]) * double(trans ? src[j * ld + k] : src[k * ld + j]);
-      C[i * ldc + j] = real(acc + (accumulate ? double(C[i * ldc + j]) : 0.0));
-    }
+void gemm_tile(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, real alpha,
+               const real* A, int64_t lda, const real* B, int64_t ldb, real beta, real* C,
+               int64_t ldc) {
+  HEED_CHECK(beta == 0 || beta == 1, "gemm_tile", "beta must be 0 or 1, got ", beta);
+  static thread_local PackedB packed;  // refilled by every call on this thread
+  pack_b(packed, B, trans_b, ldb, K, N);
+  gemm_packed(trans_a, M, A, lda, packed, alpha, beta == 1, C, ldc);
 }
 
 }  // namespace heed

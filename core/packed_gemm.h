@@ -18,8 +18,8 @@
 // read MR rows of A front to back (MR streams the prefetcher follows; copying A into one
 // stream first, as BLAS does, cost 5% of an LSTM step and made the kernel no faster).
 //
-// gemm_packed_naive() is the plain triple loop gemm_packed() must agree with
-// (tests/test_packed_gemm.cpp).
+// gemm_naive() (core/blas.h) is the plain triple loop gemm_packed() and gemm_tile() must agree
+// with (tests/test_packed_gemm.cpp).
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -41,6 +41,8 @@ struct PackedB {
 };
 
 // B (K, N) = op(src): src is (K, N) with leading dim ld, or (N, K) when trans (B = src^T).
+// The first form refills p, keeping its buffer's capacity.
+void pack_b(PackedB& p, const real* src, bool trans, int64_t ld, int64_t K, int64_t N);
 PackedB pack_b(const real* src, bool trans, int64_t ld, int64_t K, int64_t N);
 
 // Calls f(first row, rows) for the row blocks of an M-row A, in order: blocks of 3 to 6 rows
@@ -56,12 +58,20 @@ void for_each_row_block(int64_t M, F f) {
   }
 }
 
-// C (M, N) = A @ B, or C += A @ B when accumulate; A (M, K) row-major with leading dim lda,
-// read in place; on the calling thread. B.K == K.
-void gemm_packed(int64_t M, const real* A, int64_t lda, const PackedB& B, bool accumulate,
-                 real* C, int64_t ldc);
+// C (M, N) = alpha A @ B, or C += alpha A @ B when accumulate; on the calling thread. A (M, K)
+// is read in place: row-major with leading dim lda, or, when trans_a, stored transposed
+// (A = src^T, src (K, M) with leading dim lda). B.K == K. As BLAS with beta 0, C's old values
+// are never read when writing (=).
+void gemm_packed(bool trans_a, int64_t M, const real* A, int64_t lda, const PackedB& B, real alpha,
+                 bool accumulate, real* C, int64_t ldc);
 
-void gemm_packed_naive(int64_t M, const real* A, int64_t lda, const real* src, bool trans,
-                       int64_t ld, int64_t K, int64_t N, bool accumulate, real* C, int64_t ldc);
+// gemm() (core/blas.h) for the many small products of a tiled kernel (flash attention's
+// 128 x 128 x 64 tiles): B is packed into a buffer the calling thread reuses, then
+// gemm_packed. Against a BLAS call per tile it saves BLAS's copy of A, its separate pass
+// over C for beta = 0 and its thread start-up (the calls run inside the kernel's own
+// parallel region). beta must be 0 or 1. gemm_naive is the reference it must agree with.
+void gemm_tile(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, real alpha,
+               const real* A, int64_t lda, const real* B, int64_t ldb, real beta, real* C,
+               int64_t ldc);
 
 }  // namespace heed

@@ -1,11 +1,14 @@
-// test_packed_gemm.cpp - core/packed_gemm.h: gemm_packed (B packed once, register-blocked
-// kernel) against gemm_packed_naive, its plain triple loop: every row-block height the kernel
-// has (1..6 and more than 6 rows), whole and partial panels, both packings, = and +=, and
-// leading dimensions wider than the rows (the recurrent layers read one step of a (B, T, .)
-// buffer).
+// test_packed_gemm.cpp - core/packed_gemm.h: gemm_packed and gemm_tile (B packed, register-
+// blocked kernel) against gemm_naive, the plain triple loop: every row-block height the kernel
+// has (1..6 and more than 6 rows), whole and partial panels, A and B plain or transposed,
+// = and +=, alpha, and leading dimensions wider than the rows (the recurrent layers read one
+// step of a (B, T, .) buffer; flash attention one head of a (B, T, H*D) tensor).
+#include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
+#include <heed/core/blas.h>
 #include <heed/core/packed_gemm.h>
 #include "helpers.h"
 
@@ -13,48 +16,76 @@ using namespace heed;
 
 using heed::test::random_buffer;
 
-TEST_CASE("gemm_packed == gemm_packed_naive: row blocks 1..13, partial panels, both packings") {
+TEST_CASE("gemm_tile == gemm_naive: row blocks 1..13, partial panels, A and B either way, = and +=") {
   unsigned seed = 7;
   for (int64_t M : {1, 2, 3, 4, 5, 6, 7, 13})
     for (int64_t K : {1, 3, 37})
       for (int64_t N : {int64_t(1), kPanel - 1, kPanel, kPanel + 1, 3 * kPanel + 5})
-        for (bool trans : {false, true})
-          for (bool accumulate : {false, true}) {
-            CAPTURE(M);
-            CAPTURE(K);
-            CAPTURE(N);
-            CAPTURE(trans);
-            CAPTURE(accumulate);
-            const int64_t lda = K + 3, ld = (trans ? K : N) + 2, ldc = N + 4;
-            const std::vector<real> A = random_buffer(M * lda, seed++);
-            const std::vector<real> src = random_buffer((trans ? N : K) * ld, seed++);
-            std::vector<real> C = random_buffer(M * ldc, seed++), want = C;
-            gemm_packed(M, A.data(), lda, pack_b(src.data(), trans, ld, K, N), accumulate,
+        for (bool trans_a : {false, true})
+          for (bool trans_b : {false, true})
+            for (real beta : {real(0), real(1)}) {
+              CAPTURE(M);
+              CAPTURE(K);
+              CAPTURE(N);
+              CAPTURE(trans_a);
+              CAPTURE(trans_b);
+              CAPTURE(beta);
+              const real alpha = beta == 0 ? real(1) : real(0.375);
+              const int64_t lda = (trans_a ? M : K) + 3, ldb = (trans_b ? K : N) + 2, ldc = N + 4;
+              const std::vector<real> A = random_buffer((trans_a ? K : M) * lda, seed++);
+              const std::vector<real> B = random_buffer((trans_b ? N : K) * ldb, seed++);
+              std::vector<real> C = random_buffer(M * ldc, seed++), want = C;
+              if (beta == 0)  // never read when writing (=), as BLAS with beta 0
+                for (int64_t i = 0; i < M; ++i)
+                  std::fill_n(C.begin() + i * ldc, N, std::numeric_limits<real>::quiet_NaN());
+              gemm_tile(trans_a, trans_b, M, N, K, alpha, A.data(), lda, B.data(), ldb, beta,
                         C.data(), ldc);
-            gemm_packed_naive(M, A.data(), lda, src.data(), trans, ld, K, N, accumulate,
-                              want.data(), ldc);
-            double worst = 0;
-            bool padding_kept = true;  // the columns past N in each row are not written
-            for (int64_t i = 0; i < M; ++i) {
-              for (int64_t j = 0; j < N; ++j)
-                worst = std::max(worst, std::abs(double(C[i * ldc + j] - want[i * ldc + j])));
-              for (int64_t j = N; j < ldc; ++j) padding_kept &= C[i * ldc + j] == want[i * ldc + j];
+              gemm_naive(trans_a, trans_b, M, N, K, alpha, A.data(), lda, B.data(), ldb, beta,
+                         want.data(), ldc);
+              double worst = 0;
+              bool padding_kept = true;  // the columns past N in each row are not written
+              for (int64_t i = 0; i < M; ++i) {
+                for (int64_t j = 0; j < N; ++j)
+                  worst = std::max(worst, std::abs(double(C[i * ldc + j] - want[i * ldc + j])));
+                for (int64_t j = N; j < ldc; ++j) padding_kept &= C[i * ldc + j] == want[i * ldc + j];
+              }
+              CHECK(worst <= 1e-4 * std::sqrt(double(K)));  // NaN fails it too
+              CHECK(padding_kept);
             }
-            CHECK(worst <= 1e-4 * std::sqrt(double(K)));
-            CHECK(padding_kept);
-          }
+}
+
+TEST_CASE("gemm_packed reads A in place or transposed, as gemm_naive; gemm_tile refuses other betas") {
+  const int64_t M = 32, K = 256, N = 100;  // an LSTM step's shape, one thread's columns
+  const std::vector<real> A = random_buffer(M * K, 1), At = random_buffer(K * M, 2),
+                          W = random_buffer(N * K, 3);
+  const PackedB w = pack_b(W.data(), true, K, K, N);  // B = W^T (K, N)
+  for (bool trans_a : {false, true}) {
+    CAPTURE(trans_a);
+    const std::vector<real>& src = trans_a ? At : A;
+    std::vector<real> C(M * N, real(1)), want = C;
+    gemm_packed(trans_a, M, src.data(), trans_a ? M : K, w, real(2), true, C.data(), N);
+    gemm_naive(trans_a, true, M, N, K, real(2), src.data(), trans_a ? M : K, W.data(), K, 1,
+               want.data(), N);
+    double worst = 0;
+    for (int64_t i = 0; i < M * N; ++i) worst = std::max(worst, std::abs(double(C[i] - want[i])));
+    CHECK(worst <= 1e-4 * std::sqrt(double(K)));
+  }
+  std::vector<real> C(4);
+  CHECK(heed::test::error_of([&] {
+          gemm_tile(false, false, 2, 2, 2, 1, C.data(), 2, C.data(), 2, real(0.5), C.data(), 2);
+        }).find("gemm_tile") != std::string::npos);
 }
 
 TEST_CASE("gemm_packed: K = 0 writes zeros (=) or leaves C (+=); M = 0 and N = 0 do nothing") {
   const std::vector<real> A(6), src(9);  // A up to (2, 3), src up to (3, 3)
   std::vector<real> C(6, real(2));
-  gemm_packed(2, A.data(), 0, pack_b(src.data(), false, 3, 0, 3), true, C.data(), 3);
+  gemm_packed(false, 2, A.data(), 0, pack_b(src.data(), false, 3, 0, 3), 1, true, C.data(), 3);
   CHECK(C == std::vector<real>(6, real(2)));
-  gemm_packed(2, A.data(), 0, pack_b(src.data(), false, 3, 0, 3), false, C.data(), 3);
+  gemm_packed(false, 2, A.data(), 0, pack_b(src.data(), false, 3, 0, 3), 1, false, C.data(), 3);
   CHECK(C == std::vector<real>(6, real(0)));
   C.assign(6, real(2));
-  gemm_packed(0, A.data(), 3, pack_b(src.data(), false, 3, 3, 3), false, C.data(), 3);
-  gemm_packed(2, A.data(), 3, pack_b(src.data(), false, 3, 3, 0), false, C.data(), 3);
+  gemm_packed(false, 0, A.data(), 3, pack_b(src.data(), false, 3, 3, 3), 1, false, C.data(), 3);
+  gemm_packed(false, 2, A.data(), 3, pack_b(src.data(), false, 3, 3, 0), 1, false, C.data(), 3);
   CHECK(C == std::vector<real>(6, real(2)));
 }
 
