@@ -35,11 +35,14 @@
 //                (both passes recompute S and dP)
 //
 // Working memory per thread: S and dP tiles (Br x Bc each), A (Br x Dv), m and l (Br),
-// taken from heed's allocator before the parallel region (so alloc::stats() counts them).
-// Each thread multiplies its own tiles with gemm_tile (core/packed_gemm.h): heed's register
-// kernel on the calling thread, B packed per call into a per-thread buffer. Against a BLAS
-// call per tile it skips BLAS's copy of A and its extra pass over C for beta = 0 (together
-// 18% of an attention step at T 2048 with OpenBLAS).
+// taken from heed's allocator before the parallel region (so alloc::stats() counts them),
+// and the packed key block (KeyBlock, below).
+// Each thread multiplies its own tiles with heed's register kernel (core/packed_gemm.h) on
+// the calling thread: the right-hand operands are packed per key block (K_j, V_j), once for
+// all the query blocks that meet it in the backward, and the two that change with the query
+// block (dO_i, Q_i) per product (gemm_tile). Against a BLAS call per tile this skips BLAS's
+// copy of both operands per call and its extra pass over C for beta = 0 (with OpenBLAS those
+// were 18% of an attention step at T 2048).
 #include "flash_attention.h"
 
 #include <algorithm>
@@ -129,11 +132,29 @@ int64_t causal_cols(const Geometry& g, const Tile& t, int64_t r) {
   return std::clamp<int64_t>(nn::causal_last_key(t.i0 + r, g.Tq, g.Tk) - t.j0 + 1, 0, t.bc);
 }
 
+// Key block j of one head as the tile products read it, packed for heed's register kernel
+// (core/packed_gemm.h) once per block and reused by every query block that meets it (in the
+// backward's key-block loops, all of them): kt = K_j^T (D, bc) for S = Q_i K_j^T, vt = V_j^T
+// (Dv, bc) for dP = dO_i V_j^T, v = V_j (bc, Dv) for A += P V_j, k = K_j (bc, D) for
+// dQ_i += dS K_j. One per thread; the buffers keep their capacity from block to block (a
+// few tens of KiB per thread, from std::vector, so not in alloc::stats()).
+struct KeyBlock {
+  PackedB kt, vt, v, k;
+  enum : int { kKt = 1, kVt = 2, kV = 4, kK = 8 };
+  void pack(const Geometry& g, const Tile& t, const real* k_in, const real* v_in, int which) {
+    const real* Kj = k_in + g.k.at(t.b, t.h, t.j0);  // (bc, D), rows g.k.row apart
+    const real* Vj = v_in + g.v.at(t.b, t.h, t.j0);  // (bc, Dv)
+    if (which & kKt) pack_b(kt, Kj, true, g.k.row, g.D, t.bc);
+    if (which & kVt) pack_b(vt, Vj, true, g.v.row, g.Dv, t.bc);
+    if (which & kV) pack_b(v, Vj, false, g.v.row, t.bc, g.Dv);
+    if (which & kK) pack_b(k, Kj, false, g.k.row, t.bc, g.D);
+  }
+};
+
 // Steps 1-2: S = scale * Q_i K_j^T (br, bc), then -inf where a key is hidden.
-void scores(const Geometry& g, const Tile& t, const real* q, const real* k, real* S) {
+void scores(const Geometry& g, const Tile& t, const real* q, const KeyBlock& kb, real* S) {
   const real* Qi = q + g.q.at(t.b, t.h, t.i0);  // (br, D), rows g.q.row apart
-  const real* Kj = k + g.k.at(t.b, t.h, t.j0);  // (bc, D), rows g.k.row apart
-  gemm_tile(false, true, t.br, t.bc, g.D, g.scale, Qi, g.q.row, Kj, g.k.row, 0, S, t.bc);
+  gemm_packed(false, t.br, Qi, g.q.row, kb.kt, g.scale, false, S, t.bc);
   const int64_t b = t.b, h = t.h;
   const real* pad = g.pad ? g.pad + b * g.Tk + t.j0 : nullptr;
   for (int64_t r = 0; r < t.br; ++r) {
@@ -151,9 +172,10 @@ void scores(const Geometry& g, const Tile& t, const real* q, const real* k, real
 }
 
 // Steps 0-8 for query block i of head bh, writing O_i (br, Dv) and L_i (br).
-// Scratch: S (Br, Bc), A (Br, Dv), m (Br), l (Br).
+// Scratch: S (Br, Bc), A (Br, Dv), m (Br), l (Br), the packed key block.
 void forward_block(const Geometry& g, int64_t bh, int64_t i, const real* q, const real* k,
-                   const real* v, real* o, real* lse, real* S, real* A, real* m, double* l) {
+                   const real* v, real* o, real* lse, real* S, real* A, real* m, double* l,
+                   KeyBlock& kb) {
   const Tile first = tile(g, bh, i, 0);
   const int64_t br = first.br, Dv = g.Dv;
   std::fill(m, m + br, kNegInf);  // 0. m = -inf, l = 0, A = 0
@@ -161,7 +183,8 @@ void forward_block(const Geometry& g, int64_t bh, int64_t i, const real* q, cons
   std::fill(A, A + br * Dv, real(0));
   for (int64_t j = 0; j < g.k_blocks() && !g.skipped(i, j); ++j) {
     const Tile t = tile(g, bh, i, j);
-    scores(g, t, q, k, S);  // 1-2. S = scale * Q_i K_j^T, masked
+    kb.pack(g, t, k, v, KeyBlock::kKt | KeyBlock::kV);
+    scores(g, t, q, kb, S);  // 1-2. S = scale * Q_i K_j^T, masked
     for (int64_t r = 0; r < br; ++r) {
       real* s = S + r * t.bc;
       const int64_t n = causal_cols(g, t, r);  // s[n..bc) = -inf: P = 0 there
@@ -178,8 +201,7 @@ void forward_block(const Geometry& g, int64_t bh, int64_t i, const real* q, cons
         for (int64_t d = 0; d < Dv; ++d) A[r * Dv + d] *= a;
       m[r] = mx;
     }
-    const real* Vj = v + g.v.at(t.b, t.h, t.j0);  // 6. A += P V_j
-    gemm_tile(false, false, br, Dv, t.bc, 1, S, t.bc, Vj, g.v.row, 1, A, Dv);
+    gemm_packed(false, br, S, t.bc, kb.v, 1, true, A, Dv);  // 6. A += P V_j
   }
   for (int64_t r = 0; r < br; ++r) {
     real* orow = o + g.o.at(first.b, first.h, first.i0 + r);
@@ -196,9 +218,9 @@ void forward_block(const Geometry& g, int64_t bh, int64_t i, const real* q, cons
 }
 
 // Backward's replay of steps 1-5 and 8: P = exp(S - L_i), with P = 0 in rows L = -inf.
-void probabilities(const Geometry& g, const Tile& t, const real* q, const real* k,
+void probabilities(const Geometry& g, const Tile& t, const real* q, const KeyBlock& kb,
                    const real* lse, real* P) {
-  scores(g, t, q, k, P);  // 1-2.
+  scores(g, t, q, kb, P);  // 1-2.
   for (int64_t r = 0; r < t.br; ++r) {
     const real L = lse[t.bh * g.Tq + t.i0 + r];
     real* p = P + r * t.bc;
@@ -209,11 +231,10 @@ void probabilities(const Geometry& g, const Tile& t, const real* q, const real* 
 }
 
 // dP = dO_i V_j^T, then (undo 3-5) dS = P * (dP - Delta_i), in place in dP.
-void score_grads(const Geometry& g, const Tile& t, const real* v, const real* dO,
+void score_grads(const Geometry& g, const Tile& t, const KeyBlock& kb, const real* dO,
                  const real* delta, const real* P, real* dP) {
   const real* dOi = dO + g.o.at(t.b, t.h, t.i0);  // (br, Dv), laid out as O
-  const real* Vj = v + g.v.at(t.b, t.h, t.j0);    // (bc, Dv)
-  gemm_tile(false, true, t.br, t.bc, g.Dv, 1, dOi, g.o.row, Vj, g.v.row, 0, dP, t.bc);
+  gemm_packed(false, t.br, dOi, g.o.row, kb.vt, 1, false, dP, t.bc);
   for (int64_t r = 0; r < t.br; ++r) {
     const real dr = delta[t.bh * g.Tq + t.i0 + r];
     for (int64_t c = 0; c < t.bc; ++c) dP[r * t.bc + c] = P[r * t.bc + c] * (dP[r * t.bc + c] - dr);
@@ -241,40 +262,43 @@ void run_tasks(int64_t n, const F& task) {
 }
 
 
-// Pass A, one task: dQ_i = sum_j scale * dS_ij K_j.  Scratch: P, dS (Br, Bc).
+// Pass A, one task: dQ_i = sum_j scale * dS_ij K_j.  Scratch: P, dS (Br, Bc), the packed
+// key block.
 void dq_block(const Geometry& g, int64_t bh, int64_t i, const real* q, const real* k,
               const real* v, const real* dO, const real* lse, const real* delta, real* dq,
-              real* P, real* dS) {
+              real* P, real* dS, KeyBlock& kb) {
   for (int64_t j = 0; j < g.k_blocks() && !g.skipped(i, j); ++j) {
     const Tile t = tile(g, bh, i, j);
-    probabilities(g, t, q, k, lse, P);       // 1-5, 8. P = exp(S - L_i)
-    score_grads(g, t, v, dO, delta, P, dS);  // undo 6-7 and 3-5: dS = P * (dO_i V_j^T - Delta_i)
-    const real* Kj = k + g.k.at(t.b, t.h, t.j0);  // undo 1: dQ_i += scale * dS K_j
-    gemm_tile(false, false, t.br, g.D, t.bc, g.scale, dS, t.bc, Kj, g.k.row, 1,
-         dq + g.q.at(t.b, t.h, t.i0), g.q.row);
+    kb.pack(g, t, k, v, KeyBlock::kKt | KeyBlock::kVt | KeyBlock::kK);
+    probabilities(g, t, q, kb, lse, P);       // 1-5, 8. P = exp(S - L_i)
+    score_grads(g, t, kb, dO, delta, P, dS);  // undo 6-7 and 3-5: dS = P * (dO_i V_j^T - Delta_i)
+    gemm_packed(false, t.br, dS, t.bc, kb.k, g.scale, true, dq + g.q.at(t.b, t.h, t.i0),
+                g.q.row);  // undo 1: dQ_i += scale * dS K_j
   }
 }
 
 // Pass B, one task: dV_j = sum_i P_ij^T dO_i,  dK_j = sum_i scale * dS_ij^T Q_i, and
 // when dq is given (by_head: the task owns the head) also dQ_i += scale * dS_ij K_j.
-// Scratch: P, dS (Br, Bc).
+// Scratch: P, dS (Br, Bc), the key block, packed once for every query block.
 void dkv_block(const Geometry& g, int64_t bh, int64_t j, const real* q, const real* k,
                const real* v, const real* dO, const real* lse, const real* delta, real* dq,
-               real* dk, real* dv, real* P, real* dS) {
+               real* dk, real* dv, real* P, real* dS, KeyBlock& kb) {
+  kb.pack(g, tile(g, bh, 0, j), k, v, KeyBlock::kKt | (dk || dq ? KeyBlock::kVt : 0) |
+                                          (dq ? KeyBlock::kK : 0));
   for (int64_t i = 0; i < g.q_blocks(); ++i) {
     if (g.skipped(i, j)) continue;  // this key block is above the diagonal for query block i
     const Tile t = tile(g, bh, i, j);
-    probabilities(g, t, q, k, lse, P);  // 1-5, 8. P = exp(S - L_i)
+    probabilities(g, t, q, kb, lse, P);  // 1-5, 8. P = exp(S - L_i)
     const int64_t qi = g.q.at(t.b, t.h, t.i0), kj = g.k.at(t.b, t.h, t.j0);
     if (dv)  // undo 6-7: dV_j += P^T dO_i
       gemm_tile(true, false, t.bc, g.Dv, t.br, 1, P, t.bc, dO + g.o.at(t.b, t.h, t.i0), g.o.row, 1,
            dv + g.v.at(t.b, t.h, t.j0), g.v.row);
     if (!dk && !dq) continue;
-    score_grads(g, t, v, dO, delta, P, dS);  // undo 6-7 and 3-5: dS = P * (dP - Delta_i)
+    score_grads(g, t, kb, dO, delta, P, dS);  // undo 6-7 and 3-5: dS = P * (dP - Delta_i)
     if (dk)  // undo 1: dK_j += scale * dS^T Q_i
       gemm_tile(true, false, t.bc, g.D, t.br, g.scale, dS, t.bc, q + qi, g.q.row, 1, dk + kj, g.k.row);
     if (dq)  // undo 1: dQ_i += scale * dS K_j
-      gemm_tile(false, false, t.br, g.D, t.bc, g.scale, dS, t.bc, k + kj, g.k.row, 1, dq + qi, g.q.row);
+      gemm_packed(false, t.br, dS, t.bc, kb.k, g.scale, true, dq + qi, g.q.row);
   }
 }
 
@@ -310,11 +334,12 @@ void forward_all(const Geometry& g, const real* q, const real* k, const real* v,
   const int64_t per = g.Br * g.Bc + g.Br * g.Dv + g.Br;  // S, A, m
   Buffer<real> scratch(nt * per);
   Buffer<double> sums(nt * g.Br);  // l
+  std::vector<KeyBlock> kb(nt);
   run_tasks(BH * nq, [&](int64_t task, int th) {  // the longest causal blocks first
     const int64_t bh = task % BH, i = nq - 1 - task / BH;
     real* S = scratch.data() + th * per;
     forward_block(g, bh, i, q, k, v, o, lse, S, S + g.Br * g.Bc, S + g.Br * g.Bc + g.Br * g.Dv,
-                  sums.data() + th * g.Br);
+                  sums.data() + th * g.Br, kb[th]);
   });
 }
 
@@ -336,13 +361,15 @@ void backward_all(const Geometry& g, FlashBackward schedule, const real* q, cons
   });
   const int64_t per = 2 * g.Br * g.Bc;  // P, dS
   Buffer<real> scratch(nt * per);
+  std::vector<KeyBlock> kb(nt);
   const bool by_head = schedule == FlashBackward::by_head ||
                        (schedule == FlashBackward::automatic && BH % nt == 0);
   if (by_head) {
     run_tasks(BH, [&](int64_t bh, int th) {
       real* P = scratch.data() + th * per;
       for (int64_t j = 0; j < nk; ++j)
-        dkv_block(g, bh, j, q, k, v, dO, lse, delta.data(), dq, dk, dv, P, P + g.Br * g.Bc);
+        dkv_block(g, bh, j, q, k, v, dO, lse, delta.data(), dq, dk, dv, P, P + g.Br * g.Bc,
+                  kb[th]);
     });
     return;
   }
@@ -350,13 +377,13 @@ void backward_all(const Geometry& g, FlashBackward schedule, const real* q, cons
     run_tasks(BH * nq, [&](int64_t task, int th) {
       real* P = scratch.data() + th * per;
       dq_block(g, task % BH, nq - 1 - task / BH, q, k, v, dO, lse, delta.data(), dq, P,
-               P + g.Br * g.Bc);
+               P + g.Br * g.Bc, kb[th]);
     });
   if (dk || dv)  // pass B, the longest causal key blocks (the first ones) first
     run_tasks(BH * nk, [&](int64_t task, int th) {
       real* P = scratch.data() + th * per;
       dkv_block(g, task % BH, task / BH, q, k, v, dO, lse, delta.data(), nullptr, dk, dv, P,
-                P + g.Br * g.Bc);
+                P + g.Br * g.Bc, kb[th]);
     });
 }
 
