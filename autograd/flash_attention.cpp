@@ -40,9 +40,9 @@
 // Each thread multiplies its own tiles with heed's register kernel (core/packed_gemm.h) on
 // the calling thread: the right-hand operands are packed per key block (K_j, V_j), once for
 // all the query blocks that meet it in the backward, and the two that change with the query
-// block (dO_i, Q_i) per product (gemm_tile). Against a BLAS call per tile this skips BLAS's
-// copy of both operands per call and its extra pass over C for beta = 0 (with OpenBLAS those
-// were 18% of an attention step at T 2048).
+// block (dO_i, Q_i) per product. Against a BLAS call per tile this skips BLAS's copy of both
+// operands per call and its extra pass over C for beta = 0 (with OpenBLAS those were 18% of
+// an attention step at T 2048).
 #include "flash_attention.h"
 
 #include <algorithm>
@@ -136,10 +136,11 @@ int64_t causal_cols(const Geometry& g, const Tile& t, int64_t r) {
 // (core/packed_gemm.h) once per block and reused by every query block that meets it (in the
 // backward's key-block loops, all of them): kt = K_j^T (D, bc) for S = Q_i K_j^T, vt = V_j^T
 // (Dv, bc) for dP = dO_i V_j^T, v = V_j (bc, Dv) for A += P V_j, k = K_j (bc, D) for
-// dQ_i += dS K_j. One per thread; the buffers keep their capacity from block to block (a
-// few tens of KiB per thread, from std::vector, so not in alloc::stats()).
+// dQ_i += dS K_j; `rows` is dO_i or Q_i for the backward's dV_j += P^T dO_i and
+// dK_j += dS^T Q_i, packed per product. One per thread; the buffers (32 KiB each at 128 x 64)
+// keep their capacity from block to block.
 struct KeyBlock {
-  PackedB kt, vt, v, k;
+  PackedB kt, vt, v, k, rows;
   enum : int { kKt = 1, kVt = 2, kV = 4, kK = 8 };
   void pack(const Geometry& g, const Tile& t, const real* k_in, const real* v_in, int which) {
     const real* Kj = k_in + g.k.at(t.b, t.h, t.j0);  // (bc, D), rows g.k.row apart
@@ -290,13 +291,16 @@ void dkv_block(const Geometry& g, int64_t bh, int64_t j, const real* q, const re
     const Tile t = tile(g, bh, i, j);
     probabilities(g, t, q, kb, lse, P);  // 1-5, 8. P = exp(S - L_i)
     const int64_t qi = g.q.at(t.b, t.h, t.i0), kj = g.k.at(t.b, t.h, t.j0);
-    if (dv)  // undo 6-7: dV_j += P^T dO_i
-      gemm_tile(true, false, t.bc, g.Dv, t.br, 1, P, t.bc, dO + g.o.at(t.b, t.h, t.i0), g.o.row, 1,
-           dv + g.v.at(t.b, t.h, t.j0), g.v.row);
+    if (dv) {  // undo 6-7: dV_j += P^T dO_i
+      pack_b(kb.rows, dO + g.o.at(t.b, t.h, t.i0), false, g.o.row, t.br, g.Dv);
+      gemm_packed(true, t.bc, P, t.bc, kb.rows, 1, true, dv + g.v.at(t.b, t.h, t.j0), g.v.row);
+    }
     if (!dk && !dq) continue;
     score_grads(g, t, kb, dO, delta, P, dS);  // undo 6-7 and 3-5: dS = P * (dP - Delta_i)
-    if (dk)  // undo 1: dK_j += scale * dS^T Q_i
-      gemm_tile(true, false, t.bc, g.D, t.br, g.scale, dS, t.bc, q + qi, g.q.row, 1, dk + kj, g.k.row);
+    if (dk) {  // undo 1: dK_j += scale * dS^T Q_i
+      pack_b(kb.rows, q + qi, false, g.q.row, t.br, g.D);
+      gemm_packed(true, t.bc, dS, t.bc, kb.rows, g.scale, true, dk + kj, g.k.row);
+    }
     if (dq)  // undo 1: dQ_i += scale * dS K_j
       gemm_packed(false, t.br, dS, t.bc, kb.k, g.scale, true, dq + qi, g.q.row);
   }

@@ -4,8 +4,6 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "error.h"
-
 namespace heed {
 
 namespace {
@@ -117,15 +115,6 @@ void gemm_packed(bool trans_a, int64_t M, const real* A, int64_t lda, const Pack
       kKernels[trans_a][mr](K, a, lda, panel, alpha, accumulate, C + i * ldc + n0, ldc, n);
     });
   }
-}
-
-void gemm_tile(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, real alpha,
-               const real* A, int64_t lda, const real* B, int64_t ldb, real beta, real* C,
-               int64_t ldc) {
-  HEED_CHECK(beta == 0 || beta == 1, "gemm_tile", "beta must be 0 or 1, got ", beta);
-  static thread_local PackedB packed;  // refilled by every call on this thread
-  pack_b(packed, B, trans_b, ldb, K, N);
-  gemm_packed(trans_a, M, A, lda, packed, alpha, beta == 1, C, ldc);
 }
 
 }  // namespace heed

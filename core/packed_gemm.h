@@ -18,12 +18,16 @@
 // read MR rows of A front to back (MR streams the prefetcher follows; copying A into one
 // stream first, as BLAS does, cost 5% of an LSTM step and made the kernel no faster).
 //
-// gemm_naive() (core/blas.h) is the plain triple loop gemm_packed() and gemm_tile() must agree
-// with (tests/test_packed_gemm.cpp).
+// Flash attention (autograd/flash_attention.cpp) multiplies its tiles with the same kernel:
+// there A is read transposed for two of the backward's products (P^T dO_i, dS^T Q_i).
+//
+// gemm_naive() (core/blas.h) is the plain triple loop gemm_packed() must agree with
+// (tests/test_packed_gemm.cpp).
 #pragma once
 #include <cstdint>
 #include <vector>
 
+#include "allocator.h"
 #include "real.h"
 
 namespace heed {
@@ -33,7 +37,9 @@ constexpr int kMaxRows = 6;  // MR of the main kernel: 12 accumulators + 2 panel
 
 struct PackedB {
   int64_t K = 0, N = 0;
-  std::vector<real> buffer;  // the panels, from buffer[offset], and room to align them
+  // the panels, from buffer[offset], and room to align them; from heed's allocator, so
+  // alloc::stats() counts them
+  std::vector<real, CachingAllocator<real>> buffer;
   int64_t offset = 0;
   // (ceil(N / kPanel), K, kPanel), 64-byte aligned: each panel row is one cache line, so no
   // vector load straddles two
@@ -64,14 +70,5 @@ void for_each_row_block(int64_t M, F f) {
 // are never read when writing (=).
 void gemm_packed(bool trans_a, int64_t M, const real* A, int64_t lda, const PackedB& B, real alpha,
                  bool accumulate, real* C, int64_t ldc);
-
-// gemm() (core/blas.h) for the many small products of a tiled kernel (flash attention's
-// 128 x 128 x 64 tiles): B is packed into a buffer the calling thread reuses, then
-// gemm_packed. Against a BLAS call per tile it saves BLAS's copy of A, its separate pass
-// over C for beta = 0 and its thread start-up (the calls run inside the kernel's own
-// parallel region). beta must be 0 or 1. gemm_naive is the reference it must agree with.
-void gemm_tile(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, real alpha,
-               const real* A, int64_t lda, const real* B, int64_t ldb, real beta, real* C,
-               int64_t ldc);
 
 }  // namespace heed

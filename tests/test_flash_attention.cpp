@@ -337,7 +337,7 @@ TEST_CASE("flash attention: causal T = 16384, 4 heads, head dim 64 in O(T d) mem
                 "(%s).\n"
                 "  working memory at peak, beyond q, k, v, O, dO and the 3 gradients (%.0f MiB "
                 "each): %.2f MiB (limit 64)\n"
-                "  of which the op's own: forward %.2f MiB, backward %.2f MiB (tiles, L, Delta); "
+                "  of which the op's own: forward %.2f MiB, backward %.2f MiB (tiles, packed key blocks, L, Delta); "
                 "the rest is autograd copying a gradient into .grad",
                 (long long)T, (long long)H, (long long)D, get_num_threads(), seconds(t0, t1),
                 seconds(t2, t3), H % get_num_threads() == 0 ? "by_head" : "by_blocks", mib(one),
