@@ -35,8 +35,9 @@
 //                (both passes recompute S and dP)
 //
 // Working memory per thread: S and dP tiles (Br x Bc each), A (Br x Dv), m and l (Br),
-// taken from heed's allocator before the parallel region (so alloc::stats() counts them),
-// and the packed key block (KeyBlock, below).
+// and each thread's packed key block (KeyBlock, below), all taken from heed's allocator
+// before the parallel region (so alloc::stats() counts them, and nothing in the region
+// allocates).
 // Each thread multiplies its own tiles with heed's register kernel (core/packed_gemm.h) on
 // the calling thread: the right-hand operands are packed per key block (K_j, V_j), once for
 // all the query blocks that meet it in the backward, and the two that change with the query
@@ -137,11 +138,21 @@ int64_t causal_cols(const Geometry& g, const Tile& t, int64_t r) {
 // backward's key-block loops, all of them): kt = K_j^T (D, bc) for S = Q_i K_j^T, vt = V_j^T
 // (Dv, bc) for dP = dO_i V_j^T, v = V_j (bc, Dv) for A += P V_j, k = K_j (bc, D) for
 // dQ_i += dS K_j; `rows` is dO_i or Q_i for the backward's dV_j += P^T dO_i and
-// dK_j += dS^T Q_i, packed per product. One per thread; the buffers (32 KiB each at 128 x 64)
-// keep their capacity from block to block.
-struct KeyBlock {
+// dK_j += dS^T Q_i, packed per product. One per thread (a cache line apart: each pack writes
+// the sizes), its buffers (32 KiB each at 128 x 64) sized for the largest tile before the
+// parallel region, so packing there allocates nothing and cannot throw.
+struct alignas(64) KeyBlock {
   PackedB kt, vt, v, k, rows;
-  enum : int { kKt = 1, kVt = 2, kV = 4, kK = 8 };
+  enum : int { kKt = 1, kVt = 2, kV = 4, kK = 8, kRows = 16 };
+  static constexpr int kForward = kKt | kV, kBackward = kKt | kVt | kK | kRows;
+  KeyBlock(const Geometry& g, int which) {  // room for the buffers a pass packs
+    const int64_t bc = std::min(g.Bc, g.Tk), br = std::min(g.Br, g.Tq);
+    if (which & kKt) reserve_b(kt, g.D, bc);
+    if (which & kVt) reserve_b(vt, g.Dv, bc);
+    if (which & kV) reserve_b(v, bc, g.Dv);
+    if (which & kK) reserve_b(k, bc, g.D);
+    if (which & kRows) reserve_b(rows, br, std::max(g.D, g.Dv));
+  }
   void pack(const Geometry& g, const Tile& t, const real* k_in, const real* v_in, int which) {
     const real* Kj = k_in + g.k.at(t.b, t.h, t.j0);  // (bc, D), rows g.k.row apart
     const real* Vj = v_in + g.v.at(t.b, t.h, t.j0);  // (bc, Dv)
@@ -151,6 +162,14 @@ struct KeyBlock {
     if (which & kK) pack_b(k, Kj, false, g.k.row, t.bc, g.D);
   }
 };
+
+// One KeyBlock per thread, each built in place (a copy would not keep the reserved room).
+std::vector<KeyBlock> key_blocks(const Geometry& g, int64_t threads, int which) {
+  std::vector<KeyBlock> kb;
+  kb.reserve(threads);
+  for (int64_t t = 0; t < threads; ++t) kb.emplace_back(g, which);
+  return kb;
+}
 
 // Steps 1-2: S = scale * Q_i K_j^T (br, bc), then -inf where a key is hidden.
 void scores(const Geometry& g, const Tile& t, const real* q, const KeyBlock& kb, real* S) {
@@ -338,7 +357,7 @@ void forward_all(const Geometry& g, const real* q, const real* k, const real* v,
   const int64_t per = g.Br * g.Bc + g.Br * g.Dv + g.Br;  // S, A, m
   Buffer<real> scratch(nt * per);
   Buffer<double> sums(nt * g.Br);  // l
-  std::vector<KeyBlock> kb(nt);
+  std::vector<KeyBlock> kb = key_blocks(g, nt, KeyBlock::kForward);
   run_tasks(BH * nq, [&](int64_t task, int th) {  // the longest causal blocks first
     const int64_t bh = task % BH, i = nq - 1 - task / BH;
     real* S = scratch.data() + th * per;
@@ -365,7 +384,7 @@ void backward_all(const Geometry& g, FlashBackward schedule, const real* q, cons
   });
   const int64_t per = 2 * g.Br * g.Bc;  // P, dS
   Buffer<real> scratch(nt * per);
-  std::vector<KeyBlock> kb(nt);
+  std::vector<KeyBlock> kb = key_blocks(g, nt, KeyBlock::kBackward);
   const bool by_head = schedule == FlashBackward::by_head ||
                        (schedule == FlashBackward::automatic && BH % nt == 0);
   if (by_head) {

@@ -66,12 +66,18 @@ constexpr Kernel kKernels[2][kMaxRows + 1] = {
 
 }  // namespace
 
+namespace {
+constexpr int64_t kAlign = 64 / int64_t(sizeof(real));  // room to align the panels to 64 bytes
+int64_t packed_size(int64_t K, int64_t N) { return (N + kPanel - 1) / kPanel * K * kPanel + kAlign; }
+}  // namespace
+
+void reserve_b(PackedB& p, int64_t K, int64_t N) { p.buffer.reserve(packed_size(K, N)); }
+
 void pack_b(PackedB& p, const real* src, bool trans, int64_t ld, int64_t K, int64_t N) {
   p.K = K;
   p.N = N;
   const int64_t panels = (N + kPanel - 1) / kPanel;
-  constexpr int64_t kAlign = 64 / int64_t(sizeof(real));
-  p.buffer.resize(panels * K * kPanel + kAlign);  // keeps its capacity when refilled
+  p.buffer.resize(packed_size(K, N));  // within its capacity when refilled: no allocation
   const uintptr_t at = reinterpret_cast<uintptr_t>(p.buffer.data());
   p.offset = int64_t((64 - at % 64) % 64 / sizeof(real));
   for (int64_t q = 0; q < panels; ++q) {

@@ -50,6 +50,9 @@ struct PackedB {
 // The first form refills p, keeping its buffer's capacity.
 void pack_b(PackedB& p, const real* src, bool trans, int64_t ld, int64_t K, int64_t N);
 PackedB pack_b(const real* src, bool trans, int64_t ld, int64_t K, int64_t N);
+// Sizes p's buffer for any later pack_b of at most K x N, which then allocates nothing (so it
+// cannot throw inside a parallel region).
+void reserve_b(PackedB& p, int64_t K, int64_t N);
 
 // Calls f(first row, rows) for the row blocks of an M-row A, in order: blocks of 3 to 6 rows
 // once M >= 4 (32 rows: 5, 5, 5, 5, 6, 6; a block of 1 or 2 rows has too few accumulators to

@@ -42,8 +42,13 @@ TEST_CASE("matmul with inner dim 0 gives zeros, forward and backward (was SIGFPE
 }
 
 TEST_CASE("linear with a zero-size dim follows PyTorch: zeros or the bias, and zero gradients") {
-  // Fill the allocator's cache with non-zero blocks first, so a buffer left unwritten shows.
-  for (int64_t n = 1; n <= 32; ++n) (void)full({n}, 7.0f);
+  // Fill the allocator's cache with many non-zero blocks of every small size first (all
+  // alive at once, then freed together), so a buffer left unwritten shows.
+  {
+    std::vector<Tensor> junk;
+    for (int copy = 0; copy < 8; ++copy)
+      for (int64_t n = 1; n <= 64; ++n) junk.push_back(full({n}, 7.0f));
+  }
   auto check = [](int64_t N, int64_t K, int64_t M, bool with_bias) {
     CAPTURE(N); CAPTURE(K); CAPTURE(M); CAPTURE(with_bias);
     Tensor x = full({N, K}, 1.0f).requires_grad_(), w = full({M, K}, 1.0f).requires_grad_();
