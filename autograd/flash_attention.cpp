@@ -203,7 +203,7 @@ void forward_block(const Geometry& g, int64_t bh, int64_t i, const real* q, cons
   std::fill(A, A + br * Dv, real(0));
   for (int64_t j = 0; j < g.k_blocks() && !g.skipped(i, j); ++j) {
     const Tile t = tile(g, bh, i, j);
-    kb.pack(g, t, k, v, KeyBlock::kKt | KeyBlock::kV);
+    kb.pack(g, t, k, v, KeyBlock::kForward);
     scores(g, t, q, kb, S);  // 1-2. S = scale * Q_i K_j^T, masked
     for (int64_t r = 0; r < br; ++r) {
       real* s = S + r * t.bc;
