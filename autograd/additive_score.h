@@ -37,7 +37,7 @@ void additive_score_forward(real* e, real* t, const real* qp, const real* kp, co
                             int64_t B, int64_t Tq, int64_t Tk, int64_t A);
 // Backward WRITES dqp (B, Tq, A), dkp (B, Tk, A) and dv (A) (every element; no zeroing
 // needed), or ADDS into dkp (+=) when add_dkp is set (the keys' running gradient sum over
-// decoder steps, Grads::sum_into); a null output is not computed. de (B, Tq, Tk); t and v
+// decoder steps, Grads::write_or_add); a null output is not computed. de (B, Tq, Tk); t and v
 // as the forward's. The result does not depend on the thread count.
 void additive_score_backward(real* dqp, real* dkp, real* dv, const real* de, const real* t,
                              const real* v, int64_t B, int64_t Tq, int64_t Tk, int64_t A,

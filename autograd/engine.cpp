@@ -183,15 +183,11 @@ Tensor Tensor::detach() const {
 
 // ---------------------------------------------------------------- backward
 
-real* Grads::sum_into(int i, const Shape& shape) {
-  if (!needs(i) || AnomalyMode::enabled()) return nullptr;
-  Tensor& sum = next_[i]->pending;
-  return sum.defined() && sum.shape() == shape && sole_gradient(sum) ? sum.data() : nullptr;
-}
-
 Grads::Out Grads::write_or_add(int i, const Shape& shape) {
   if (!needs(i)) return {nullptr, 0};
-  if (real* sum = sum_into(i, shape)) return {sum, 1};
+  Tensor& sum = next_[i]->pending;
+  if (!AnomalyMode::enabled() && sum.defined() && sum.shape() == shape && sole_gradient(sum))
+    return {sum.data(), 1};
   return {write(i, shape), 0};
 }
 

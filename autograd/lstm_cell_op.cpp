@@ -82,7 +82,7 @@ void lstm_cell_backward(real* dx, real* dh, real* dc, real* dw_ih, real* dw_hh, 
                         real* dgates, const real* dh1, const real* dc1, const real* acts,
                         const real* x, const real* h, const real* c, const real* c1,
                         const real* w_ih, const real* w_hh, int64_t B, int64_t In, int64_t H,
-                        bool add_dw_ih, bool add_dw_hh) {
+                        real beta_ih, real beta_hh) {
   const int64_t G = 4 * H;
   // 4.-2. dgates from dh' and dc', row by row (lstm_gates.h); dc = dc'_total * f
   parallel_for(B, kGrainTranscendental / G + 1, [&](int64_t b0, int64_t b1) {
@@ -94,8 +94,8 @@ void lstm_cell_backward(real* dx, real* dh, real* dc, real* dw_ih, real* dw_hh, 
   //    dx = dgates W_ih   dW_ih = dgates^T x   db = sum_b dgates   (and the same for h)
   if (dx) gemm(false, false, B, In, G, 1, dgates, G, w_ih, In, 0, dx, In);
   if (dh) gemm(false, false, B, H, G, 1, dgates, G, w_hh, H, 0, dh, H);
-  if (dw_ih) gemm(true, false, G, In, B, 1, dgates, G, x, In, add_dw_ih ? 1 : 0, dw_ih, In);
-  if (dw_hh) gemm(true, false, G, H, B, 1, dgates, G, h, H, add_dw_hh ? 1 : 0, dw_hh, H);
+  if (dw_ih) gemm(true, false, G, In, B, 1, dgates, G, x, In, beta_ih, dw_ih, In);
+  if (dw_hh) gemm(true, false, G, H, B, 1, dgates, G, h, H, beta_hh, dw_hh, H);
   if (db) detail::column_sums(db, dgates, B, G);
 }
 
@@ -126,7 +126,7 @@ Tensor lstm_cell_packed(const Tensor& x, const Tensor& h, const Tensor& c, const
     }
     lstm_cell_backward(dx, dh, dc, dw_ih, dw_hh, db, empty({B, G}).data(), dy.data(),
                        dy.data() + B * H, acts.data(), x.data(), h.data(), c.data(), y.data() + B * H,
-                       w_ih.data(), w_hh.data(), B, In, H, beta_ih != 0, beta_hh != 0);  // dy = [dh'; dc']
+                       w_ih.data(), w_hh.data(), B, In, H, beta_ih, beta_hh);  // dy = [dh'; dc']
   });
 }
 

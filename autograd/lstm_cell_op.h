@@ -49,14 +49,15 @@ void lstm_cell_forward(real* h1, real* c1, real* acts, const real* x, const real
                        const real* w_ih, const real* w_hh, const real* b_ih, const real* b_hh,
                        int64_t B, int64_t In, int64_t H);
 // Backward WRITES (=) dx (B, In), dh, dc (B, H) and db (4H, the gradient of each bias), and
-// writes dw_ih (4H, In) and dw_hh (4H, H), or ADDS (+=) into dw_ih when add_dw_ih is set and
-// into dw_hh when add_dw_hh is (the op passes the weights' running gradient sums over
-// decoder steps, Grads::sum_into); a null one is not computed. dgates (B, 4H) is scratch. dh1, dc1 (B, H) are the upstream
-// gradients; acts and c1 as the forward left them; the rest are the forward's inputs.
+// writes dw_ih (4H, In) and dw_hh (4H, H) with beta_ih, beta_hh = 0, or ADDS (+=) into them
+// with beta 1 (the op passes the weights' running gradient sums over decoder steps,
+// Grads::write_or_add); a null one is not computed. dgates (B, 4H) is scratch. dh1, dc1
+// (B, H) are the upstream gradients; acts and c1 as the forward left them; the rest are the
+// forward's inputs.
 void lstm_cell_backward(real* dx, real* dh, real* dc, real* dw_ih, real* dw_hh, real* db,
                         real* dgates, const real* dh1, const real* dc1, const real* acts,
                         const real* x, const real* h, const real* c, const real* c1,
                         const real* w_ih, const real* w_hh, int64_t B, int64_t In, int64_t H,
-                        bool add_dw_ih = false, bool add_dw_hh = false);
+                        real beta_ih = 0, real beta_hh = 0);
 
 }  // namespace heed

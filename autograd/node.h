@@ -79,21 +79,19 @@ class Grads {
   Grads(const NodeList& next, TensorVec& slots) : next_(next), slots_(slots) {}
   bool needs(int i) const { return next_[i] != nullptr; }
   Tensor& operator[](int i) { return slots_[i]; }
-  // Where a backward may ADD input i's gradient (+=) instead of filling g[i]: the sum of the
-  // gradients input i's producer has received so far, when the engine alone holds it and it
-  // has `shape`. Null when input i needs no gradient, none has arrived yet, the sum is also
-  // held elsewhere (the seed, a saved tensor, a view), or anomaly mode is on (it checks each
-  // g[i]): then fill g[i]. A weight used at every step of a decoder so gets its gradients
-  // summed by gemms with beta = 1 into one buffer: no new buffer, zero fill or separate add
-  // per step. (The sum is then rounded in a different order than the engine's add, so its
-  // last bits differ from a run with anomaly mode on.)
-  real* sum_into(int i, const Shape& shape);
-  // Input i's gradient of `shape` for a kernel that writes (beta = 0) or adds (beta = 1):
-  // {running sum, 1} when sum_into gives one, else {new g[i], 0}; {null, 0} when input i
-  // needs no gradient. E.g. dW = dy^T x as gemm(..., beta, data): one line for both cases.
   // g[i] = a new tensor of `shape` for the kernel to write; its data, or null when input i
   // needs no gradient.
   real* write(int i, const Shape& shape);
+  // Input i's gradient of `shape` for a kernel that writes (beta = 0) or adds (beta = 1),
+  // e.g. dW = dy^T x as gemm(..., beta, data): one line for both cases. {null, 0} when
+  // input i needs no gradient. {running sum, 1}, to ADD into, when the engine alone holds
+  // the sum of the gradients input i's producer has received so far and it has `shape`: a
+  // weight used at every step of a decoder so gets its gradients summed by gemms with
+  // beta = 1 into one buffer (no new buffer, zero fill or separate add per step). Else
+  // {write(i, shape), 0}: no gradient has arrived yet, the sum is also held elsewhere (the
+  // seed, a saved tensor, a view), or anomaly mode is on (it checks each g[i]). (An added
+  // sum is rounded in a different order than the engine's add, so its last bits differ
+  // from a run with anomaly mode on.)
   struct Out {
     real* data;
     real beta;

@@ -3,9 +3,8 @@
 // A reduction over dim d sees x as (outer, n, inner): outer = prod(dims before d),
 // n = x.size(d), inner = prod(dims after d). Element (o, k, i) is at (o * n + k) * inner + i,
 // and the reduced output (o, i) at o * inner + i. A scalar (rank 0) is (1, 1, 1).
-// Shared by reduce.cpp, reduce_minmax.cpp, softmax.cpp and the bias gradients of Linear and the
-// recurrent layers;
-// not part of the public API.
+// Shared by reduce.cpp, reduce_minmax.cpp, softmax.cpp and the bias gradients of Linear and
+// the recurrent layers; not part of the public API.
 #pragma once
 #include <algorithm>
 #include <cstdint>

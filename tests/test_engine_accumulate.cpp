@@ -114,7 +114,7 @@ TEST_CASE("engine: a scalar op's backward writes over dy only when the engine al
   CHECK(test::allclose(w.grad(), from_vector({1, 1}, {2}), 0, 0));  // (-0.5 * -2)^1000 = 1
 }
 
-TEST_CASE("engine: a reused weight's gradients are summed into one buffer (Grads::sum_into)") {
+TEST_CASE("engine: a reused weight's gradients are summed into one buffer (Grads::write_or_add)") {
   // A decoder-like loop: the same Linear, matmul and LSTM cell weights, and the same
   // attention memory and keys, at every step. Their gradients (gemms and kernels adding
   // into the running sum) must equal the sum of the gradients of per-step copies.
