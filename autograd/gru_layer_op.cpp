@@ -99,7 +99,8 @@ void gru_layer_forward(real* out, real* h, real* acts, real* h_prev, const real*
     const std::pair<int64_t, int64_t> units = detail::units_of(team.rank, team.size, H);
     const int64_t j0 = units.first, j1 = units.second;  // clang 14: no lambda captures a binding
     const int64_t n = j1 - j0;
-    const std::vector<PackedB> w = detail::pack_gate_columns(w_hh, 3, H, j0, n);
+    std::vector<PackedB> w;  // allocates: in prepare (core/parallel.h), which may throw
+    if (!team.prepare([&] { w = detail::pack_gate_columns(w_hh, 3, H, j0, n); })) return;
     for (int64_t k = 0; k < T; ++k) {
       const int64_t t = detail::step_at(k, T, reverse);
       if (t >= max_len) {  // every row is padding here: output 0, state kept, nothing saved
@@ -140,7 +141,8 @@ void gru_layer_backward(real* dx, real* dw_ih, real* dw_hh, real* db_ih, real* d
     const std::pair<int64_t, int64_t> units = detail::units_of(team.rank, team.size, H);
     const int64_t j0 = units.first, j1 = units.second;  // clang 14: no lambda captures a binding
     const int64_t n = j1 - j0;
-    const PackedB w = pack_b(w_hh + j0, false, H, G, n);  // W_hh[:, j0:j1]   (3H, n)
+    PackedB w;  // W_hh[:, j0:j1]   (3H, n); allocates: in prepare (core/parallel.h)
+    if (!team.prepare([&] { pack_b(w, w_hh + j0, false, H, G, n); })) return;
     const auto zero_gates = [&](int64_t b, int64_t t) {
       for (real* p : {dgi, dgh})
         for (int q = 0; q < 3; ++q) std::fill_n(p + (b * T + t) * G + q * H + j0, n, real(0));

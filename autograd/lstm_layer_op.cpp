@@ -51,7 +51,8 @@ void lstm_layer_forward(real* out, real* h, real* c, real* acts, real* hx, real*
     const std::pair<int64_t, int64_t> units = detail::units_of(team.rank, team.size, H);
     const int64_t j0 = units.first, j1 = units.second;  // clang 14: no lambda captures a binding
     const int64_t n = j1 - j0;
-    const std::vector<PackedB> w = detail::pack_gate_columns(w_hh, 4, H, j0, n);
+    std::vector<PackedB> w;  // allocates: in prepare (core/parallel.h), which may throw
+    if (!team.prepare([&] { w = detail::pack_gate_columns(w_hh, 4, H, j0, n); })) return;
     for (int64_t k = 0; k < T; ++k) {
       const int64_t t = detail::step_at(k, T, reverse);
       if (t >= max_len) {  // every row is padding here: output 0, state kept, nothing saved
@@ -98,8 +99,13 @@ void lstm_layer_backward(real* dx, real* dw_ih, real* dw_hh, real* db, real* dh,
     const std::pair<int64_t, int64_t> units = detail::units_of(team.rank, team.size, H);
     const int64_t j0 = units.first, j1 = units.second;  // clang 14: no lambda captures a binding
     const int64_t n = j1 - j0;
-    const PackedB w = pack_b(w_hh + j0, false, H, G, n);  // W_hh[:, j0:j1]   (4H, n)
-    std::vector<real> c1(n);  // c after the step, recomputed: c' = f * c + i * g
+    PackedB w;              // W_hh[:, j0:j1]   (4H, n)
+    std::vector<real> c1;   // c after the step, recomputed: c' = f * c + i * g   (n)
+    if (!team.prepare([&] {  // allocates: in prepare (core/parallel.h), which may throw
+          pack_b(w, w_hh + j0, false, H, G, n);
+          c1.resize(n);
+        }))
+      return;
     const auto zero_gates = [&](int64_t b, int64_t t) {
       for (int q = 0; q < 4; ++q) std::fill_n(dgates + (b * T + t) * G + q * H + j0, n, real(0));
     };

@@ -35,6 +35,8 @@
 //   OMP_WAIT_POLICY=passive       libgomp's idle threads sleep at once instead of spinning
 #pragma once
 #include <cstdint>
+#include <exception>
+#include <mutex>
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -90,8 +92,23 @@ void parallel_for(int64_t n, int64_t grain, const F& f) {
 // layers run a whole sequence in one region, each thread owning some hidden units, with a
 // barrier per time step instead of a fork and a join per step. nt <= 1, or a call from inside
 // a parallel region, runs f on the caller alone (size 1, where barrier() does nothing).
+//
+// Exceptions. One escaping an OpenMP region ends the program (std::terminate), and a thread
+// that left early would leave the others waiting at the next barrier forever. So f does what
+// may throw (allocating its buffers) inside team.prepare(g), before its first barrier:
+// prepare runs g on every thread, then meets; if any g threw, prepare returns false on every
+// thread, f returns, and run_team rethrows the first exception on the caller. Past prepare,
+// f must not throw.
+namespace detail {
+struct TeamError {
+  std::mutex mu;
+  std::exception_ptr first;  // the first exception a thread's prepare() caught
+};
+}  // namespace detail
+
 struct Team {
   int rank = 0, size = 1;
+  detail::TeamError* error = nullptr;  // run_team's, shared by the team
   void barrier() const {
 #ifdef _OPENMP
     if (size > 1) {
@@ -99,18 +116,35 @@ struct Team {
     }
 #endif
   }
+  // Runs g() on this thread, then waits for the team: true when no thread's g threw. Every
+  // thread of the team calls it, at the same point.
+  template <class G>
+  bool prepare(const G& g) const {
+    try {
+      g();
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(error->mu);
+      if (!error->first) error->first = std::current_exception();
+    }
+    barrier();
+    std::lock_guard<std::mutex> lock(error->mu);
+    return !error->first;
+  }
 };
 
 template <class F>
 void run_team(int nt, const F& f) {
+  detail::TeamError error;
 #ifdef _OPENMP
   if (nt > 1 && !omp_in_parallel()) {
 #pragma omp parallel num_threads(nt)
-    f(Team{omp_get_thread_num(), omp_get_num_threads()});
+    f(Team{omp_get_thread_num(), omp_get_num_threads(), &error});
+    if (error.first) std::rethrow_exception(error.first);
     return;
   }
 #endif
-  f(Team{});
+  f(Team{0, 1, &error});
+  if (error.first) std::rethrow_exception(error.first);
 }
 
 }  // namespace heed

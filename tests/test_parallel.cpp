@@ -2,6 +2,7 @@
 // chunks cover [0, n) exactly once at any thread count (core/parallel.h). No timing.
 #include <heed/core/parallel.h>
 
+#include <atomic>
 #include <vector>
 
 #include "helpers.h"
@@ -55,4 +56,39 @@ TEST_CASE("parallel_for: every index once, at 1 and 2 threads, above and below t
     }
   set_num_threads(before);
   set_dynamic_threads(dynamic);
+}
+
+// What the recurrent layers rely on when a buffer cannot be allocated inside their region:
+// the exception reaches run_team's caller as it was thrown, and no thread goes on past
+// prepare() to a barrier the failed one would never reach (that would hang, and an exception
+// leaving the region would end the program).
+TEST_CASE("run_team: an exception in one thread's prepare() reaches the caller; no thread goes on") {
+  for (int nt : {1, 2}) {
+    for (bool throws : {false, true}) {
+      CAPTURE(nt);
+      CAPTURE(throws);
+      std::atomic<int> started{0}, past{0}, size{0};
+      const auto body = [&](const Team& team) {
+        started++;
+        size = team.size;
+        const bool ok = team.prepare([&] {
+          if (throws && team.rank == team.size - 1)
+            fail("team_test", "rank ", team.rank, " could not allocate");
+        });
+        if (!ok) return;
+        team.barrier();
+        past++;
+      };
+      if (throws) {
+        CHECK_THROWS_WITH_AS(run_team(nt, body), doctest::Contains("team_test: rank"), Error);
+        CHECK(past == 0);
+      } else {
+        CHECK_NOTHROW(run_team(nt, body));
+        CHECK(past == size);
+      }
+      CHECK(started == size);
+      CHECK(size >= 1);
+      CHECK(size <= nt);
+    }
+  }
 }
