@@ -261,26 +261,24 @@ void score_grads(const Geometry& g, const Tile& t, const KeyBlock& kb, const rea
   }
 }
 
-// The threads run_tasks uses: all of OpenMP's, or 1 inside another parallel region.
-int threads() {
-#ifdef _OPENMP
-  if (omp_in_parallel()) return 1;
-#endif
-  return get_num_threads();
-}
+// The threads run_tasks runs on and the per-thread scratch is sized for: the team a
+// parallel_for would use now (core/parallel.h), 1 inside another parallel region.
+int threads() { return detail::threads_now(); }
 
-// Runs task(t, thread) for t in [0, n) on threads() threads with a dynamic schedule
-// (causal tasks differ in cost); `thread` < threads() picks the caller's scratch.
+// Runs task(t, thread) for t in [0, n) on at most nt threads with a dynamic schedule (causal
+// tasks differ in cost); `thread` < nt picks the caller's scratch. The team is asked for nt
+// threads, not left to OpenMP's own count: a program may have set that higher (through
+// omp_set_num_threads, or on another std::thread, where heed's setting does not reach),
+// and scratch[thread] would then run past the buffers sized for nt.
 template <class F>
-void run_tasks(int64_t n, const F& task) {
+void run_tasks(int64_t n, int nt, const F& task) {
 #ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, 1) if (n > 1 && threads() > 1)
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 1) if (n > 1 && nt > 1)
   for (int64_t t = 0; t < n; ++t) task(t, omp_get_thread_num());
 #else
   for (int64_t t = 0; t < n; ++t) task(t, 0);
 #endif
 }
-
 
 // Pass A, one task: dQ_i = sum_j scale * dS_ij K_j.  Scratch: P, dS (Br, Bc), the packed
 // key block.
@@ -358,7 +356,7 @@ void forward_all(const Geometry& g, const real* q, const real* k, const real* v,
   Buffer<real> scratch(nt * per);
   Buffer<double> sums(nt * g.Br);  // l
   std::vector<KeyBlock> kb = key_blocks(g, nt, KeyBlock::kForward);
-  run_tasks(BH * nq, [&](int64_t task, int th) {  // the longest causal blocks first
+  run_tasks(BH * nq, nt, [&](int64_t task, int th) {  // the longest causal blocks first
     const int64_t bh = task % BH, i = nq - 1 - task / BH;
     real* S = scratch.data() + th * per;
     forward_block(g, bh, i, q, k, v, o, lse, S, S + g.Br * g.Bc, S + g.Br * g.Bc + g.Br * g.Dv,
@@ -373,7 +371,7 @@ void backward_all(const Geometry& g, FlashBackward schedule, const real* q, cons
   const int64_t BH = g.B * g.H, nq = g.q_blocks(), nk = g.k_blocks(), nt = threads();
   const bool need_scores = dq || dk;  // dS feeds dQ and dK only
   Buffer<real> delta(need_scores ? BH * g.Tq : 0);  // Delta = rowsum(dO * O)   (B, H, Tq)
-  run_tasks(need_scores ? BH : 0, [&](int64_t bh, int) {
+  run_tasks(need_scores ? BH : 0, nt, [&](int64_t bh, int) {
     const int64_t b = bh / g.H, h = bh % g.H;
     for (int64_t r = 0; r < g.Tq; ++r) {
       const real *dor = dO + g.o.at(b, h, r), *orow = o + g.o.at(b, h, r);
@@ -388,7 +386,7 @@ void backward_all(const Geometry& g, FlashBackward schedule, const real* q, cons
   const bool by_head = schedule == FlashBackward::by_head ||
                        (schedule == FlashBackward::automatic && BH % nt == 0);
   if (by_head) {
-    run_tasks(BH, [&](int64_t bh, int th) {
+    run_tasks(BH, nt, [&](int64_t bh, int th) {
       real* P = scratch.data() + th * per;
       for (int64_t j = 0; j < nk; ++j)
         dkv_block(g, bh, j, q, k, v, dO, lse, delta.data(), dq, dk, dv, P, P + g.Br * g.Bc,
@@ -397,13 +395,13 @@ void backward_all(const Geometry& g, FlashBackward schedule, const real* q, cons
     return;
   }
   if (dq)  // pass A, the longest causal query blocks first
-    run_tasks(BH * nq, [&](int64_t task, int th) {
+    run_tasks(BH * nq, nt, [&](int64_t task, int th) {
       real* P = scratch.data() + th * per;
       dq_block(g, task % BH, nq - 1 - task / BH, q, k, v, dO, lse, delta.data(), dq, P,
                P + g.Br * g.Bc, kb[th]);
     });
   if (dk || dv)  // pass B, the longest causal key blocks (the first ones) first
-    run_tasks(BH * nk, [&](int64_t task, int th) {
+    run_tasks(BH * nk, nt, [&](int64_t task, int th) {
       real* P = scratch.data() + th * per;
       dkv_block(g, task % BH, task / BH, q, k, v, dO, lse, delta.data(), nullptr, dk, dv, P,
                 P + g.Br * g.Bc, kb[th]);

@@ -9,6 +9,7 @@
 #include <string>
 
 #include <heed/autograd/flash_attention.h>
+#include <heed/core/parallel.h>
 #include "helpers.h"
 
 using namespace heed;
@@ -129,6 +130,28 @@ TEST_CASE("flash attention: odd and tiny tiles cross every tile boundary the sam
       for (const AttentionMask& m : mask_kinds(2, Tk))
         compare(2, 2, Tq, Tk, m, FlashOptions().rows(br).cols(bc));
   report_worst("tiny tiles");
+}
+
+// Flash attention keeps scratch per thread, sized for heed's thread count. OpenMP's own count
+// may be higher: a program that uses OpenMP itself can set it (as here), and heed's setting
+// does not reach threads the program starts. Had the kernel's team followed OpenMP's count,
+// threads 2 and 3 would use scratch past the two sized for heed's count (a crash or wrong
+// results here; `make sanitize` reports the overflow).
+TEST_CASE("flash attention: OpenMP's thread count above heed's does not outgrow the scratch") {
+#ifdef _OPENMP
+  const int before = get_num_threads();
+  const bool dynamic = get_dynamic_threads();
+  set_dynamic_threads(false);
+  set_num_threads(2);
+  omp_set_num_threads(4);  // as the program's own OpenMP code might
+  manual_seed(19);
+  for (const AttentionMask& m : {AttentionMask(), AttentionMask().causal()})
+    compare(1, 3, 300, 300, m, FlashOptions().rows(32).cols(32));
+  CHECK(get_num_threads() == 2);
+  set_num_threads(before);
+  set_dynamic_threads(dynamic);
+  report_worst("OpenMP count above heed's");
+#endif
 }
 
 TEST_CASE("flash attention: a full mask broadcast to (B, H, Tq, Tk), alone and with the rest") {
