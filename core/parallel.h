@@ -2,7 +2,9 @@
 //
 // parallel_for(n, grain, f) calls f(begin, end) on contiguous chunks of [0, n). Below
 // `grain` total work it runs f(0, n) on the calling thread, so tiny tensors do not pay
-// OpenMP start-up. Chunks are contiguous so the body's inner loop vectorises.
+// OpenMP start-up. Chunks are contiguous so the body's inner loop vectorises. If f throws
+// (a scratch buffer it allocates), the other chunks still run and parallel_for rethrows the
+// first exception on the caller.
 //
 // OpenBLAS is the OpenMP build (libopenblas-openmp-dev): it shares OpenMP's pool, follows
 // the calling thread's omp_get_max_threads(), and runs single-threaded inside a parallel
@@ -74,13 +76,20 @@ void parallel_for(int64_t n, int64_t grain, const F& f) {
 #ifdef _OPENMP
   const int threads = n >= grain ? detail::threads_now() : 1;
   if (threads > 1) {
+    std::exception_ptr error;  // the first exception a chunk threw, rethrown after the region
 #pragma omp parallel num_threads(threads)
     {
       const int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
       const int64_t chunk = (n + nt - 1) / nt;
       const int64_t b = t * chunk, e = b + chunk < n ? b + chunk : n;
-      if (b < e) f(b, e);
+      try {
+        if (b < e) f(b, e);
+      } catch (...) {  // leaving the region by an exception would call std::terminate
+#pragma omp critical(heed_parallel_for_error)
+        if (!error) error = std::current_exception();
+      }
     }
+    if (error) std::rethrow_exception(error);
     return;
   }
 #endif

@@ -58,6 +58,29 @@ TEST_CASE("parallel_for: every index once, at 1 and 2 threads, above and below t
   set_dynamic_threads(dynamic);
 }
 
+// topk, the additive score's backward and linear attention allocate scratch inside their
+// parallel_for: when that fails, the caller gets the exception, not std::terminate.
+TEST_CASE("parallel_for: an exception in one chunk reaches the caller, at 1 and 2 threads") {
+  const int before = get_num_threads();
+  const bool dynamic = get_dynamic_threads();
+  set_dynamic_threads(false);
+  for (int threads : {1, 2}) {
+    CAPTURE(threads);
+    set_num_threads(threads);
+    const int64_t n = 2 * kGrainElementwise;
+    std::atomic<int64_t> done{0};
+    const auto body = [&](int64_t b, int64_t e) {
+      if (e == n) fail("chunk_test", "the last chunk could not allocate");
+      done += e - b;
+    };
+    CHECK_THROWS_WITH_AS(parallel_for(n, kGrainElementwise, body),
+                         doctest::Contains("chunk_test: the last chunk"), Error);
+    CHECK(done == (threads == 1 ? 0 : n / 2));  // the other chunk ran
+  }
+  set_num_threads(before);
+  set_dynamic_threads(dynamic);
+}
+
 // What the recurrent layers rely on when a buffer cannot be allocated inside their region:
 // the exception reaches run_team's caller as it was thrown, and no thread goes on past
 // prepare() to a barrier the failed one would never reach (that would hang, and an exception
