@@ -1,47 +1,55 @@
 #include "random.h"
 
 #include <cmath>
-#include <random>
 
 namespace heed {
 namespace {
-std::mt19937_64& gen() {
-  static std::mt19937_64 g(0);
-  return g;
+std::mutex& mu() {
+  static std::mutex m;
+  return m;
 }
-bool has_spare = false;
-double spare = 0;
+RngState& state() {  // guarded by mu()
+  static RngState s{std::mt19937_64(0)};
+  return s;
+}
 }  // namespace
 
-void manual_seed(uint64_t seed) {
-  gen().seed(seed);
-  has_spare = false;
-}
+Draws::Draws() : lock_(mu()), s_(state()) {}
 
-RngState get_rng_state() { return RngState{gen(), has_spare, spare}; }
+double Draws::uniform() { return double(s_.engine() >> 11) * 0x1.0p-53; }
 
-void set_rng_state(const RngState& s) {
-  gen() = s.engine;
-  has_spare = s.has_spare;
-  spare = s.spare;
-}
-
-double rand_uniform() { return double(gen()() >> 11) * 0x1.0p-53; }
-
-double rand_normal() {
+double Draws::normal() {
   // Box-Muller: two uniforms -> two independent normals; the second is kept for next time.
-  if (has_spare) {
-    has_spare = false;
-    return spare;
+  if (s_.has_spare) {
+    s_.has_spare = false;
+    return s_.spare;
   }
   double u1;
-  do u1 = rand_uniform();
+  do u1 = uniform();
   while (u1 <= 0);
-  const double u2 = rand_uniform();
+  const double u2 = uniform();
   const double r = std::sqrt(-2.0 * std::log(u1)), th = 2.0 * M_PI * u2;
-  spare = r * std::sin(th);
-  has_spare = true;
+  s_.spare = r * std::sin(th);
+  s_.has_spare = true;
   return r * std::cos(th);
+}
+
+double rand_uniform() { return Draws().uniform(); }
+double rand_normal() { return Draws().normal(); }
+
+void manual_seed(uint64_t seed) {
+  std::lock_guard<std::mutex> lock(mu());
+  state() = RngState{std::mt19937_64(seed)};
+}
+
+RngState get_rng_state() {
+  std::lock_guard<std::mutex> lock(mu());
+  return state();
+}
+
+void set_rng_state(const RngState& s) {
+  std::lock_guard<std::mutex> lock(mu());
+  state() = s;
 }
 
 }  // namespace heed

@@ -7,8 +7,15 @@
 // get_rng_state() / set_rng_state() copy the whole generator out and back in, so a
 // computation can be replayed with the same random numbers (autograd/recompute.h re-runs
 // a checkpointed block's dropout in backward this way), as torch.get_rng_state().
+//
+// Threads. As libtorch's default CPU generator, the one generator serves every thread and a
+// mutex guards it: two threads drawing at once each get numbers of the one seeded stream,
+// never a torn state. Which thread gets which numbers then depends on timing, so a run that
+// must repeat draws from one thread. A loop that draws many numbers holds the lock once
+// for all of them through a Draws (randn, rand, dropout and the initialisers do).
 #pragma once
 #include <cstdint>
+#include <mutex>
 #include <random>
 
 namespace heed {
@@ -24,5 +31,18 @@ struct RngState {
 };
 RngState get_rng_state();
 void set_rng_state(const RngState& state);
+
+// Holds the generator for a run of draws:  Draws d; for (...) p[i] = d.normal();
+// The same numbers as that many rand_uniform() / rand_normal() calls.
+class Draws {
+ public:
+  Draws();
+  double uniform();  // [0, 1)
+  double normal();   // N(0, 1)
+
+ private:
+  std::lock_guard<std::mutex> lock_;
+  RngState& s_;
+};
 
 }  // namespace heed

@@ -156,13 +156,15 @@ Tensor arange(real start, real end, real step) {
 
 Tensor randn(const Shape& shape) {
   Tensor t = empty_for("randn", shape);
-  for (int64_t i = 0; i < t.numel(); ++i) t.data()[i] = real(rand_normal());
+  Draws d;
+  for (int64_t i = 0; i < t.numel(); ++i) t.data()[i] = real(d.normal());
   return t;
 }
 
 Tensor rand(const Shape& shape) {
   Tensor t = empty_for("rand", shape);
-  for (int64_t i = 0; i < t.numel(); ++i) t.data()[i] = real(rand_uniform());
+  Draws d;
+  for (int64_t i = 0; i < t.numel(); ++i) t.data()[i] = real(d.uniform());
   return t;
 }
 

@@ -44,14 +44,16 @@ std::pair<int64_t, int64_t> fans(const Tensor& w) {
 Tensor& uniform_(Tensor& t, double a, double b) {
   NoGradGuard ng;
   real* p = t.data();
-  for (int64_t i = 0; i < t.numel(); ++i) p[i] = real(a + (b - a) * rand_uniform());
+  Draws d;
+  for (int64_t i = 0; i < t.numel(); ++i) p[i] = real(a + (b - a) * d.uniform());
   return t;
 }
 
 Tensor& normal_(Tensor& t, double mean, double std) {
   NoGradGuard ng;
   real* p = t.data();
-  for (int64_t i = 0; i < t.numel(); ++i) p[i] = real(mean + std * rand_normal());
+  Draws d;
+  for (int64_t i = 0; i < t.numel(); ++i) p[i] = real(mean + std * d.normal());
   return t;
 }
 
@@ -125,7 +127,10 @@ Tensor& orthogonal_(Tensor& t, double gain) {
   if (t.numel() == 0) return t;
   const int64_t rows = t.size(0), cols = t.numel() / rows;
   std::vector<double> a(rows * cols);  // (rows, cols)
-  for (double& v : a) v = rand_normal();
+  {
+    Draws d;
+    for (double& v : a) v = d.normal();
+  }
 
   // The tall matrix's columns as contiguous vectors: vec(j) has length m.
   const bool wide = rows < cols;
