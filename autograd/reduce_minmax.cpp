@@ -241,12 +241,14 @@ Tensor var(const Tensor& x, bool unbiased) {
   HEED_CHECK(n - c > 0, "var", "unbiased variance of one element (shape ", x.shape(),
              ") divides by n - 1 = 0; pass unbiased = false");
   const real* px = x.data();
+  // heed's thread count, not the calling thread's OpenMP setting (the sums' order follows it)
+  const int nt = n >= kGrainElementwise ? detail::threads_now() : 1;
   double total = 0;
-#pragma omp parallel for reduction(+ : total) if (n >= kGrainElementwise)
+#pragma omp parallel for num_threads(nt) reduction(+ : total) if (nt > 1)
   for (int64_t i = 0; i < n; ++i) total += px[i];
   const double m = total / double(n);
   double ss = 0;
-#pragma omp parallel for reduction(+ : ss) if (n >= kGrainElementwise)
+#pragma omp parallel for num_threads(nt) reduction(+ : ss) if (nt > 1)
   for (int64_t i = 0; i < n; ++i) ss += (px[i] - m) * (px[i] - m);
   Tensor y = scalar_tensor(real(ss / double(n - c)));
   return record("var", y, {x}, [x, m = real(m), n, c](const Tensor& dy, Grads& g) {

@@ -130,17 +130,19 @@ int threads_now() {
   if (omp_in_parallel()) return 1;
 #endif
   Threads& s = state();
-  if (!s.dynamic || s.requested == 1) return s.requested;
-  const int64_t t = now_ns();
-  if (t >= s.next_sample_ns && s.sampling.try_lock()) {
+  const bool sampled = s.dynamic && s.requested > 1;
+  const int64_t t = sampled ? now_ns() : 0;
+  if (sampled && t >= s.next_sample_ns && s.sampling.try_lock()) {
     s.next_sample_ns = t + kSampleEveryNs;
     const int n = sample(s.requested);
     s.sampling.unlock();
     s.effective = n;
   }
-  const int n = s.effective;
+  const int n = sampled ? s.effective.load() : s.requested.load();
 #ifdef _OPENMP
-  if (omp_get_max_threads() != n) omp_set_num_threads(n);  // OpenBLAS and raw regions follow
+  // OpenBLAS and OpenMP regions follow the calling thread's own setting, which a thread the
+  // program started after set_num_threads() does not have yet: set it on every path.
+  if (omp_get_max_threads() != n) omp_set_num_threads(n);
 #endif
   return n;
 }

@@ -3,6 +3,7 @@
 #include <heed/core/parallel.h>
 
 #include <atomic>
+#include <thread>
 #include <vector>
 
 #include "helpers.h"
@@ -114,4 +115,29 @@ TEST_CASE("run_team: an exception in one thread's prepare() reaches the caller; 
       CHECK(size <= nt);
     }
   }
+}
+
+// OpenBLAS and OpenMP regions follow each calling thread's own OpenMP setting, which a thread
+// the program starts does not inherit from set_num_threads() on another. heed's first GEMM
+// on that thread must bring it to heed's count, whether dynamic threads are on or off.
+TEST_CASE("a std::thread's first GEMM brings its OpenMP thread count to heed's") {
+#ifdef _OPENMP
+  const int before = get_num_threads();
+  const bool dynamic = get_dynamic_threads();
+  for (bool dyn : {false, true}) {
+    CAPTURE(dyn);
+    set_dynamic_threads(dyn);
+    set_num_threads(1);
+    int seen = -1;
+    std::thread worker([&] {
+      omp_set_num_threads(3);  // this thread's own setting, as OMP_NUM_THREADS might give it
+      const Tensor y = matmul(ones({4, 4}), ones({4, 4}));
+      seen = omp_get_max_threads();
+    });
+    worker.join();
+    CHECK(seen == 1);
+  }
+  set_num_threads(before);
+  set_dynamic_threads(dynamic);
+#endif
 }
