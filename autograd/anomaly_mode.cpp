@@ -9,11 +9,18 @@
 
 namespace heed {
 
-static std::atomic<bool> anomaly_on{false};
+static std::atomic<bool> anomaly_on{false};  // set_enabled
+static std::atomic<int> anomaly_guards{0};   // DetectAnomalyGuards alive
 static std::atomic<int64_t> anomaly_count{0};
 
-bool AnomalyMode::enabled() { return anomaly_on.load(std::memory_order_relaxed); }
+bool AnomalyMode::enabled() {
+  return anomaly_on.load(std::memory_order_relaxed) ||
+         anomaly_guards.load(std::memory_order_relaxed) > 0;
+}
 void AnomalyMode::set_enabled(bool on) { anomaly_on.store(on, std::memory_order_relaxed); }
+
+DetectAnomalyGuard::DetectAnomalyGuard() { anomaly_guards.fetch_add(1, std::memory_order_relaxed); }
+DetectAnomalyGuard::~DetectAnomalyGuard() { anomaly_guards.fetch_sub(1, std::memory_order_relaxed); }
 
 namespace detail {
 

@@ -10,7 +10,10 @@
 // its backward produces for NaN and Inf. Inf in a forward output is not an error: masks
 // fill scores with -inf on purpose (autograd/attend.h). Off by default, as in
 // PyTorch; when off it costs one flag test per recorded op (cost when on: README).
-// The switch is global (all threads), like PyTorch's.
+// The switch is global (all threads), like PyTorch's: it is on while set_enabled(true) holds
+// or any DetectAnomalyGuard lives. Guards count rather than restore a saved value, so two
+// that overlap without nesting (two threads' scopes, or guards held in objects) leave it on
+// exactly while one of them lives.
 #pragma once
 #include <cstdint>
 
@@ -19,19 +22,16 @@
 namespace heed {
 
 struct AnomalyMode {
-  static bool enabled();
+  static bool enabled();            // set_enabled(true), or a DetectAnomalyGuard alive
   static void set_enabled(bool on);
 };
 
 class DetectAnomalyGuard {
  public:
-  DetectAnomalyGuard() : prev_(AnomalyMode::enabled()) { AnomalyMode::set_enabled(true); }
-  ~DetectAnomalyGuard() { AnomalyMode::set_enabled(prev_); }
+  DetectAnomalyGuard();
+  ~DetectAnomalyGuard();
   DetectAnomalyGuard(const DetectAnomalyGuard&) = delete;
   DetectAnomalyGuard& operator=(const DetectAnomalyGuard&) = delete;
-
- private:
-  bool prev_;
 };
 
 namespace detail {

@@ -3,6 +3,7 @@
 #include "rope.h"
 
 #include <algorithm>
+#include <mutex>
 
 #include "../core/error.h"
 #include "repr.h"
@@ -32,11 +33,17 @@ Tensor RotaryEmbedding::forward(const Tensor& x, int64_t offset) {
   HEED_CHECK(x.size(-1) == options.dim(), "RotaryEmbedding", "x ", x.shape(), " must end in dim ",
              options.dim());
   const int64_t need = offset + x.size(-2);
-  const int64_t have = cache_.cos.defined() ? cache_.cos.size(0) : 0;
-  if (need > have)  // grow geometrically, so step-by-step decoding rebuilds O(log T) times
-    cache_ = rotary_table(std::max(need, 2 * have), options.dim(), options.base(), 0,
-                          options.half_split());
-  return rotary(x, cache_, offset);
+  RotaryTable table;  // this call's handle on the cache: a thread growing it meanwhile
+  {                   // replaces cache_, not the tables other calls are reading
+    static std::mutex mu;  // threads may run one module's forward at once (inference)
+    std::lock_guard<std::mutex> lock(mu);
+    const int64_t have = cache_.cos.defined() ? cache_.cos.size(0) : 0;
+    if (need > have)  // grow geometrically, so step-by-step decoding rebuilds O(log T) times
+      cache_ = rotary_table(std::max(need, 2 * have), options.dim(), options.base(), 0,
+                            options.half_split());
+    table = cache_;
+  }
+  return rotary(x, table, offset);
 }
 
 std::string RotaryEmbedding::repr() const {

@@ -1,5 +1,6 @@
 // test_anomaly.cpp - DetectAnomalyGuard names the op that first made a NaN or an Inf.
 #include <cmath>
+#include <memory>
 #include <string>
 
 #include "helpers.h"
@@ -49,6 +50,24 @@ TEST_CASE("anomaly mode is off by default and the guard restores it") {
     { DetectAnomalyGuard inner; }
     CHECK(AnomalyMode::enabled());
   }
+  CHECK_FALSE(AnomalyMode::enabled());
+}
+
+// Two threads' guards, or guards held in objects, need not end in reverse order. Each guard
+// restoring the value it saw would leave the first one's owner unchecked after the other
+// ended, and anomaly mode on for good after both.
+TEST_CASE("anomaly mode: guards that overlap without nesting keep it on exactly while one lives") {
+  CHECK_FALSE(AnomalyMode::enabled());
+  auto a = std::make_unique<DetectAnomalyGuard>();
+  auto b = std::make_unique<DetectAnomalyGuard>();
+  a.reset();  // the first one ends first
+  CHECK(AnomalyMode::enabled());
+  b.reset();
+  CHECK_FALSE(AnomalyMode::enabled());
+  AnomalyMode::set_enabled(true);  // the switch holds on its own, and beside a guard
+  { DetectAnomalyGuard g; }
+  CHECK(AnomalyMode::enabled());
+  AnomalyMode::set_enabled(false);
   CHECK_FALSE(AnomalyMode::enabled());
 }
 

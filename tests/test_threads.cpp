@@ -79,3 +79,26 @@ TEST_CASE("threads: grad mode is per thread") {
   CHECK(other_records);
   CHECK_FALSE((w * 2).requires_grad());
 }
+
+// Inference on one shared model from several threads, as libtorch allows: RotaryEmbedding
+// grows its cos/sin cache inside forward. Unguarded, a thread could read a table another had
+// just replaced and freed. Each thread decodes step by step, so the cache keeps growing under
+// them; but the window is short, and without the lock this test fails only when the timing
+// hits it (under `make sanitize` as a use after free): a smoke test, not a proof.
+TEST_CASE("threads: one RotaryEmbedding's forward from several threads at once, cache growing") {
+  for (int round = 0; round < 20; ++round) {
+    CAPTURE(round);
+    nn::RotaryEmbedding rope(nn::RotaryEmbeddingOptions(8).base(100));
+    const Tensor x = randn({1, 2, 1, 8});  // one new token of 2 heads
+    NoGradGuard no_grad;
+    std::vector<int> wrong(3, 0);
+    std::vector<std::thread> threads;
+    for (int th = 0; th < 3; ++th)
+      threads.emplace_back([&, th] {
+        for (int64_t offset = 0; offset < 200; ++offset)
+          wrong[th] += !test::allclose(rope.forward(x, offset), nn::apply_rotary(x, offset, 100), 0, 0);
+      });
+    for (std::thread& t : threads) t.join();
+    CHECK(wrong == std::vector<int>(3, 0));
+  }
+}
