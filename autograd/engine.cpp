@@ -18,10 +18,12 @@ void GradMode::set_enabled(bool on) { grad_enabled = on; }
 // ---------------------------------------------------------------- graph building
 
 static std::shared_ptr<Node> accumulator_of(const std::shared_ptr<TensorImpl>& leaf) {
-  if (auto acc = leaf->leaf->accumulator.lock()) return acc;
+  GradState& st = *leaf->leaf;
+  std::lock_guard<std::mutex> lock(st.mu);  // two threads recording ops on one parameter
+  if (auto acc = st.accumulator.lock()) return acc;
   auto acc = std::allocate_shared<AccumulateGrad>(CachingAllocator<AccumulateGrad>(), leaf);
   acc->out_shape = leaf->shape;
-  leaf->leaf->accumulator = acc;
+  st.accumulator = acc;
   return acc;
 }
 
@@ -115,16 +117,19 @@ Node::~Node() {
 // leaf.grad must not change.
 void AccumulateGrad::apply(const Tensor& grad_out, Grads&) {
   GradState& st = *leaf->leaf;
-  if (!st.grad.defined()) {
-    if (sole_gradient(grad_out)) {
-      st.grad = grad_out;
+  {
+    std::lock_guard<std::mutex> lock(st.mu);  // two threads' backward into one parameter
+    if (!st.grad.defined()) {
+      if (sole_gradient(grad_out)) {
+        st.grad = grad_out;
+      } else {
+        Tensor g = empty(grad_out.shape());
+        g.copy_(grad_out);
+        st.grad = g;
+      }
     } else {
-      Tensor g = empty(grad_out.shape());
-      g.copy_(grad_out);
-      st.grad = g;
+      st.grad.add_(grad_out);
     }
-  } else {
-    st.grad.add_(grad_out);
   }
   if (st.post_accumulate_hooks.empty()) return;
   Tensor self(leaf);

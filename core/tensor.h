@@ -18,6 +18,7 @@
 #include <initializer_list>
 #include <iosfwd>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -150,6 +151,8 @@ struct Storage {
 // the header of every other tensor (one per recorded op) is two cache lines, not three.
 struct GradState {
   bool requires_grad = false;
+  std::mutex mu;                    // guards accumulator and the engine's adds into grad:
+                                    // threads may record and run backward on one parameter
   std::weak_ptr<Node> accumulator;  // the node that adds into `grad` (weak: no cycle)
   Tensor grad;                      // accumulated gradient
   // (handle, hook) called after each accumulation into grad (engine.cpp)
