@@ -19,8 +19,10 @@ Tensor dropout(const Tensor& x, double p, bool training) {
   Tensor s = empty(x.shape());  // scaled mask, x.shape
   real* ps = s.data();
   const real keep = real(1 / (1 - p));
-  Draws d;
-  for (int64_t i = 0; i < s.numel(); ++i) ps[i] = d.uniform() < 1 - p ? keep : real(0);
+  {
+    Draws d;  // the generator's lock, for the mask only
+    for (int64_t i = 0; i < s.numel(); ++i) ps[i] = d.uniform() < 1 - p ? keep : real(0);
+  }
 
   Tensor y = zip("dropout", x, s, [](real v, real m) { return v * m; });
   return record("dropout", y, {x}, [s](const Tensor& dy, Grads& g) {

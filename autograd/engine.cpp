@@ -1,4 +1,5 @@
 // engine.cpp - the backward pass: topological order, gradient routing, leaf accumulation.
+#include <algorithm>
 #include <atomic>
 #include <vector>
 
@@ -17,13 +18,21 @@ void GradMode::set_enabled(bool on) { grad_enabled = on; }
 
 // ---------------------------------------------------------------- graph building
 
+// The leaf's AccumulateGrad for this thread's graphs (GradState::accumulators), made on first
+// use; two threads recording ops on one parameter each get their own.
 static std::shared_ptr<Node> accumulator_of(const std::shared_ptr<TensorImpl>& leaf) {
   GradState& st = *leaf->leaf;
-  std::lock_guard<std::mutex> lock(st.mu);  // two threads recording ops on one parameter
-  if (auto acc = st.accumulator.lock()) return acc;
+  const std::thread::id me = std::this_thread::get_id();
+  std::lock_guard<std::mutex> lock(st.mu);
+  for (const auto& [id, node] : st.accumulators)
+    if (id == me)
+      if (auto acc = node.lock()) return acc;
   auto acc = std::allocate_shared<AccumulateGrad>(CachingAllocator<AccumulateGrad>(), leaf);
   acc->out_shape = leaf->shape;
-  st.accumulator = acc;
+  auto& all = st.accumulators;  // this thread's expired node, and any other's, go first
+  const auto expired = [](const auto& a) { return a.second.expired(); };
+  all.erase(std::remove_if(all.begin(), all.end(), expired), all.end());
+  all.emplace_back(me, acc);
   return acc;
 }
 
@@ -118,7 +127,7 @@ Node::~Node() {
 void AccumulateGrad::apply(const Tensor& grad_out, Grads&) {
   GradState& st = *leaf->leaf;
   {
-    std::lock_guard<std::mutex> lock(st.mu);  // two threads' backward into one parameter
+    std::lock_guard<std::mutex> lock(st.mu);  // other threads' passes add into grad too
     if (!st.grad.defined()) {
       if (sole_gradient(grad_out)) {
         st.grad = grad_out;

@@ -133,10 +133,10 @@ TEST_CASE("flash attention: odd and tiny tiles cross every tile boundary the sam
 }
 
 // Flash attention keeps scratch per thread, sized for heed's thread count. OpenMP's own count
-// may be higher: a program that uses OpenMP itself can set it (as here), and heed's setting
-// does not reach threads the program starts. Had the kernel's team followed OpenMP's count,
-// threads 2 and 3 would use scratch past the two sized for heed's count (a crash or wrong
-// results here; `make sanitize` reports the overflow).
+// may be higher: a program that uses OpenMP itself can set it (as here). Its team is asked
+// for heed's count (num_threads), and heed's thread count also resets the calling thread's
+// OpenMP setting (core/parallel.cpp), so either alone keeps this test passing; with neither,
+// as before, threads 2 and 3 used scratch past the two sized for heed's count (SIGSEGV here).
 TEST_CASE("flash attention: OpenMP's thread count above heed's does not outgrow the scratch") {
 #ifdef _OPENMP
   const int before = get_num_threads();
