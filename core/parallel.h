@@ -70,26 +70,49 @@ int threads_now();
 constexpr int64_t kGrainElementwise = 32768;
 constexpr int64_t kGrainTranscendental = 4096;
 
+namespace detail {
+// The first exception any thread of a parallel region caught, to rethrow on the caller after
+// the region: one leaving an OpenMP region would call std::terminate.
+class FirstError {
+ public:
+  template <class G>
+  void run(const G& g) {  // g(), keeping what it throws if nothing was kept before
+    try {
+      g();
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!first_) first_ = std::current_exception();
+    }
+  }
+  bool caught() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return bool(first_);
+  }
+  void rethrow() const {  // after the region
+    if (first_) std::rethrow_exception(first_);
+  }
+
+ private:
+  std::mutex mu_;
+  std::exception_ptr first_;
+};
+}  // namespace detail
+
 template <class F>
 void parallel_for(int64_t n, int64_t grain, const F& f) {
   if (n <= 0) return;
 #ifdef _OPENMP
   const int threads = n >= grain ? detail::threads_now() : 1;
   if (threads > 1) {
-    std::exception_ptr error;  // the first exception a chunk threw, rethrown after the region
+    detail::FirstError error;
 #pragma omp parallel num_threads(threads)
     {
       const int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
       const int64_t chunk = (n + nt - 1) / nt;
       const int64_t b = t * chunk, e = b + chunk < n ? b + chunk : n;
-      try {
-        if (b < e) f(b, e);
-      } catch (...) {  // leaving the region by an exception would call std::terminate
-#pragma omp critical(heed_parallel_for_error)
-        if (!error) error = std::current_exception();
-      }
+      if (b < e) error.run([&] { f(b, e); });
     }
-    if (error) std::rethrow_exception(error);
+    error.rethrow();
     return;
   }
 #endif
@@ -108,16 +131,9 @@ void parallel_for(int64_t n, int64_t grain, const F& f) {
 // prepare runs g on every thread, then meets; if any g threw, prepare returns false on every
 // thread, f returns, and run_team rethrows the first exception on the caller. Past prepare,
 // f must not throw.
-namespace detail {
-struct TeamError {
-  std::mutex mu;
-  std::exception_ptr first;  // the first exception a thread's prepare() caught
-};
-}  // namespace detail
-
 struct Team {
   int rank = 0, size = 1;
-  detail::TeamError* error = nullptr;  // run_team's, shared by the team
+  detail::FirstError* error = nullptr;  // run_team's, shared by the team
   void barrier() const {
 #ifdef _OPENMP
     if (size > 1) {
@@ -129,31 +145,23 @@ struct Team {
   // thread of the team calls it, at the same point.
   template <class G>
   bool prepare(const G& g) const {
-    try {
-      g();
-    } catch (...) {
-      std::lock_guard<std::mutex> lock(error->mu);
-      if (!error->first) error->first = std::current_exception();
-    }
+    error->run(g);
     barrier();
-    std::lock_guard<std::mutex> lock(error->mu);
-    return !error->first;
+    return !error->caught();
   }
 };
 
 template <class F>
 void run_team(int nt, const F& f) {
-  detail::TeamError error;
+  detail::FirstError error;
 #ifdef _OPENMP
   if (nt > 1 && !omp_in_parallel()) {
 #pragma omp parallel num_threads(nt)
     f(Team{omp_get_thread_num(), omp_get_num_threads(), &error});
-    if (error.first) std::rethrow_exception(error.first);
-    return;
-  }
+  } else
 #endif
-  f(Team{0, 1, &error});
-  if (error.first) std::rethrow_exception(error.first);
+    f(Team{0, 1, &error});
+  error.rethrow();
 }
 
 }  // namespace heed
