@@ -115,6 +115,10 @@ double exp_row(real* s, int64_t n, real shift) {
   return row_accumulate(n, [s, shift](int64_t c) { return s[c] = fastmath::exp(s[c] - shift); });
 }
 
+// max(a, b), NaN if either is NaN: a NaN score makes its row NaN, as in the composed
+// softmax (std::max(a, NaN) would return a and drop it).
+inline real nan_max(real a, real b) { return a != a || b != b ? a + b : a > b ? a : b; }
+
 // A tile's place: head bh = b * H + h, query rows [i0, i0 + br), key rows [j0, j0 + bc).
 struct Tile {
   int64_t bh, b, h, i0, br, j0, bc;
@@ -171,37 +175,42 @@ std::vector<KeyBlock> key_blocks(const Geometry& g, int64_t threads, int which) 
   return kb;
 }
 
+// s[c] = value for every key c of row r of tile t hidden from its query (causal, padding,
+// mask): step 2 with value = -inf; the backward's dS = 0 there with value = 0.
+void hide(const Geometry& g, const Tile& t, int64_t r, real* s, real value) {
+  std::fill(s + causal_cols(g, t, r), s + t.bc, value);  // key j0 + c > causal_last_key(i0 + r)
+  if (g.pad) {
+    const real* pad = g.pad + t.b * g.Tk + t.j0;
+    for (int64_t c = 0; c < t.bc; ++c)
+      if (!nn::real_key(pad, c)) s[c] = value;
+  }
+  if (g.mask) {
+    const real* mrow = g.mask + t.b * g.mb + t.h * g.mh + (t.i0 + r) * g.mr + t.j0 * g.mc;
+    for (int64_t c = 0; c < t.bc; ++c)
+      if (mrow[c * g.mc] == 0) s[c] = value;
+  }
+}
+
 // Steps 1-2: S = scale * Q_i K_j^T (br, bc), then -inf where a key is hidden.
 void scores(const Geometry& g, const Tile& t, const real* q, const KeyBlock& kb, real* S) {
   const real* Qi = q + g.q.at(t.b, t.h, t.i0);  // (br, D), rows g.q.row apart
   gemm_packed(false, t.br, Qi, g.q.row, kb.kt, g.scale, false, S, t.bc);
-  const int64_t b = t.b, h = t.h;
-  const real* pad = g.pad ? g.pad + b * g.Tk + t.j0 : nullptr;
-  for (int64_t r = 0; r < t.br; ++r) {
-    real* s = S + r * t.bc;
-    std::fill(s + causal_cols(g, t, r), s + t.bc, kNegInf);  // key j0 + c > causal_last_key(i0 + r)
-    if (pad)
-      for (int64_t c = 0; c < t.bc; ++c)
-        if (!nn::real_key(pad, c)) s[c] = kNegInf;
-    if (g.mask) {
-      const real* mrow = g.mask + b * g.mb + h * g.mh + (t.i0 + r) * g.mr + t.j0 * g.mc;
-      for (int64_t c = 0; c < t.bc; ++c)
-        if (mrow[c * g.mc] == 0) s[c] = kNegInf;
-    }
-  }
+  for (int64_t r = 0; r < t.br; ++r) hide(g, t, r, S + r * t.bc, kNegInf);
 }
 
 // Steps 0-8 for query block i of head bh, writing O_i (br, Dv) and L_i (br).
-// Scratch: S (Br, Bc), A (Br, Dv), m (Br), l (Br), the packed key block.
+// Scratch: S (Br, Bc), A (Br, Dv), m (Br), l (Br), the packed key block. `bad` (Dv), when
+// given, is this head's last_bad_key of v (below), for the causal tiles never computed.
 void forward_block(const Geometry& g, int64_t bh, int64_t i, const real* q, const real* k,
                    const real* v, real* o, real* lse, real* S, real* A, real* m, double* l,
-                   KeyBlock& kb) {
+                   KeyBlock& kb, const int64_t* bad) {
   const Tile first = tile(g, bh, i, 0);
   const int64_t br = first.br, Dv = g.Dv;
   std::fill(m, m + br, kNegInf);  // 0. m = -inf, l = 0, A = 0
   std::fill(l, l + br, 0.0);
   std::fill(A, A + br * Dv, real(0));
-  for (int64_t j = 0; j < g.k_blocks() && !g.skipped(i, j); ++j) {
+  int64_t j = 0;
+  for (; j < g.k_blocks() && !g.skipped(i, j); ++j) {
     const Tile t = tile(g, bh, i, j);
     kb.pack(g, t, k, v, KeyBlock::kForward);
     scores(g, t, q, kb, S);  // 1-2. S = scale * Q_i K_j^T, masked
@@ -209,7 +218,7 @@ void forward_block(const Geometry& g, int64_t bh, int64_t i, const real* q, cons
       real* s = S + r * t.bc;
       const int64_t n = causal_cols(g, t, r);  // s[n..bc) = -inf: P = 0 there
       std::fill(s + n, s + t.bc, real(0));
-      const real mx = std::max(m[r], row_max(s, n));  // 3. m' = max(m, rowmax(S))
+      const real mx = nan_max(m[r], row_max(s, n));  // 3. m' = max(m, rowmax(S))
       if (mx == kNegInf) {  // nothing visible to this row yet: P = 0, m, l, A unchanged
         std::fill(s, s + n, real(0));
         continue;
@@ -223,11 +232,17 @@ void forward_block(const Geometry& g, int64_t bh, int64_t i, const real* q, cons
     }
     gemm_packed(false, br, S, t.bc, kb.v, 1, true, A, Dv);  // 6. A += P V_j
   }
+  // A value column with a non-finite entry in the keys of the skipped causal tiles (from
+  // key block j on): NaN in every row of the block, as 0 * NaN in the composed P V.
+  if (bad)
+    for (int64_t d = 0; d < Dv; ++d)
+      if (bad[d] >= j * g.Bc)
+        for (int64_t r = 0; r < br; ++r) A[r * Dv + d] = std::numeric_limits<real>::quiet_NaN();
   for (int64_t r = 0; r < br; ++r) {
     real* orow = o + g.o.at(first.b, first.h, first.i0 + r);
     real& L = lse[bh * g.Tq + first.i0 + r];
-    if (l[r] == 0) {  // no visible key: O = 0, L = -inf
-      std::fill(orow, orow + Dv, real(0));
+    if (l[r] == 0) {  // no visible key: O = A (= sum_c 0 * v_c, 0 for finite v), L = -inf
+      std::copy(A + r * Dv, A + (r + 1) * Dv, orow);
       L = kNegInf;
       continue;
     }
@@ -238,26 +253,31 @@ void forward_block(const Geometry& g, int64_t bh, int64_t i, const real* q, cons
 }
 
 // Backward's replay of steps 1-5 and 8: P = exp(S - L_i), with P = 0 in rows L = -inf.
+// A NaN row (L = NaN) is NaN at every key, hidden ones too, as the composed softmax's row.
 void probabilities(const Geometry& g, const Tile& t, const real* q, const KeyBlock& kb,
                    const real* lse, real* P) {
   scores(g, t, q, kb, P);  // 1-2.
   for (int64_t r = 0; r < t.br; ++r) {
     const real L = lse[t.bh * g.Tq + t.i0 + r];
     real* p = P + r * t.bc;
-    const int64_t n = L == kNegInf ? 0 : causal_cols(g, t, r);  // p[n..bc) = -inf: P = 0
+    const int64_t n = L == kNegInf ? 0 : L != L ? t.bc : causal_cols(g, t, r);  // P = 0 from n
     std::fill(p + n, p + t.bc, real(0));
     exp_row(p, n, L);
   }
 }
 
 // dP = dO_i V_j^T, then (undo 3-5) dS = P * (dP - Delta_i), in place in dP.
+// Undo 2 ("S = -inf where hidden") gives dS = 0 at hidden keys; P = 0 there makes that
+// so by itself unless the row is NaN (L = NaN) or dP - Delta is not finite (a NaN or inf
+// in v or dO: 0 * NaN = NaN), and only those rows pay for setting it.
 void score_grads(const Geometry& g, const Tile& t, const KeyBlock& kb, const real* dO,
-                 const real* delta, const real* P, real* dP) {
+                 const real* delta, const real* lse, const real* P, real* dP) {
   const real* dOi = dO + g.o.at(t.b, t.h, t.i0);  // (br, Dv), laid out as O
   gemm_packed(false, t.br, dOi, g.o.row, kb.vt, 1, false, dP, t.bc);
   for (int64_t r = 0; r < t.br; ++r) {
-    const real dr = delta[t.bh * g.Tq + t.i0 + r];
+    const real dr = delta[t.bh * g.Tq + t.i0 + r], L = lse[t.bh * g.Tq + t.i0 + r];
     for (int64_t c = 0; c < t.bc; ++c) dP[r * t.bc + c] = P[r * t.bc + c] * (dP[r * t.bc + c] - dr);
+    if (L != L || !std::isfinite(dr)) hide(g, t, r, dP + r * t.bc, 0);
   }
 }
 
@@ -289,7 +309,7 @@ void dq_block(const Geometry& g, int64_t bh, int64_t i, const real* q, const rea
     const Tile t = tile(g, bh, i, j);
     kb.pack(g, t, k, v, KeyBlock::kKt | KeyBlock::kVt | KeyBlock::kK);
     probabilities(g, t, q, kb, lse, P);       // 1-5, 8. P = exp(S - L_i)
-    score_grads(g, t, kb, dO, delta, P, dS);  // undo 6-7 and 3-5: dS = P * (dO_i V_j^T - Delta_i)
+    score_grads(g, t, kb, dO, delta, lse, P, dS);  // undo 6-7, 3-5: dS = P * (dO_i V_j^T - Delta_i)
     gemm_packed(false, t.br, dS, t.bc, kb.k, g.scale, true, dq + g.q.at(t.b, t.h, t.i0),
                 g.q.row);  // undo 1: dQ_i += scale * dS K_j
   }
@@ -313,7 +333,7 @@ void dkv_block(const Geometry& g, int64_t bh, int64_t j, const real* q, const re
       gemm_packed(true, t.bc, P, t.bc, kb.rows, 1, true, dv + g.v.at(t.b, t.h, t.j0), g.v.row);
     }
     if (!dk && !dq) continue;
-    score_grads(g, t, kb, dO, delta, P, dS);  // undo 6-7 and 3-5: dS = P * (dP - Delta_i)
+    score_grads(g, t, kb, dO, delta, lse, P, dS);  // undo 6-7 and 3-5: dS = P * (dP - Delta_i)
     if (dk) {  // undo 1: dK_j += scale * dS^T Q_i
       pack_b(kb.rows, q + qi, false, g.q.row, t.br, g.D);
       gemm_packed(true, t.bc, dS, t.bc, kb.rows, g.scale, true, dk + kj, g.k.row);
@@ -334,7 +354,10 @@ Geometry geometry(const char* op, int64_t B, int64_t H, int64_t Tq, int64_t Tk, 
   Geometry g;
   g.B = B, g.H = H, g.Tq = Tq, g.Tk = Tk, g.D = D, g.Dv = Dv;
   g.Br = options.rows(), g.Bc = options.cols();
-  g.scale = real(scale);
+  // With D = 0 the scores are the empty sum 0 whatever the scale (as when the scale
+  // multiplies q, as scaled_dot_product_attention does): uniform weights, O = the mean of
+  // the visible values. The default 1/sqrt(0) = inf would make them inf * 0 = NaN.
+  g.scale = D == 0 ? real(1) : real(scale);
   g.causal = m.is_causal();
   Shape s = heads ? Shape{B, H, Tq, Tk} : Shape{B, Tq, Tk};  // the scores
   nn::check_mask(op, s, m);
@@ -348,6 +371,75 @@ Geometry geometry(const char* op, int64_t B, int64_t H, int64_t Tq, int64_t Tk, 
 }
 
 
+// The composed form also multiplies the pairs the mask hides, by weight 0 (forward P V,
+// backward P^T dO, dS K, dS^T Q with dS = 0 there), and 0 * NaN = 0 * inf = NaN. The tiled
+// form makes those products too, except in the causal tiles it skips: query row r's block
+// skips the keys from skipped_from(r) on. The helpers below put back what a non-finite
+// factor there would have given, from one pass over the operand (O(T D) per head).
+
+// The first key whose tile row r's query block skips (Tk when none is skipped).
+int64_t skipped_from(const Geometry& g, int64_t r) {
+  if (!g.causal) return g.Tk;
+  const int64_t last = nn::causal_last_key(std::min(g.Tq, (r / g.Br + 1) * g.Br) - 1, g.Tq, g.Tk);
+  return last < 0 ? 0 : std::min(g.Tk, (last / g.Bc + 1) * g.Bc);
+}
+
+// last[d], d < width: the last key c of head (b, h) with x[c, d] not finite, -1 if none.
+void last_bad_key(const Geometry& g, const HeadLayout& lay, const real* x, int64_t width,
+                  int64_t b, int64_t h, int64_t* last) {
+  std::fill(last, last + width, -1);
+  for (int64_t c = 0; c < g.Tk; ++c) {
+    const real* xc = x + lay.at(b, h, c);
+    for (int64_t d = 0; d < width; ++d)
+      if (!std::isfinite(xc[d])) last[d] = c;
+  }
+}
+
+// from[d], d < width: the first key skipped for some query row r of head (b, h) with
+// x[r, d] not finite (or, with lse, whose L is NaN: a NaN row), Tk if none.
+void first_bad_skip(const Geometry& g, const HeadLayout& lay, const real* x, int64_t width,
+                    int64_t b, int64_t h, const real* lse, int64_t* from) {
+  std::fill(from, from + width, g.Tk);
+  for (int64_t r = 0; r < g.Tq; ++r) {
+    const real* xr = x + lay.at(b, h, r);
+    const bool nan_row = lse && lse[(b * g.H + h) * g.Tq + r] != lse[(b * g.H + h) * g.Tq + r];
+    for (int64_t d = 0; d < width; ++d)
+      if (nan_row || !std::isfinite(xr[d])) from[d] = std::min(from[d], skipped_from(g, r));
+  }
+}
+
+// After the causal backward: dq[r, d] = NaN when a key r skips has k[., d] not finite;
+// dk[c, d] = NaN when c is skipped for a row with q[r, d] not finite; dv[c, d] = NaN when
+// c is skipped for a NaN row or one with dO[r, d] not finite.
+void skipped_products(const Geometry& g, const real* q, const real* k, const real* dO,
+                      const real* lse, real* dq, real* dk, real* dv) {
+  const int64_t w = std::max(g.D, g.Dv), nt = threads();
+  Buffer<int64_t> scratch(nt * w);
+  constexpr real kNaN = std::numeric_limits<real>::quiet_NaN();
+  run_tasks(g.B * g.H, int(nt), [&](int64_t bh, int th) {
+    const int64_t b = bh / g.H, h = bh % g.H;
+    int64_t* at = scratch.data() + th * w;
+    if (dq) {
+      last_bad_key(g, g.k, k, g.D, b, h, at);
+      for (int64_t r = 0; r < g.Tq; ++r)
+        for (int64_t d = 0; d < g.D; ++d)
+          if (at[d] >= skipped_from(g, r)) dq[g.q.at(b, h, r) + d] = kNaN;
+    }
+    if (dk) {
+      first_bad_skip(g, g.q, q, g.D, b, h, nullptr, at);
+      for (int64_t c = 0; c < g.Tk; ++c)
+        for (int64_t d = 0; d < g.D; ++d)
+          if (c >= at[d]) dk[g.k.at(b, h, c) + d] = kNaN;
+    }
+    if (dv) {
+      first_bad_skip(g, g.o, dO, g.Dv, b, h, lse, at);
+      for (int64_t c = 0; c < g.Tk; ++c)
+        for (int64_t d = 0; d < g.Dv; ++d)
+          if (c >= at[d]) dv[g.v.at(b, h, c) + d] = kNaN;
+    }
+  });
+}
+
 // The forward over every (head, query block): writes O (layout g.o) and L (B, H, Tq).
 void forward_all(const Geometry& g, const real* q, const real* k, const real* v, real* o,
                  real* lse) {
@@ -355,12 +447,17 @@ void forward_all(const Geometry& g, const real* q, const real* k, const real* v,
   const int64_t per = g.Br * g.Bc + g.Br * g.Dv + g.Br;  // S, A, m
   Buffer<real> scratch(nt * per);
   Buffer<double> sums(nt * g.Br);  // l
+  Buffer<int64_t> bad(g.causal ? BH * g.Dv : 0);  // per head, last_bad_key of v
+  if (g.causal)
+    run_tasks(BH, nt, [&](int64_t bh, int) {
+      last_bad_key(g, g.v, v, g.Dv, bh / g.H, bh % g.H, bad.data() + bh * g.Dv);
+    });
   std::vector<KeyBlock> kb = key_blocks(g, nt, KeyBlock::kForward);
   run_tasks(BH * nq, nt, [&](int64_t task, int th) {  // the longest causal blocks first
     const int64_t bh = task % BH, i = nq - 1 - task / BH;
     real* S = scratch.data() + th * per;
     forward_block(g, bh, i, q, k, v, o, lse, S, S + g.Br * g.Bc, S + g.Br * g.Bc + g.Br * g.Dv,
-                  sums.data() + th * g.Br, kb[th]);
+                  sums.data() + th * g.Br, kb[th], g.causal ? bad.data() + bh * g.Dv : nullptr);
   });
 }
 
@@ -392,6 +489,7 @@ void backward_all(const Geometry& g, FlashBackward schedule, const real* q, cons
         dkv_block(g, bh, j, q, k, v, dO, lse, delta.data(), dq, dk, dv, P, P + g.Br * g.Bc,
                   kb[th]);
     });
+    if (g.causal) skipped_products(g, q, k, dO, lse, dq, dk, dv);
     return;
   }
   if (dq)  // pass A, the longest causal query blocks first
@@ -406,6 +504,7 @@ void backward_all(const Geometry& g, FlashBackward schedule, const real* q, cons
       dkv_block(g, task % BH, task / BH, q, k, v, dO, lse, delta.data(), nullptr, dk, dv, P,
                 P + g.Br * g.Bc, kb[th]);
     });
+  if (g.causal) skipped_products(g, q, k, dO, lse, dq, dk, dv);
 }
 
 // Runs the forward into `out` (layout g.o) and records the op. q, k and v are read from
@@ -519,7 +618,8 @@ Tensor flash_attention_packed(const Tensor& q, const Tensor& kv, int64_t num_hea
 Tensor flash_attention_composed(const Tensor& q, const Tensor& k, const Tensor& v,
                                 const nn::AttentionMask& mask, std::optional<double> scale) {
   nn::check_qkv("flash_attention_composed", q, k, v);
-  const Tensor e = matmul(q, k.transpose(-2, -1)) * real(nn::attention_scale(q, scale));
+  Tensor e = matmul(q, k.transpose(-2, -1));  // (B, [H,] Tq, Tk)
+  if (q.size(-1) > 0) e = e * real(nn::attention_scale(q, scale));  // D = 0: e = 0 (geometry)
   return nn::attend("flash_attention_composed", e, v, mask).context;
 }
 

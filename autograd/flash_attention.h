@@ -31,6 +31,11 @@
 // broadcastable to (B, H, Tq, Tk) is read tile by tile (it is O(Tq Tk) input by nature).
 // Causal with Tq != Tk aligns the last query with the last key. A query row with no
 // visible key gets O = 0, L = -inf and zero gradient, never NaN.
+// NaN and inf propagate exactly as in the composed twin, whatever the tile sizes: a NaN
+// score (NaN or inf in q, k or the scale) makes its row's output and gradients NaN, and a
+// NaN or inf in v reaches every row's output in its column, since the composed sum
+// multiplies it by every weight, 0 included (0 * NaN = NaN). With D = 0 the scores are 0
+// and O is the mean of the visible values, whatever the scale (tests/test_nan_propagation.cpp).
 // Mask values other than 0 and 1 are a heed::Error (nn::check_mask). There is no additive
 // bias here: for torch's float attn_mask use scaled_dot_product_attention(..., attn_bias),
 // the composed path (MultiheadAttention switches to it when given an attn_bias).
@@ -71,9 +76,10 @@ enum class FlashBackward { automatic, by_head, by_blocks };
 // tried for D = 64 on the 2-core test machines, 128 x 64 was first on one and 128 x 128 on
 // the next, where 128 x 64 took 1.07-1.18x as long at T = 4096 (two sets of alternating
 // rounds, medians), 1.14x at GPT small's shapes (B 8, H 6, T 256), the same at T <= 512.
-// Each tile product is a BLAS call that packs its operands and clears S, so wider tiles pay
-// that less often. Tests force tiny odd tiles (2 x 3) to exercise every tile boundary, and
-// each backward schedule.
+// Each tile product runs on heed's own register kernel (core/packed_gemm.h), which packs
+// the key block once and the query-side operand per product, so wider tiles pay that packing
+// less often. Tests force tiny odd tiles (2 x 3) to exercise every tile boundary, and each
+// backward schedule.
 class FlashOptions {
  public:
   FlashOptions() = default;
