@@ -60,28 +60,52 @@ Tensor neg(const Tensor& x) {
   return record("neg", y, {x}, [](const Tensor& dy, Grads& g) { g[0] = scaled_gradient(dy, -1); });
 }
 
-// y = x^p            dx = dy * p * x^(p-1)
+namespace {
+
+// x^p for a number p, as PyTorch's pow(tensor, scalar): p = 0.5 is sqrt(x) and p = -0.5
+// is 1 / sqrt(x), which differ from std::pow only at x = -0 (-0 and -inf, not +0 and +inf).
+real pow_scalar(real x, real p) {
+  if (p == real(0.5)) return std::sqrt(x);
+  if (p == real(-0.5)) return 1 / std::sqrt(x);
+  return real(std::pow(x, p));
+}
+
+}  // namespace
+
+// y = x^p            dx = dy * p * x^(p-1),  0 when p = 0
+// At p = 0, y = 1 is constant, so dx = 0 everywhere, also at x = 0 where p * x^(p-1) would
+// be 0 * inf = NaN (PyTorch masks it the same way). Edge values: tests/test_edge_points.cpp.
 Tensor pow(const Tensor& x, real p) {
-  Tensor y = map(x, [p](real v) { return real(std::pow(v, p)); });
+  Tensor y = map(x, [p](real v) { return pow_scalar(v, p); });
   return record("pow", y, {x}, [x, p](const Tensor& dy, Grads& g) {
-    g[0] = mul(dy, map(x, [p](real v) { return p * real(std::pow(v, p - 1)); }));
+    if (p == 0) {
+      g[0] = zeros(x.shape());
+      return;
+    }
+    g[0] = mul(dy, map(x, [p](real v) { return p * pow_scalar(v, p - 1); }));
   });
 }
 
-// y = x^p            dx = dy * p * x^(p-1)     dp = dy * y * log(x)
+// y = x^p            dx = dy * p * x^(p-1),  0 where p = 0
+//                    dp = dy * y * log(x),   0 where x = 0 and p >= 0
+// As PyTorch: where p = 0, y = 1 whatever x, so dx = 0 (not 0 * 0^-1 = NaN); at x = 0 with
+// p >= 0, dp is the limit 0 of y log x (not 1 * log 0 = -inf at p = 0, 0 * -inf = NaN
+// above). x < 0 gives dp = NaN (log of a negative number), as there.
 Tensor pow(const Tensor& x, const Tensor& p) {
   Tensor y = zip("pow", x, p, [](real u, real v) { return real(std::pow(u, v)); });
   return record("pow", y, {x, p}, [x, p, y = y.detach()](const Tensor& dy, Grads& g) {
     if (g.needs(0)) {
-      Tensor d = zip("pow", x, p, [](real u, real v) { return v * real(std::pow(u, v - 1)); });
+      Tensor d = zip("pow", x, p, [](real u, real v) {
+        return v == 0 ? real(0) : v * real(std::pow(u, v - 1));
+      });
       g[0] = sum_to(mul(dy, d), x.shape());
     }
     if (g.needs(1)) {
-      // y * log(x), taken as 0 where y == 0 (x == 0, p > 0) so the limit is used, not NaN
-      Tensor d = zip("pow", y, expand(x, y.shape()), [](real yv, real xv) {
-        return yv == 0 ? real(0) : yv * real(std::log(xv));
+      // log x, or 0 where x = 0 and p >= 0 (y is then 0 or 1, so y * 0 = 0: the limit)
+      const Tensor lx = zip("pow", x, p, [](real u, real v) {
+        return u == 0 && v >= 0 ? real(0) : real(std::log(u));
       });
-      g[1] = sum_to(mul(dy, d), p.shape());
+      g[1] = sum_to(mul(dy, mul(y, lx)), p.shape());
     }
   });
 }
