@@ -58,12 +58,13 @@ Tensor sigmoid(const Tensor& x) {
   });
 }
 
-// y = max(x, 0)      dx = dy * (x > 0)          (0 at x = 0, as PyTorch; NaN stays NaN)
+// y = max(x, 0)      dx = dy * !(x <= 0)        (0 at x = 0, as PyTorch)
+// NaN stays NaN and, as PyTorch's threshold_backward (0 where y <= 0, else dy), passes dy.
 Tensor relu(const Tensor& x) {
   Tensor y = map(x, [](real v) { return v < 0 ? real(0) : v; });
   // y > 0 exactly where x > 0, so the output is the only state the backward needs.
   return record("relu", y, {x}, [y = y.detach()](const Tensor& dy, Grads& g) {
-    g[0] = zip("relu", dy, y, [](real d, real yv) { return yv > 0 ? d : real(0); });
+    g[0] = zip("relu", dy, y, [](real d, real yv) { return yv <= 0 ? real(0) : d; });
   });
 }
 
@@ -161,11 +162,14 @@ namespace {
 
 // y = min(max(x, lo), hi)     dx = dy * (lo <= x <= hi)
 // As PyTorch: the gradient passes at the boundaries too, lo > hi gives hi everywhere
-// (and no gradient), and NaN stays NaN.
+// (and no gradient), NaN in x stays NaN (gradient 0), and a NaN bound makes every y NaN
+// (gradient 0: x >= NaN is false). Written with selects, v < lo ? lo : v would keep v
+// when lo is NaN, as std::max(v, lo) does, so the NaN bound is tested once, outside.
 Tensor clamp_op(const char* op, const Tensor& x, real lo, real hi) {
-  Tensor y = map(x, [lo, hi](real v) {
+  const bool nan_bound = std::isnan(lo) || std::isnan(hi);
+  Tensor y = map(x, [lo, hi, nan_bound](real v) {
     const real m = v < lo ? lo : v;
-    return m > hi ? hi : m;
+    return nan_bound ? std::numeric_limits<real>::quiet_NaN() : m > hi ? hi : m;
   });
   return record(op, y, {x}, [op, x, lo, hi](const Tensor& dy, Grads& g) {
     g[0] = zip(op, dy, x, [lo, hi](real d, real v) { return v >= lo && v <= hi ? d : real(0); });

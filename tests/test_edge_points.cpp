@@ -1,7 +1,8 @@
 // test_edge_points.cpp - elementwise ops at their edge points give PyTorch's values:
 // pow, exp, log and sqrt and their derivatives at x = 0 and -0, negative x, exponents 0, 1,
 // +-0.5, 1.5, 2, 3, -1, -2 (d/dx x^0 = 0 also at x = 0, d/dp 0^p = 0 for p >= 0, NaN for a
-// negative base with a fractional exponent, the signed infinities at -0).
+// negative base with a fractional exponent, the signed infinities at -0); clamp, clamp_min,
+// clamp_max and relu with NaN in x or in a bound (NaN out, never a bound or x instead).
 #include <cmath>
 #include <limits>
 #include <string>
@@ -143,4 +144,72 @@ TEST_CASE("exp, log and sqrt and their derivatives at edge points are PyTorch's"
       col += 2;
     }
   }
+}
+
+namespace {
+
+// y and dy/dx (dy = 1) of f at each x.
+template <class F>
+std::pair<std::vector<double>, std::vector<double>> values(const F& f, const std::vector<double>& xs) {
+  Tensor x = empty({int64_t(xs.size())});
+  for (size_t i = 0; i < xs.size(); ++i) x.data()[i] = real(xs[i]);
+  x.requires_grad_();
+  Tensor y = f(x);
+  y.backward(ones(y.shape()));
+  std::vector<double> yv(y.data(), y.data() + y.numel()), dv(x.grad().data(), x.grad().data() + xs.size());
+  return {yv, dv};
+}
+
+void check_values(const std::vector<double>& got, const std::vector<double>& want) {
+  REQUIRE(got.size() == want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    CAPTURE(i); CAPTURE(got[i]); CAPTURE(want[i]);
+    CHECK(same(got[i], want[i]));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("clamp, clamp_min, clamp_max and relu propagate NaN from x and from a bound") {
+  // torch 1.13, float64, x = [1, 3, 5, nan, -inf, inf], y = f(x); y.sum().backward():
+  //   clamp(x, nan, 4), clamp(x, 2, nan), clamp(x, nan, nan), clamp_min(x, nan)
+  //                  y all nan                      dx all 0
+  //   clamp(x, 2, 4)  y [2, 3, 4, nan, 2, 4]        dx [0, 1, 0, 0, 0, 0]
+  //   clamp(x, 4, 2)  y [2, 2, 2, nan, 2, 2]        dx all 0
+  //   clamp(x, max=4) y [1, 3, 4, nan, -inf, 4]     dx [1, 1, 0, 0, 1, 0]
+  //   clamp(x, min=2) y [2, 3, 5, nan, 2, inf]      dx [0, 1, 1, 0, 0, 1]
+  //   relu(x)         y [1, 3, 5, nan, 0, inf]      dx [1, 1, 1, 1, 0, 1]
+  // (torch.clamp(x, min=nan) with no max keeps x in 1.13, unlike clamp_min(x, nan); heed's
+  // one-sided clamps are clamp_min / clamp_max, which follow torch.clamp_min / clamp_max.)
+  const std::vector<double> x = {1, 3, 5, kNaN, -kInf, kInf};
+  const std::vector<double> all_nan(6, kNaN), all_zero(6, 0.0);
+  for (auto [lo, hi] : {std::pair<real, real>{NAN, 4}, {2, NAN}, {NAN, NAN}}) {
+    CAPTURE(lo); CAPTURE(hi);
+    auto [y, dx] = values([lo = lo, hi = hi](const Tensor& t) { return clamp(t, lo, hi); }, x);
+    check_values(y, all_nan);
+    check_values(dx, all_zero);
+  }
+  for (bool min_side : {true, false}) {
+    CAPTURE(min_side);
+    auto [y, dx] = values([min_side](const Tensor& t) {
+      return min_side ? clamp_min(t, NAN) : clamp_max(t, NAN);
+    }, x);
+    check_values(y, all_nan);
+    check_values(dx, all_zero);
+  }
+  auto [y1, d1] = values([](const Tensor& t) { return clamp(t, 2, 4); }, x);
+  check_values(y1, {2, 3, 4, kNaN, 2, 4});
+  check_values(d1, {0, 1, 0, 0, 0, 0});
+  auto [y2, d2] = values([](const Tensor& t) { return clamp(t, 4, 2); }, x);
+  check_values(y2, {2, 2, 2, kNaN, 2, 2});
+  check_values(d2, all_zero);
+  auto [y3, d3] = values([](const Tensor& t) { return clamp_max(t, 4); }, x);
+  check_values(y3, {1, 3, 4, kNaN, -kInf, 4});
+  check_values(d3, {1, 1, 0, 0, 1, 0});
+  auto [y4, d4] = values([](const Tensor& t) { return clamp_min(t, 2); }, x);
+  check_values(y4, {2, 3, 5, kNaN, 2, kInf});
+  check_values(d4, {0, 1, 1, 0, 0, 1});
+  auto [y5, d5] = values([](const Tensor& t) { return relu(t); }, x);
+  check_values(y5, {1, 3, 5, kNaN, 0, kInf});
+  check_values(d5, {1, 1, 1, 1, 0, 1});
 }
