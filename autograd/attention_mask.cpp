@@ -28,7 +28,12 @@ int64_t first_bad(const Tensor& t, Bad bad) {
 // Row r of the chunk is query i = first_row + r; tril keeps j <= r + k, so k is
 // causal_last_key(first_row, Tq, Tk) (the rule is a diagonal: one offset serves every row).
 Tensor causal_mask(int64_t Tq, int64_t Tk, int64_t first_row, int64_t rows) {
-  if (rows < 0) rows = Tq - first_row;
+  HEED_CHECK(Tq >= 0 && Tk >= 0, "causal_mask", "Tq = ", Tq, " and Tk = ", Tk, " must be >= 0");
+  HEED_CHECK(first_row >= 0 && first_row <= Tq, "causal_mask", "first_row ", first_row,
+             " is outside the Tq = ", Tq, " query rows");
+  if (rows == -1) rows = Tq - first_row;
+  HEED_CHECK(rows >= 0 && rows <= Tq - first_row, "causal_mask", "rows ", rows, " from first_row ",
+             first_row, " go past the Tq = ", Tq, " query rows (rows = -1: all the rest)");
   return tril(ones({rows, Tk}), causal_last_key(first_row, Tq, Tk));
 }
 

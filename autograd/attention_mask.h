@@ -66,6 +66,7 @@ class AttentionMask {
 // The causal rule as a 0/1 tensor (rows, Tk): rows first_row .. first_row + rows - 1 of
 // the (Tq, Tk) triangle, entry (r, j) = [j <= causal_last_key(first_row + r, Tq, Tk)].
 // rows = -1 means all Tq rows. A chunk of queries takes its own rows of the one triangle.
+// heed::Error naming causal_mask for a negative Tq or Tk, or rows outside [0, Tq).
 Tensor causal_mask(int64_t Tq, int64_t Tk, int64_t first_row = 0, int64_t rows = -1);
 
 // heed::Error naming `op` unless every value of `m` (the part called `what`, e.g. "key

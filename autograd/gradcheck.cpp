@@ -4,14 +4,31 @@
 #include <random>
 #include <sstream>
 
+#include "../core/error.h"
 #include "arith.h"
 #include "grad_mode.h"
 #include "reduce.h"
 
 namespace heed {
 
+static void check_eps(double v) {
+  HEED_CHECK(std::isfinite(v) && v > 0, "GradcheckOptions", "eps must be finite and > 0; got eps = ", v);
+}
+
+static void check_tolerance(const char* name, double v) {
+  HEED_CHECK(std::isfinite(v) && v >= 0, "GradcheckOptions", name, " must be finite and >= 0; got ",
+             name, " = ", v);
+}
+
+GradcheckOptions& GradcheckOptions::eps(double v) { check_eps(v); eps_ = v; return *this; }
+GradcheckOptions& GradcheckOptions::atol(double v) { check_tolerance("atol", v); atol_ = v; return *this; }
+GradcheckOptions& GradcheckOptions::rtol(double v) { check_tolerance("rtol", v); rtol_ = v; return *this; }
+
 GradcheckResult gradcheck(const TensorFn& f, const std::vector<Tensor>& inputs,
                           const GradcheckOptions& opt) {
+  check_eps(opt.eps_);  // the fields are public: set directly, they skip the setters
+  check_tolerance("atol", opt.atol_);
+  check_tolerance("rtol", opt.rtol_);
   GradcheckResult res;
   // Fixed projection weights w (a private generator, so the global seed is untouched).
   Tensor y0;
@@ -61,6 +78,10 @@ GradcheckResult gradcheck(const TensorFn& f, const std::vector<Tensor>& inputs,
         std::ostringstream os;
         os << "gradcheck: input " << k << " " << x.shape() << " element " << i
            << ": analytic " << analytic << " vs numeric " << numeric;
+        if (sizeof(real) == 4)
+          os << " (this is heed's float build, where finite differences are too coarse to check "
+                "gradients: build with -DHEED_DOUBLE and link libheed_f64.a, as "
+                "tests/gradcheck_*.cpp do)";
         res.message = os.str();
       }
     }

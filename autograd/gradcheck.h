@@ -5,7 +5,10 @@
 //   analytic dL/dx_i from L.backward()
 // Every input with requires_grad is checked element by element; they agree when
 // |analytic - numeric| <= atol + rtol * |numeric|. Meant for the double build
-// (libheed_f64.a, tests/gradcheck_*.cpp), where eps = 1e-6 leaves ~1e-9 error.
+// (libheed_f64.a, tests/gradcheck_*.cpp), where eps = 1e-6 leaves ~1e-9 error. In the float
+// build a step of 1e-6 is below float's resolution near 1 (1.2e-7 apart), so the check
+// fails; a failure there says to use the double build (-DHEED_DOUBLE, libheed_f64.a).
+// eps must be finite and > 0, atol and rtol finite and >= 0 (heed::Error naming the value).
 //
 //   auto r = heed::gradcheck([](const std::vector<Tensor>& x) { return tanh(x[0]); }, {x});
 //   CHECK_MESSAGE(r.ok, r.message);
@@ -19,10 +22,10 @@
 namespace heed {
 
 struct GradcheckOptions {
-  GradcheckOptions& eps(double v) { eps_ = v; return *this; }
-  GradcheckOptions& atol(double v) { atol_ = v; return *this; }
-  GradcheckOptions& rtol(double v) { rtol_ = v; return *this; }
-  double eps_ = 1e-6, atol_ = 1e-5, rtol_ = 1e-3;
+  GradcheckOptions& eps(double v);   // finite, > 0
+  GradcheckOptions& atol(double v);  // finite, >= 0
+  GradcheckOptions& rtol(double v);  // finite, >= 0
+  double eps_ = 1e-6, atol_ = 1e-5, rtol_ = 1e-3;  // gradcheck() checks them again
 };
 
 struct GradcheckResult {

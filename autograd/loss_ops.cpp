@@ -29,9 +29,16 @@ namespace {
 
 // ---------------------------------------------------------------- reductions, both ways
 
+// Mean divides by `denom`: the element count, or the summed class weights of the counted
+// positions. `counted` says whether any position counts at all. With none (every target
+// ignored, or no elements) the mean is 0 with zero gradient, where PyTorch gives NaN. Counted
+// positions whose weights sum to 0 (negative or zero class weights) give total / 0, NaN or
+// Inf, exactly as PyTorch: never a silent 0.
+//
 // Forward: the per-position losses as a tensor of `shape` (None), their sum (Sum), or their
-// sum / denom (Mean; 0 when denom is 0, where PyTorch would give NaN).
-Tensor reduce_losses(const std::vector<double>& loss, Reduction r, const Shape& shape, double denom) {
+// sum / denom (Mean).
+Tensor reduce_losses(const std::vector<double>& loss, Reduction r, const Shape& shape, double denom,
+                     bool counted) {
   if (r == Reduction::None) {
     Tensor out = empty(shape);
     for (size_t i = 0; i < loss.size(); ++i) out.data()[i] = real(loss[i]);
@@ -39,17 +46,18 @@ Tensor reduce_losses(const std::vector<double>& loss, Reduction r, const Shape& 
   }
   double total = 0;
   for (double l : loss) total += l;
-  if (r == Reduction::Mean) total = denom == 0 ? 0 : total / denom;
+  if (r == Reduction::Mean) total = counted ? total / denom : 0;
   return scalar_tensor(real(total));
 }
 
 // Backward: the factor s_i by which position i's own derivative reaches the output:
-// dy_i (None), dy (Sum), dy / denom (Mean; 0 when denom is 0, matching the forward).
+// dy_i (None), dy (Sum), dy / denom (Mean; 0 when nothing is counted, matching the forward).
 class Upstream {
  public:
-  Upstream(const Tensor& dy, Reduction r, double denom) : dy_(dy.data()), each_(r == Reduction::None) {
+  Upstream(const Tensor& dy, Reduction r, double denom, bool counted)
+      : dy_(dy.data()), each_(r == Reduction::None) {
     if (r == Reduction::Sum) k_ = dy.item();
-    if (r == Reduction::Mean) k_ = denom == 0 ? 0 : dy.item() / denom;
+    if (r == Reduction::Mean) k_ = counted ? dy.item() / denom : 0;
   }
   double operator[](int64_t i) const { return each_ ? double(dy_[i]) : k_; }
 
@@ -204,6 +212,13 @@ double sum_of(const std::vector<double>& v) {
   return s;
 }
 
+// Whether any position of pb counts (its target is not ignore_index).
+bool any_counted(const ClassProblem& pb) {
+  for (int64_t p = 0; p < pb.positions(); ++p)
+    if (pb.target[p] != pb.ignore) return true;
+  return false;
+}
+
 // ---------------------------------------------------------------- elementwise losses
 
 // One node for an elementwise loss l_i = f(i, x_i, y_i); d(i, x_i, y_i) returns the pair
@@ -220,9 +235,9 @@ Tensor pointwise_loss(const char* op, const Tensor& input, const Tensor& target,
   parallel_for(n, kGrainElementwise, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) loss[i] = f(i, double(xs[i]), double(ys[i]));
   });
-  Tensor out = reduce_losses(loss, r, input.shape(), double(n));
+  Tensor out = reduce_losses(loss, r, input.shape(), double(n), n > 0);
   return record(op, out, {input, target}, [input, target, r, d, n](const Tensor& dy, Grads& g) {
-    const Upstream up(dy, r, double(n));
+    const Upstream up(dy, r, double(n), n > 0);
     const real *px = input.data(), *py = target.data();
     Tensor dx = g.needs(0) ? empty(input.shape()) : Tensor();
     Tensor dt = g.needs(1) ? empty(target.shape()) : Tensor();
@@ -272,11 +287,12 @@ Tensor cross_entropy_loss(const Tensor& input, const IndexTensor& target, const 
   std::vector<double> loss(P), wpos(P), lse(P);
   cross_entropy_forward(loss, wpos, lse, input.data(), pb, eps);
   const double denom = sum_of(wpos);
-  Tensor out = reduce_losses(loss, r, target.shape(), denom);  // () or (N, d1...)
-  return record(op, out, {input}, [input, pb = std::move(pb), lse = std::move(lse), eps, r, denom](
-                                      const Tensor& dy, Grads& g) {
+  const bool counted = any_counted(pb);
+  Tensor out = reduce_losses(loss, r, target.shape(), denom, counted);  // () or (N, d1...)
+  return record(op, out, {input}, [input, pb = std::move(pb), lse = std::move(lse), eps, r, denom,
+                                   counted](const Tensor& dy, Grads& g) {
     Tensor dx = empty(input.shape());  // (N, C, d1...)
-    cross_entropy_backward(dx.data(), Upstream(dy, r, denom), input.data(), lse, pb, eps);
+    cross_entropy_backward(dx.data(), Upstream(dy, r, denom, counted), input.data(), lse, pb, eps);
     g[0] = dx;
   });
 }
@@ -296,10 +312,11 @@ Tensor nll_loss(const Tensor& input, const IndexTensor& target, const Tensor& we
     loss[p] = -pb.w[y] * x[pb.first(p) + y * pb.S];
   }
   const double denom = sum_of(wpos);
-  Tensor out = reduce_losses(loss, r, target.shape(), denom);
-  return record(op, out, {input}, [shape = input.shape(), pb = std::move(pb), r, denom](
+  const bool counted = any_counted(pb);
+  Tensor out = reduce_losses(loss, r, target.shape(), denom, counted);
+  return record(op, out, {input}, [shape = input.shape(), pb = std::move(pb), r, denom, counted](
                                       const Tensor& dy, Grads& g) {
-    const Upstream up(dy, r, denom);
+    const Upstream up(dy, r, denom, counted);
     Tensor dx = zeros(shape);
     for (int64_t p = 0; p < pb.positions(); ++p) {
       const int64_t y = pb.target[p];
@@ -375,7 +392,7 @@ Tensor cross_entropy_loss_reference(const Tensor& input, const IndexTensor& targ
   if (r == Reduction::None) return loss;
   if (r == Reduction::Sum) return sum(loss);
   const Tensor denom = sum(wy_t);  // Mean over no counted position: 0, as the fused op
-  return denom.item() == 0 ? sum(loss) * real(0) : sum(loss) / denom;
+  return sum(keep_t).item() == 0 ? sum(loss) * real(0) : sum(loss) / denom;
 }
 
 }  // namespace heed

@@ -13,6 +13,8 @@
 // target's shape); Sum adds them; Mean divides the sum by the number of positions, or, for the
 // class-index losses, by the summed class weights of the positions not ignored (1 each without
 // weights), as PyTorch does; if every position is ignored, Mean is 0 with zero gradient.
+// Class weights may be negative or zero, as in PyTorch: counted positions whose weights sum
+// to 0 give a Mean of NaN (or +-Inf), PyTorch's 0/0, never a silent 0.
 //
 //   Tensor loss = heed::cross_entropy_loss(logits, targets, Tensor(), Reduction::Mean, -100, 0.1);
 #pragma once

@@ -20,6 +20,9 @@ RotaryTable rotary_table(int64_t positions, int64_t D, double base, int64_t firs
   HEED_CHECK(positions >= 0 && first >= 0, "rotary_table", "positions ", positions, " and first ",
              first, " must be >= 0");
   HEED_CHECK(base > 0, "rotary_table", "base must be > 0; got ", base);
+  HEED_CHECK(positions <= kMaxRotaryPosition + 1 && first <= kMaxRotaryPosition + 1 - positions,
+             "rotary_table", positions, " positions from first ", first,
+             " go past the last position ", kMaxRotaryPosition, " a table may hold");
   const int64_t half = D / 2;
   RotaryTable t{empty({positions, half}), empty({positions, half}), first, half_split};
   real *pc = t.cos.data(), *ps = t.sin.data();
@@ -64,8 +67,8 @@ static void check_fits(const char* op, const Tensor& x, const RotaryTable& t, in
   const int64_t T = x.size(-2), D = x.size(-1);
   HEED_CHECK(t.cos.defined() && D == 2 * t.cos.size(1), op, "x ", x.shape(), " has D = ", D,
              " but the table is for D = ", t.cos.defined() ? 2 * t.cos.size(1) : 0);
-  HEED_CHECK(row >= 0 && row + T <= t.cos.size(0), op, "rows ", row, " .. ", row + T - 1,
-             " (T = ", T, ") are outside the table's ", t.cos.size(0), " positions");
+  HEED_CHECK(row >= 0 && row <= t.cos.size(0) - T, op, "T = ", T, " rows from row ", row,
+             " are outside the table's ", t.cos.size(0), " positions");
 }
 
 Tensor rotary(const Tensor& x, const RotaryTable& table, int64_t row) {

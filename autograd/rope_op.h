@@ -35,8 +35,15 @@ struct RotaryTable {
   bool half_split = false;  // the pairing the table is meant for (see above)
 };
 
+// The last position a table may hold: 2^31 - 1. The angle m * theta is computed in double,
+// whose rounding error grows with m (about m * 2^-53 radians); past 2^31 it exceeds float's
+// resolution of cos/sin (2^-24), so larger positions would rotate by noise. Far beyond any
+// context length in use.
+constexpr int64_t kMaxRotaryPosition = (int64_t(1) << 31) - 1;
+
 // cos/sin of (first + r) * base^(-2i/D) for r < positions, i < D/2, computed in double
-// and then rounded. heed::Error for an odd or non-positive D, or negative positions.
+// and then rounded. heed::Error for an odd or non-positive D, negative positions, or a last
+// position first + positions - 1 past kMaxRotaryPosition.
 RotaryTable rotary_table(int64_t positions, int64_t D, double base = 10000, int64_t first = 0,
                          bool half_split = false);
 

@@ -45,10 +45,12 @@ struct Tile {
 
 // The view of the contiguous tensor of shape `s` that keeps elements start, start+step, ...
 // (len of them) along dim d.
+// The callers keep start + (len - 1) * step < s[d], so offset and stride stay inside the
+// buffer; a step with len <= 1 is never taken and is set to 1 (a huge one would overflow).
 static StridedView slice_view(const Shape& s, int d, int64_t start, int64_t len, int64_t step) {
   StridedView v{s, contiguous_strides(s), 0};
   v.offset = start * v.strides[d];
-  v.strides[d] *= step;
+  v.strides[d] *= len > 1 ? step : 1;
   v.shape[d] = len;
   return v;
 }
@@ -228,14 +230,17 @@ Tensor slice(const Tensor& x, int64_t dim, int64_t start, int64_t end, int64_t s
   const int64_t n = x.shape()[d];
   auto clamp = [n](int64_t i) { return std::clamp(i < 0 ? i + n : i, int64_t{0}, n); };
   const int64_t b = clamp(start), e = std::max(clamp(end), b);
-  return slice_copy("slice", x, d, b, (e - b + step - 1) / step, step);
+  // ceil((e - b) / step) without forming e - b + step - 1, which overflows for a huge step
+  const int64_t len = e > b ? (e - b - 1) / step + 1 : 0;
+  return slice_copy("slice", x, d, b, len, step);
 }
 
 // y = x[start : start+length] along dim                   dx = zeros, dy scattered back there
 Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length) {
   HEED_CHECK(x.dim() > 0, "narrow", "cannot narrow a 0-dim tensor");
   const int d = wrap_dim("narrow", dim, x.dim());
-  HEED_CHECK(start >= 0 && length >= 0 && start + length <= x.shape()[d], "narrow", "start ",
+  const int64_t n = x.shape()[d];  // start + length <= n, written so that it cannot overflow
+  HEED_CHECK(start >= 0 && length >= 0 && start <= n && length <= n - start, "narrow", "start ",
              start, " length ", length, " out of range for dim ", dim, " of shape ", x.shape());
   return slice_copy("narrow", x, d, start, length, 1);
 }
@@ -264,7 +269,8 @@ Tensor cat(const std::vector<Tensor>& xs, int64_t dim) {
     bool ok = x.dim() == s0.size();
     for (int i = 0; ok && i < s0.size(); ++i) ok = i == d || x.shape()[i] == s0[i];
     HEED_CHECK(ok, "cat", "shapes ", s0, " and ", x.shape(), " differ outside dim ", dim);
-    out[d] += x.shape()[d];
+    if (__builtin_add_overflow(out[d], x.shape()[d], &out[d]))  // sizes of empty tensors can be huge
+      fail("cat", "the joined size of dim ", dim, " overflows int64 (adding ", x.shape(), ")");
   }
   Tensor y = empty(out);
   std::vector<StridedView> views;  // input i's block of y

@@ -20,12 +20,16 @@ std::string shape_text(const Shape& s) {
   return os.str();
 }
 
-// A DOT string literal's contents: quotes and backslashes escaped.
+// A DOT string literal's contents (the DOT language: within a quoted string, \" is a quote;
+// Graphviz labels read \\ as a backslash and \n as a line break): quotes and backslashes
+// escaped, a newline written as \n, other control characters as spaces.
 std::string escape(const std::string& s) {
   std::string out;
   for (char c : s) {
     if (c == '"' || c == '\\') out += '\\';
-    out += c;
+    if (c == '\n') out += "\\n";
+    else if (static_cast<unsigned char>(c) < 0x20) out += ' ';
+    else out += c;
   }
   return out;
 }
@@ -41,7 +45,7 @@ double l2_norm(const Tensor& t) {
 std::string leaf_label(const TensorImpl* leaf, const DotOptions& o) {
   std::string label;
   for (const auto& [name, t] : o.names())
-    if (t.impl() == leaf) { label = name + "\\n"; break; }
+    if (t.impl() == leaf) { label = escape(name) + "\\n"; break; }
   label += escape(shape_text(leaf->shape)) + "\\nrequires grad";
   if (o.grad_norms() && leaf->leaf && leaf->leaf->grad.defined()) {
     char b[48];

@@ -30,7 +30,13 @@ Threads& state() {
   static Threads* s = [] {
     auto* t = new Threads;  // never destroyed: parallel loops may run during static destruction
 #ifdef _OPENMP
-    t->requested = omp_get_max_threads();
+    const int omp = omp_get_max_threads();  // OMP_NUM_THREADS, or the cores
+    if (omp > kMaxThreads) {
+      delete t;  // C++ runs this initializer again at the next call: each one is refused
+      fail("set_num_threads", "OMP_NUM_THREADS gives ", omp, " threads, more than the ",
+           kMaxThreads, " heed allows (core/parallel.h)");
+    }
+    t->requested = omp;
 #else
     t->requested = 1;
 #endif
@@ -102,6 +108,8 @@ constexpr int64_t kSampleEveryNs = 50'000'000;  // 50 ms
 
 void set_num_threads(int n) {
   HEED_CHECK(n >= 1, "set_num_threads", "need at least 1 thread, got ", n);
+  HEED_CHECK(n <= kMaxThreads, "set_num_threads", n, " threads is more than the ", kMaxThreads,
+             " heed allows (libgomp aborts the process when it cannot start a team)");
   Threads& s = state();
   s.requested = n;
   s.effective = n;

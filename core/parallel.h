@@ -46,7 +46,17 @@
 
 namespace heed {
 
-// The most threads heed and BLAS may use (at least 1). Default: OMP_NUM_THREADS, or the cores.
+// The most threads set_num_threads accepts: 1024. PyTorch takes any positive count, but
+// libgomp aborts the whole process (not an exception) when it cannot create a team's threads,
+// and a team of INT32_MAX would ask for that; 1024 is past any CPU's hardware threads that
+// heed targets (oversubscribing cores only slows CPU-bound kernels), and leaves room for
+// tests that oversubscribe on purpose. A fixed number, not a multiple of the cores, so a
+// program that runs on one machine is accepted on every machine.
+constexpr int kMaxThreads = 1024;
+
+// The most threads heed and BLAS may use, in [1, kMaxThreads] (heed::Error otherwise, naming
+// the count). Default: OMP_NUM_THREADS, or the cores; an OMP_NUM_THREADS above kMaxThreads
+// is a heed::Error naming it at the first parallel region or thread query.
 void set_num_threads(int n);
 int get_num_threads();
 // Dynamic threads (on unless HEED_DYNAMIC_THREADS=0): use fewer threads while other

@@ -6,6 +6,7 @@
 #include "init.h"
 
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "../autograd/grad_mode.h"
@@ -27,7 +28,11 @@ double calculate_gain(const std::string& nonlinearity, double param) {
     if (nonlinearity == name) return 1.0;
   if (nonlinearity == "tanh") return 5.0 / 3.0;
   if (nonlinearity == "relu") return std::sqrt(2.0);
-  if (nonlinearity == "leaky_relu") return std::sqrt(2.0 / (1.0 + param * param));
+  if (nonlinearity == "leaky_relu") {
+    HEED_CHECK(std::isfinite(param), "calculate_gain", "negative_slope ", param,
+               " is not a finite number");
+    return std::sqrt(2.0 / (1.0 + param * param));
+  }
   if (nonlinearity == "selu") return 3.0 / 4.0;
   fail("calculate_gain", "unsupported nonlinearity '", nonlinearity, "'");
 }
@@ -41,7 +46,15 @@ std::pair<int64_t, int64_t> fans(const Tensor& w) {
   return {w.size(1) * receptive, w.size(0) * receptive};
 }
 
+// PyTorch's checks: a <= b, both finite and representable in `real`, b - a too.
 Tensor& uniform_(Tensor& t, double a, double b) {
+  const double most = double(std::numeric_limits<real>::max());
+  HEED_CHECK(std::isfinite(a) && std::isfinite(b) && std::abs(a) <= most && std::abs(b) <= most,
+             "uniform_", "bounds a = ", a, " and b = ", b, " must be finite numbers a ",
+             sizeof(real) == 4 ? "float" : "double", " can hold");
+  HEED_CHECK(a <= b, "uniform_", "expects a <= b; got a = ", a, " > b = ", b);
+  HEED_CHECK(b - a <= most, "uniform_", "b - a = ", b - a, " (a = ", a, ", b = ", b,
+             ") exceeds the largest ", sizeof(real) == 4 ? "float" : "double");
   NoGradGuard ng;
   real* p = t.data();
   Draws d;
@@ -49,7 +62,12 @@ Tensor& uniform_(Tensor& t, double a, double b) {
   return t;
 }
 
+// PyTorch's check: std >= 0 (NaN fails it). heed also refuses a non-finite mean or std,
+// which would fill t with Inf and NaN (PyTorch accepts those and does).
 Tensor& normal_(Tensor& t, double mean, double std) {
+  HEED_CHECK(std >= 0, "normal_", "std must be >= 0; got std = ", std);
+  HEED_CHECK(std::isfinite(mean) && std::isfinite(std), "normal_", "mean ", mean, " and std ",
+             std, " must be finite");
   NoGradGuard ng;
   real* p = t.data();
   Draws d;
@@ -66,8 +84,15 @@ Tensor& constant_(Tensor& t, double value) {
 Tensor& zeros_(Tensor& t) { return constant_(t, 0); }
 Tensor& ones_(Tensor& t) { return constant_(t, 1); }
 
+// A gain scales a standard deviation or bound: it must be finite and >= 0 (PyTorch refuses a
+// negative or NaN gain through the uniform_/normal_ it calls; the error here names the op).
+static void check_gain(const char* op, double gain) {
+  HEED_CHECK(std::isfinite(gain) && gain >= 0, op, "gain must be finite and >= 0; got gain = ", gain);
+}
+
 // std = gain * sqrt(2 / (fan_in + fan_out));  uniform bound a = sqrt(3) * std
 Tensor& xavier_uniform_(Tensor& t, double gain) {
+  check_gain("xavier_uniform_", gain);
   const auto [fan_in, fan_out] = fans(t);
   if (t.numel() == 0) return t;
   const double std = gain * std::sqrt(2.0 / double(fan_in + fan_out));
@@ -76,6 +101,7 @@ Tensor& xavier_uniform_(Tensor& t, double gain) {
 }
 
 Tensor& xavier_normal_(Tensor& t, double gain) {
+  check_gain("xavier_normal_", gain);
   const auto [fan_in, fan_out] = fans(t);
   if (t.numel() == 0) return t;
   return normal_(t, 0, gain * std::sqrt(2.0 / double(fan_in + fan_out)));
@@ -124,6 +150,7 @@ Tensor& kaiming_normal_(Tensor& t, double a, const std::string& mode,
 Tensor& orthogonal_(Tensor& t, double gain) {
   HEED_CHECK(t.dim() >= 2, "orthogonal_", "only tensors with 2 or more dims are supported; "
              "got shape ", t.shape());
+  HEED_CHECK(std::isfinite(gain), "orthogonal_", "gain must be finite; got gain = ", gain);
   if (t.numel() == 0) return t;
   const int64_t rows = t.size(0), cols = t.numel() / rows;
   std::vector<double> a(rows * cols);  // (rows, cols)

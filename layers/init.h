@@ -7,6 +7,10 @@
 //   kaiming_uniform_(w)  U(-b, b), b = gain * sqrt(3 / fan), gain = calculate_gain(nonlinearity, a)
 //   kaiming_normal_(w)   N(0, std^2), std = gain / sqrt(fan)                     (He 2015)
 //   orthogonal_(w)       rows (or columns) orthonormal, scaled by gain          (Saxe 2013)
+//
+// Bad arguments are heed::Errors naming the function and the value, as PyTorch's: std < 0 or
+// NaN, a > b, a bound a float cannot hold, a negative or NaN gain. heed also refuses a
+// non-finite mean, std, gain or leaky_relu slope, which PyTorch turns into Inf/NaN weights.
 #pragma once
 #include <string>
 

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <memory>
 
+#include "../autograd/attention_mask.h"
 #include "../autograd/compare.h"
 #include "../autograd/dropout_op.h"
 #include "../autograd/node.h"
@@ -161,6 +162,7 @@ std::vector<int64_t> lengths_from_mask(const char* op, const Tensor& mask, const
   const int64_t B = x.size(cfg.batch_first ? 0 : 1), T = x.size(cfg.batch_first ? 1 : 0);
   HEED_CHECK(mask.defined() && mask.shape() == Shape({B, T}), op, "padding mask must be (B, T) = ",
              Shape({B, T}), ", got ", mask.defined() ? mask.shape() : Shape());
+  check_mask_values(op, "padding mask", mask);  // exactly 0/1, as every mask in heed
   std::vector<int64_t> lengths(B);
   const real* m = mask.data();
   for (int64_t b = 0; b < B; ++b) {

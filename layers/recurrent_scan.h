@@ -84,7 +84,8 @@ LayersOutput run_layers(const char* op, const Tensor& x, const State& s0,
                         const std::vector<int64_t>& lengths, const ScanConfig& cfg,
                         const DirectionFn& direction);
 
-// A (B, T) padding mask, nonzero at valid steps, as lengths. Each row must be valid
+// A (B, T) padding mask, 1 at valid steps and 0 at padding (any other value, NaN included,
+// is a heed::Error, as for attention masks), as lengths. Each row must be valid
 // steps followed only by padding (right padding), with at least one valid step. x is
 // the layer's input, to read B and T from.
 std::vector<int64_t> lengths_from_mask(const char* op, const Tensor& mask, const Tensor& x,

@@ -18,7 +18,10 @@
 // Shapes: x (B, T, D) or (B, H, T, D), D even, positions along dim -2 starting at `offset`
 // (the number of tokens already in a key/value cache when decoding step by step).
 // Cost: O(B H T D) time and one output tensor; the cos/sin table is O(T D/2), shared by q
-// and k (RotaryEmbedding keeps it between calls and grows it when T + offset outgrows it).
+// and k (RotaryEmbedding keeps it between calls and grows it when T + offset outgrows it,
+// up to 65536 positions; a window past that gets a table of its own T rows each call).
+// Positions must stay <= kMaxRotaryPosition (2^31 - 1, rope_op.h): a heed::Error names the
+// offset otherwise.
 //
 // Example:
 //   auto rope = std::make_shared<nn::RotaryEmbedding>(64);     // head dim 64
@@ -61,7 +64,7 @@ class RotaryEmbedding : public Module {
   RotaryEmbeddingOptions options;
 
  private:
-  RotaryTable cache_;  // positions 0 .. P-1, grown by doubling; not a parameter nor a buffer
+  RotaryTable cache_;  // positions 0 .. P-1 (P <= 65536), grown by doubling; not a parameter nor a buffer
 };
 
 }  // namespace heed::nn

@@ -3,6 +3,7 @@
 #include "checkpoint_file.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -234,46 +235,85 @@ void save(const std::string& path, const nn::Module& model, const optim::Optimiz
   }
 }
 
-std::vector<uint8_t> read_file(const std::string& path) {
-  FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) refuse(path, "cannot open it: ", errno_text());
-  std::vector<uint8_t> bytes;
-  uint8_t buf[1 << 16];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) bytes.insert(bytes.end(), buf, buf + n);
-  const bool failed = std::ferror(f);
-  const std::string why = errno_text();
-  std::fclose(f);
-  if (failed) refuse(path, "cannot read it: ", why);
-  return bytes;
+// What a path that is not a regular file is, for the error message.
+const char* file_kind(mode_t m) {
+  if (S_ISDIR(m)) return "a directory";
+  if (S_ISFIFO(m)) return "a FIFO";
+  if (S_ISCHR(m)) return "a character device";
+  if (S_ISBLK(m)) return "a block device";
+  if (S_ISSOCK(m)) return "a socket";
+  return "not a regular file";
 }
 
-void load(const std::string& path, nn::Module& model, optim::Optimizer* opt) {
-  const std::vector<uint8_t> b = read_file(path);
-  const size_t size = b.size();
+// An open file descriptor, closed when it goes out of scope.
+struct Fd {
+  int fd;
+  ~Fd() { close(fd); }
+};
+
+// Reads up to n bytes at `offset` into p, stopping early only at the end of the file.
+size_t read_at(const Fd& f, const std::string& path, uint8_t* p, size_t n, size_t offset) {
+  size_t got = 0;
+  while (got < n) {
+    const ssize_t r = pread(f.fd, p + got, n - got, off_t(offset + got));
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) refuse(path, "cannot read it: ", errno_text());
+    if (r == 0) break;
+    got += size_t(r);
+  }
+  return got;
+}
+
+// The file's bytes, read only after its fixed header checks out, and never more than the
+// header declares and the file's size confirms. Only a regular file is read: a directory,
+// FIFO, socket or device (/dev/zero never ends, a FIFO can block forever) is refused by
+// fstat before any byte is read, and O_NONBLOCK keeps the open of a FIFO from waiting.
+std::vector<uint8_t> read_file(const std::string& path) {
+  const Fd f{open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC)};
+  if (f.fd < 0) refuse(path, "cannot open it: ", errno_text());
+  struct stat st;
+  if (fstat(f.fd, &st) != 0) refuse(path, "cannot stat it: ", errno_text());
+  if (!S_ISREG(st.st_mode))
+    refuse(path, "not a checkpoint: it is ", file_kind(st.st_mode), ", not a regular file");
+  const size_t size = size_t(st.st_size);
 
   // 1. The header, field by field: a short prefix of a checkpoint is "truncated", anything
   //    else that does not start with the magic is "not a heed checkpoint".
+  uint8_t h[kHeaderBytes];
+  const size_t head = read_at(f, path, h, std::min(size, kHeaderBytes), 0);
   auto need = [&](size_t n) {
-    if (size < n) refuse(path, "truncated: ", size, " bytes, shorter than the ", kHeaderBytes, "-byte header");
+    if (head < n) refuse(path, "truncated: ", size, " bytes, shorter than the ", kHeaderBytes, "-byte header");
   };
-  if (size > 0 && std::memcmp(b.data(), kMagic, std::min(size, sizeof kMagic)) != 0)
+  if (head > 0 && std::memcmp(h, kMagic, std::min(head, sizeof kMagic)) != 0)
     refuse(path, "not a heed checkpoint (wrong magic; expected \"HEEDCKPT\")");
   need(12);
-  const uint32_t version = uint32_t(get_le(&b[8], 4));
+  const uint32_t version = uint32_t(get_le(&h[8], 4));
   if (version != kCheckpointVersion)
     refuse(path, "unsupported format version ", version, " (this build reads version ", kCheckpointVersion, ")");
   need(16);
-  const uint32_t elem = uint32_t(get_le(&b[12], 4));
+  const uint32_t elem = uint32_t(get_le(&h[12], 4));
   if (elem != sizeof(real))
     refuse(path, "dtype mismatch: saved with ", elem, "-byte elements, but this build of heed uses ",
            sizeof(real), "-byte ", sizeof(real) == 4 ? "float" : "double",
            " (load it with the matching build; heed does not convert)");
   need(kHeaderBytes);
-  const uint64_t declared = get_le(&b[16], 8);
+  const uint64_t declared = get_le(&h[16], 8);
   if (size < declared) refuse(path, "truncated: ", size, " of its ", declared, " bytes");
   if (size > declared || declared < kHeaderBytes + kChecksumBytes)
     refuse(path, "corrupt: the header declares ", declared, " bytes but the file has ", size);
+
+  // 2. The whole file, now known to be `declared` bytes: one allocation of that size, and
+  //    a file that shrinks or grows meanwhile is refused.
+  std::vector<uint8_t> bytes(declared);
+  uint8_t extra;
+  if (read_at(f, path, bytes.data(), declared, 0) != declared || read_at(f, path, &extra, 1, declared) != 0)
+    refuse(path, "it changed size while being read (", declared, " bytes declared)");
+  return bytes;
+}
+
+void load(const std::string& path, nn::Module& model, optim::Optimizer* opt) {
+  const std::vector<uint8_t> b = read_file(path);  // its header checked
+  const size_t size = b.size();
 
   // 2. The checksum, over everything before it.
   const size_t end = size - kChecksumBytes;

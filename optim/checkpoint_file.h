@@ -13,8 +13,10 @@
 // state tensor by name ("group0.param3.exp_avg", optimizer.h). The model-only overloads
 // save no optimizer section, and load a checkpoint's model while ignoring its optimizer.
 //
-// Loading reads the whole file, then checks all of it before changing anything: a missing,
-// unreadable or truncated file, a wrong magic, an unsupported version, an element size of
+// Loading refuses anything but a regular file (a directory, FIFO or device such as /dev/zero),
+// reads and checks the 24-byte header first, then reads exactly the bytes the header declares
+// and the file's size confirms (never more), and checks all of it before changing anything:
+// a missing, unreadable or truncated file, a wrong magic, an unsupported version, an element size of
 // the other build (a float checkpoint into the double build is refused, not converted), a
 // checksum mismatch, a tensor name the target lacks or does not have, a shape mismatch, and
 // an optimizer of another type or group count. Each is a heed::Error naming the path and

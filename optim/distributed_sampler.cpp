@@ -1,6 +1,7 @@
 // distributed_sampler.cpp - shard a dataset across ranks (rule in distributed_sampler.h).
 #include "distributed_sampler.h"
 
+#include <new>
 #include <random>
 
 #include "../core/error.h"
@@ -13,15 +14,25 @@ DistributedSampler::DistributedSampler(const DistributedSamplerOptions& options)
   HEED_CHECK(n >= 0, "DistributedSampler", "num_samples must be >= 0, got ", n);
   HEED_CHECK(w >= 1, "DistributedSampler", "world_size must be >= 1, got ", w);
   HEED_CHECK(r >= 0 && r < w, "DistributedSampler", "rank ", r, " is outside [0, ", w, ")");
-  // drop_last: the largest multiple of W that fits; else the smallest that holds all N.
-  per_rank_ = options.get_drop_last() ? n / w : (n + w - 1) / w;
+  // drop_last: the largest multiple of W that fits; else the smallest that holds all N
+  // (ceil(n / w) written so that it cannot overflow for n near INT64_MAX).
+  per_rank_ = options.get_drop_last() ? n / w : n / w + (n % w != 0);
 }
 
 std::vector<int64_t> DistributedSampler::indices() const {
   const int64_t n = options_.num_samples();
   const int64_t w = options_.world_size();
-  // 1. the same order on every rank
-  std::vector<int64_t> order(n);
+  // 1. the same order on every rank (n indices, 8n bytes: refused before allocating when
+  //    no vector can hold them, and an allocation the system refuses is a heed::Error too)
+  std::vector<int64_t> order;
+  HEED_CHECK(static_cast<uint64_t>(n) <= order.max_size(), "DistributedSampler",
+             "num_samples ", n, " is more indices than a vector can hold");
+  try {
+    order.resize(n);
+  } catch (const std::bad_alloc&) {
+    fail("DistributedSampler", "cannot allocate the permutation of num_samples ", n, " indices (",
+         n, " * 8 bytes)");
+  }
   for (int64_t i = 0; i < n; ++i) order[i] = i;
   if (options_.get_shuffle()) {
     std::mt19937_64 gen(options_.get_seed() + static_cast<uint64_t>(epoch_));

@@ -57,7 +57,9 @@ class DistributedSampler {
   void set_epoch(int64_t epoch) { epoch_ = epoch; }
   int64_t epoch() const { return epoch_; }
   int64_t size() const { return per_rank_; }  // examples per rank per epoch, the same on all
-  std::vector<int64_t> indices() const;       // this rank's shard of the current epoch
+  // This rank's shard of the current epoch. Builds the permutation of all N indices (8N
+  // bytes): a heed::Error naming N when that cannot be allocated.
+  std::vector<int64_t> indices() const;
 
  private:
   DistributedSamplerOptions options_;

@@ -16,13 +16,18 @@ void check_step(const char* op, int64_t step) {
   HEED_CHECK(step >= 0, op, "step ", step, " is negative (steps count from 0)");
 }
 
+// A rate, a scale or a factor must be a finite number >= 0 (NaN fails it).
+void check_rate(const char* op, const char* what, double v) {
+  HEED_CHECK(std::isfinite(v) && v >= 0, op, "invalid ", what, " ", v, " (must be finite and >= 0)");
+}
+
 // lr * s / warmup during the warmup, the fraction of it done otherwise (1 if none).
 double warmup_fraction(int64_t step, int64_t warmup) {
   return step < warmup ? double(step) / double(warmup) : 1.0;
 }
 
 void check_warmup_decay(const char* op, const WarmupDecayOptions& o) {
-  HEED_CHECK(o.lr() >= 0, op, "invalid lr ", o.lr(), " (must be >= 0)");
+  check_rate(op, "lr", o.lr());
   HEED_CHECK(o.min_lr() >= 0 && o.min_lr() <= o.lr(), op, "invalid min_lr ", o.min_lr(),
              " (must be in [0, lr = ", o.lr(), "])");
   HEED_CHECK(o.warmup_steps() >= 0, op, "invalid warmup_steps ", o.warmup_steps(), " (must be >= 0)");
@@ -46,12 +51,13 @@ TransformerWarmup::TransformerWarmup(const TransformerWarmupOptions& o) : option
   HEED_CHECK(o.d_model() > 0, "TransformerWarmup", "invalid d_model ", o.d_model(), " (must be > 0)");
   HEED_CHECK(o.warmup_steps() > 0, "TransformerWarmup", "invalid warmup_steps ", o.warmup_steps(),
              " (must be > 0)");
-  HEED_CHECK(o.scale() >= 0, "TransformerWarmup", "invalid scale ", o.scale(), " (must be >= 0)");
+  check_rate("TransformerWarmup", "scale", o.scale());
 }
 
 double TransformerWarmup::lr_at(int64_t step) const {
   check_step("TransformerWarmup", step);
-  const double n = double(step + 1), w = double(options_.warmup_steps());
+  // n = step + 1 in double: exact up to 2^53, and no int64 overflow at INT64_MAX
+  const double n = double(step) + 1, w = double(options_.warmup_steps());
   return options_.scale() * std::pow(double(options_.d_model()), -0.5) *
          std::min(std::pow(n, -0.5), n * std::pow(w, -1.5));
 }
@@ -89,7 +95,7 @@ double LinearWarmupLinearDecay::lr_at(int64_t step) const {
 // ---- Constant, after an optional linear warmup
 
 Constant::Constant(const ConstantOptions& o) : options_(o) {
-  HEED_CHECK(o.lr() >= 0, "Constant", "invalid lr ", o.lr(), " (must be >= 0)");
+  check_rate("Constant", "lr", o.lr());
   HEED_CHECK(o.warmup_steps() >= 0, "Constant", "invalid warmup_steps ", o.warmup_steps(),
              " (must be >= 0)");
 }
@@ -102,14 +108,20 @@ double Constant::lr_at(int64_t step) const {
 // ---- StepDecay: lr * gamma^floor(step / step_size)
 
 StepDecay::StepDecay(const StepDecayOptions& o) : options_(o) {
-  HEED_CHECK(o.lr() >= 0, "StepDecay", "invalid lr ", o.lr(), " (must be >= 0)");
+  check_rate("StepDecay", "lr", o.lr());
   HEED_CHECK(o.step_size() > 0, "StepDecay", "invalid step_size ", o.step_size(), " (must be > 0)");
-  HEED_CHECK(o.gamma() >= 0, "StepDecay", "invalid gamma ", o.gamma(), " (must be >= 0)");
+  check_rate("StepDecay", "gamma", o.gamma());
 }
 
 double StepDecay::lr_at(int64_t step) const {
   check_step("StepDecay", step);
-  return options_.lr() * std::pow(options_.gamma(), double(step / options_.step_size()));
+  if (options_.lr() == 0) return 0;  // as PyTorch's lr * gamma per step: 0 stays 0
+  const double k = double(step / options_.step_size()), lr = options_.lr() * std::pow(options_.gamma(), k);
+  // gamma > 1 grows without bound: past the largest double, an error (Python's float ** raises
+  // OverflowError in PyTorch's closed form), never an infinite rate
+  HEED_CHECK(std::isfinite(lr), "StepDecay", "the rate at step ", step, " overflows: lr ",
+             options_.lr(), " * gamma ", options_.gamma(), "^", k);
+  return lr;
 }
 
 }  // namespace heed::optim

@@ -30,6 +30,9 @@
 //   Constant                 lr, after an optional linear warmup lr * s / warmup
 //   StepDecay                lr * gamma^floor(s / step_size)   (torch.optim.lr_scheduler.StepLR)
 // A warmup of 0 steps is none; the divisions use max(1, ...) as HuggingFace's do.
+// Every schedule is defined for every step in [0, INT64_MAX] (computed in double, no int64
+// overflow); rates, scales and gamma must be finite and >= 0; a StepDecay rate that outgrows
+// the largest double (gamma > 1) is a heed::Error naming the step.
 #pragma once
 #include <cstdint>
 
