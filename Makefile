@@ -5,7 +5,7 @@
 #   make fuzz      libFuzzer on the checkpoint loader for FUZZ_SECONDS (default 600)
 #   make soak      train with checkpoints for SOAK_MINUTES (default 30) under random SIGKILLs
 #   make bench     heed vs PyTorch CPU eager, side by side
-#   make install PREFIX=/usr/local [DESTDIR=...]   headers, libheed.a, heed.pc
+#   make install PREFIX=/usr/local [DESTDIR=...]   headers, libheed.a, heed.pc, lib/cmake/heed
 #   make USE_MPI=1 also builds build/libheed_mpi.a (data parallel training over Open MPI);
 #   make test-mpi  its tests under mpirun -np 2 (installs Open MPI first if missing)
 #   make bench-allreduce, make bench-overlap   MPI_Allreduce cost; overlap with backward or not
@@ -251,15 +251,31 @@ soak-tiny: $(BUILD)/soak/soak
 	  --dir $(BUILD)/soak/sabotage; s=$$?; [ $$s = 3 ] && echo "soak-tiny: caught" || \
 	  { echo "soak-tiny: the sabotaged resume was not caught (exit $$s)"; exit 1; }
 
-# Install into a scratch prefix and build a program against it with pkg-config only.
-check-install: $(BUILD)/libheed.a $(UMBRELLA)
-	@rm -rf $(BUILD)/install-check && mkdir -p $(BUILD)/install-check
+# Install into a scratch prefix and build a program against it twice: with pkg-config, and as
+# a ten-line CMake project (find_package(heed 0.2 REQUIRED), heed::heed). The program prints
+# heed::version(), which must equal core/version.h's, heed.pc's and the CMake package's.
+check-install: DEPS += cmake:/usr/bin/cmake
+check-install: $(BUILD)/libheed.a $(UMBRELLA) | deps
+	@rm -rf $(BUILD)/install-check && mkdir -p $(BUILD)/install-check/cmake
 	@$(MAKE) --no-print-directory install PREFIX=$(abspath $(BUILD))/install-check/prefix >/dev/null
-	@printf '#include <heed/heed.h>\nint main() { heed::Tensor x = heed::ones({2, 3}).requires_grad_();\n  heed::Tensor y = heed::sum(heed::matmul(x, heed::ones({3, 2})));\n  y.backward();\n  return x.grad().at({1, 2}) == 2 ? 0 : 1; }\n' > $(BUILD)/install-check/app.cpp
+	@printf '#include <heed/heed.h>\n#include <cstdio>\nint main() { heed::Tensor x = heed::ones({2, 3}).requires_grad_();\n  heed::Tensor y = heed::sum(heed::matmul(x, heed::ones({3, 2})));\n  y.backward();\n  std::printf("%%s\\n", heed::version());\n  return x.grad().at({1, 2}) == 2 ? 0 : 1; }\n' > $(BUILD)/install-check/app.cpp
 	@PKG_CONFIG_PATH=$(abspath $(BUILD))/install-check/prefix/lib/pkgconfig \
 	  $(CXX) -std=c++17 $(BUILD)/install-check/app.cpp -o $(BUILD)/install-check/app \
 	  $$(PKG_CONFIG_PATH=$(abspath $(BUILD))/install-check/prefix/lib/pkgconfig pkg-config --cflags --libs heed)
-	@$(BUILD)/install-check/app && echo "check-install: a program built with pkg-config against the installed heed ran correctly"
+	@v=$$($(BUILD)/install-check/app) || { echo "check-install: the pkg-config program failed"; exit 1; }; \
+	  pc=$$(PKG_CONFIG_PATH=$(abspath $(BUILD))/install-check/prefix/lib/pkgconfig pkg-config --modversion heed); \
+	  [ "$$v" = "$(HEED_VERSION)" ] && [ "$$pc" = "$(HEED_VERSION)" ] || \
+	  { echo "check-install: versions differ: core/version.h $(HEED_VERSION), heed::version() $$v, heed.pc $$pc"; exit 1; }
+	@echo "check-install: a program built with pkg-config against the installed heed ran correctly (version $(HEED_VERSION))"
+	@printf 'cmake_minimum_required(VERSION 3.16)\nproject(app CXX)\nfind_package(heed 0.2 REQUIRED)\nif(NOT heed_VERSION STREQUAL "$(HEED_VERSION)")\n  message(FATAL_ERROR "heed package version $${heed_VERSION}, core/version.h $(HEED_VERSION)")\nendif()\nadd_executable(app ../app.cpp)\ntarget_link_libraries(app PRIVATE heed::heed)\n' \
+	  > $(BUILD)/install-check/cmake/CMakeLists.txt
+	@cd $(BUILD)/install-check/cmake && \
+	  cmake -S . -B build -DCMAKE_PREFIX_PATH=$(abspath $(BUILD))/install-check/prefix \
+	    -DCMAKE_CXX_COMPILER="$(lastword $(CXX))" >build.log 2>&1 && \
+	  cmake --build build >>build.log 2>&1 || { cat build.log; echo "check-install: the CMake project failed to build"; exit 1; }
+	@v=$$($(BUILD)/install-check/cmake/build/app) && [ "$$v" = "$(HEED_VERSION)" ] || \
+	  { echo "check-install: the CMake-built program failed or printed version '$$v'"; exit 1; }
+	@echo "check-install: a CMake project (find_package(heed 0.2), heed::heed) built and ran correctly"
 
 # ---- examples, demo, benchmarks ----
 # Each examples/*.cpp is one program; examples/common/*.h are header-only helpers they share.
@@ -294,20 +310,83 @@ goldens:
 	@for g in tests/golden/gen_*.py; do echo "/usr/bin/python3 $$g"; /usr/bin/python3 $$g || exit 1; done
 
 # ---- install ----
+# heed's version, read from core/version.h (the one place it is written): heed.pc, heed-mpi.pc
+# and heedConfigVersion.cmake carry it, and check-install proves heed::version() agrees.
+HEED_VERSION := $(shell sed -n 's/^\#define HEED_VERSION_\(MAJOR\|MINOR\|PATCH\) \([0-9]*\)$$/\2/p' core/version.h | paste -sd.)
+
+# CMake's find_package(heed): lib/cmake/heed/heedConfig.cmake defines heed::heed (and
+# heed::heed_mpi when libheed_mpi.a is installed beside it); the prefix is found from the
+# file's own place, so an installed tree can be moved.
+define HEED_CMAKE_CONFIG
+# heedConfig.cmake - find_package(heed) for heed $(HEED_VERSION) (written by heed's `make install`).
+#   find_package(heed 0.2 REQUIRED)
+#   target_link_libraries(app PRIVATE heed::heed)      # heed::heed_mpi: data parallel over MPI
+get_filename_component(_heed_prefix "$${CMAKE_CURRENT_LIST_DIR}/../../.." ABSOLUTE)
+include(CMakeFindDependencyMacro)
+find_dependency(OpenMP COMPONENTS CXX)
+if(NOT TARGET heed::heed)
+  add_library(heed::heed STATIC IMPORTED)
+  set_target_properties(heed::heed PROPERTIES
+    IMPORTED_LOCATION "$${_heed_prefix}/lib/libheed.a"
+    INTERFACE_INCLUDE_DIRECTORIES "$${_heed_prefix}/include"
+    INTERFACE_COMPILE_FEATURES cxx_std_17
+    INTERFACE_LINK_LIBRARIES "OpenMP::OpenMP_CXX;$(BLAS_LIB)/libopenblas.so"
+    INTERFACE_LINK_OPTIONS "LINKER:-rpath,$(BLAS_LIB)")
+endif()
+if(EXISTS "$${_heed_prefix}/lib/libheed_mpi.a" AND NOT TARGET heed::heed_mpi)
+  find_package(MPI QUIET COMPONENTS C)
+  if(MPI_C_FOUND)
+    add_library(heed::heed_mpi STATIC IMPORTED)
+    set_target_properties(heed::heed_mpi PROPERTIES
+      IMPORTED_LOCATION "$${_heed_prefix}/lib/libheed_mpi.a"
+      INTERFACE_COMPILE_DEFINITIONS "OMPI_SKIP_MPICXX;MPICH_SKIP_MPICXX"
+      INTERFACE_LINK_LIBRARIES "heed::heed;MPI::MPI_C")
+  endif()
+endif()
+unset(_heed_prefix)
+endef
+
+# 0.x: a new minor version may change the API, so 0.2 accepts 0.2.x only; from 1.0 on, the
+# same major version and no older than asked.
+define HEED_CMAKE_VERSION
+# heedConfigVersion.cmake - heed $(HEED_VERSION) (written by heed's `make install`).
+set(PACKAGE_VERSION "$(HEED_VERSION)")
+if(PACKAGE_FIND_VERSION VERSION_GREATER PACKAGE_VERSION)
+  set(PACKAGE_VERSION_COMPATIBLE FALSE)
+elseif(NOT PACKAGE_FIND_VERSION_MAJOR EQUAL $(word 1,$(subst ., ,$(HEED_VERSION))))
+  set(PACKAGE_VERSION_COMPATIBLE FALSE)
+elseif(PACKAGE_FIND_VERSION_MAJOR EQUAL 0 AND NOT PACKAGE_FIND_VERSION_MINOR EQUAL $(word 2,$(subst ., ,$(HEED_VERSION))))
+  set(PACKAGE_VERSION_COMPATIBLE FALSE)
+else()
+  set(PACKAGE_VERSION_COMPATIBLE TRUE)
+  if(PACKAGE_FIND_VERSION VERSION_EQUAL PACKAGE_VERSION)
+    set(PACKAGE_VERSION_EXACT TRUE)
+  endif()
+endif()
+if(NOT CMAKE_SIZEOF_VOID_P EQUAL 8)  # libheed.a is a 64-bit x86 library
+  set(PACKAGE_VERSION "$${PACKAGE_VERSION} (64-bit)")
+  set(PACKAGE_VERSION_UNSUITABLE TRUE)
+endif()
+endef
+export HEED_CMAKE_CONFIG HEED_CMAKE_VERSION
+
 install: $(BUILD)/libheed.a $(UMBRELLA)
 	@for h in $(HEADERS); do \
 	  mkdir -p $(DESTDIR)$(PREFIX)/include/heed/$$(dirname $$h); \
 	  install -m 644 $$h $(DESTDIR)$(PREFIX)/include/heed/$$h; \
 	done
 	install -m 644 $(UMBRELLA) $(DESTDIR)$(PREFIX)/include/heed/heed.h
-	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/lib/cmake/heed
 	install -m 644 $(BUILD)/libheed.a $(DESTDIR)$(PREFIX)/lib/
-	@printf 'prefix=%s\nincludedir=$${prefix}/include\nlibdir=$${prefix}/lib\n\nName: heed\nDescription: reverse-mode autograd with attention layers\nVersion: 0.1.0\nCflags: -I$${includedir} -fopenmp\nLibs: -L$${libdir} -lheed -L%s -Wl,-rpath,%s -lopenblas -fopenmp\n' \
-	  '$(PREFIX)' '$(BLAS_LIB)' '$(BLAS_LIB)' > $(DESTDIR)$(PREFIX)/lib/pkgconfig/heed.pc
+	@printf 'prefix=%s\nincludedir=$${prefix}/include\nlibdir=$${prefix}/lib\n\nName: heed\nDescription: reverse-mode autograd with attention layers\nVersion: %s\nCflags: -I$${includedir} -fopenmp\nLibs: -L$${libdir} -lheed -L%s -Wl,-rpath,%s -lopenblas -fopenmp\n' \
+	  '$(PREFIX)' '$(HEED_VERSION)' '$(BLAS_LIB)' '$(BLAS_LIB)' > $(DESTDIR)$(PREFIX)/lib/pkgconfig/heed.pc
+	@printf '%s\n' "$$HEED_CMAKE_CONFIG" > $(DESTDIR)$(PREFIX)/lib/cmake/heed/heedConfig.cmake
+	@printf '%s\n' "$$HEED_CMAKE_VERSION" > $(DESTDIR)$(PREFIX)/lib/cmake/heed/heedConfigVersion.cmake
 
 uninstall:
 	rm -rf $(DESTDIR)$(PREFIX)/include/heed
 	rm -f $(DESTDIR)$(PREFIX)/lib/libheed.a $(DESTDIR)$(PREFIX)/lib/pkgconfig/heed.pc
+	rm -rf $(DESTDIR)$(PREFIX)/lib/cmake/heed
 	rm -f $(DESTDIR)$(PREFIX)/lib/libheed_mpi.a $(DESTDIR)$(PREFIX)/lib/pkgconfig/heed-mpi.pc
 
 # ---- data parallel training over MPI (optim/*_mpi.*; optional) ----
@@ -393,8 +472,8 @@ install-mpi: $(BUILD)/libheed_mpi.a $(UMBRELLA)
 	done
 	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig
 	install -m 644 $(BUILD)/libheed_mpi.a $(DESTDIR)$(PREFIX)/lib/
-	@printf 'prefix=%s\nincludedir=$${prefix}/include\nlibdir=$${prefix}/lib\n\nName: heed-mpi\nDescription: data parallel training for heed over MPI (compile with mpicxx)\nVersion: 0.1.0\nRequires: heed\nCflags: -I$${includedir}\nLibs: -L$${libdir} -lheed_mpi\n' \
-	  '$(PREFIX)' > $(DESTDIR)$(PREFIX)/lib/pkgconfig/heed-mpi.pc
+	@printf 'prefix=%s\nincludedir=$${prefix}/include\nlibdir=$${prefix}/lib\n\nName: heed-mpi\nDescription: data parallel training for heed over MPI (compile with mpicxx)\nVersion: %s\nRequires: heed\nCflags: -I$${includedir}\nLibs: -L$${libdir} -lheed_mpi\n' \
+	  '$(PREFIX)' '$(HEED_VERSION)' > $(DESTDIR)$(PREFIX)/lib/pkgconfig/heed-mpi.pc
 
 clean:
 	rm -rf $(BUILD)
