@@ -31,6 +31,16 @@ Tensor log(const Tensor& x) {
   });
 }
 
+// y = log(1 + x)     dx = dy / (1 + x)
+// std::log1p keeps the digits of a tiny x that 1 + x would round away (log1p(1e-10) is
+// 1e-10; log(1 + 1e-10f) is 0 in float). Not vectorised: no fastmath kernel for it yet.
+Tensor log1p(const Tensor& x) {
+  Tensor y = map(x, [](real v) { return std::log1p(v); }, kGrainTranscendental);
+  return record("log1p", y, {x}, [x](const Tensor& dy, Grads& g) {
+    g[0] = zip("log1p", dy, x, [](real d, real xv) { return d / (1 + xv); });
+  });
+}
+
 // y = sqrt(x)        dx = dy / (2 y)
 Tensor sqrt(const Tensor& x) {
   Tensor y = map(x, [](real v) { return std::sqrt(v); });

@@ -1,5 +1,5 @@
-// unary.h - elementwise functions of one tensor: exp log sqrt tanh sigmoid relu gelu elu
-// abs clamp. Defaults follow PyTorch (gelu is the exact erf form, elu alpha = 1).
+// unary.h - elementwise functions of one tensor: exp log log1p sqrt tanh sigmoid relu gelu
+// elu abs clamp. Defaults follow PyTorch (gelu is the exact erf form, elu alpha = 1).
 // Each op's derivative is written beside it in unary.cpp.
 #pragma once
 #include <limits>
@@ -11,6 +11,8 @@ namespace heed {
 
 Tensor exp(const Tensor& x);
 Tensor log(const Tensor& x);
+// log(1 + x), accurate for tiny |x| (where 1 + x rounds away x's low digits).
+Tensor log1p(const Tensor& x);
 Tensor sqrt(const Tensor& x);
 Tensor tanh(const Tensor& x);
 Tensor sigmoid(const Tensor& x);

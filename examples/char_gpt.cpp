@@ -521,14 +521,12 @@ int run(const Options& o, std::chrono::steady_clock::time_point t0) {
   if (r.losses.empty()) return 0;
 
   auto curve = plot::loss_curve(o.out + "/loss.png", r.losses, "character GPT, " + o.pos + " positions", font);
-  double load[1] = {0};
-  getloadavg(load, 1);
   std::printf("\nwrote %s/loss.png (%dx%d)%s%s\n", o.out.c_str(), curve.first, curve.second,
               o.save.empty() ? "" : ", checkpoint ", o.save.c_str());
   std::printf("validation loss %.4f (%.3f bits per character) after %lld steps | %.0f tokens/s, training %.1f s, "
-              "total %.1f s wall, %d threads, load average %.2f\n",
+              "total %.1f s wall, %d threads\n",
               r.valid_loss, r.valid_loss / std::log(2.0), (long long)o.iters, r.tokens_per_s, train_s,
-              progress::seconds_since(t0), get_num_threads(), load[0]);
+              progress::seconds_since(t0), get_num_threads());
   if (o.smoke) {  // the checks make test relies on
     double first, last;
     const bool falls = program::loss_falls(r.losses, 0.8, first, last, 5);

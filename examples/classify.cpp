@@ -265,12 +265,10 @@ int run(const Options& o, std::chrono::steady_clock::time_point t0) {
   const double acc = accuracy(model, test_set), train_acc = accuracy(model, {train_set.begin(), train_set.begin() + std::min<size_t>(2000, train_set.size())});
   auto heat = draw_attention(model, test_set, std::min<int64_t>(o.show, test_set.size()), o.out + "/attention.png", font);
   auto curve = plot::loss_curve(o.out + "/loss.png", losses, "A before B? attention-pooling classifier", font);
-  double load[1] = {0};
-  getloadavg(load, 1);
   std::printf("wrote %s/attention.png (%dx%d) and %s/loss.png (%dx%d)\n", o.out.c_str(), heat.first, heat.second,
               o.out.c_str(), curve.first, curve.second);
-  std::printf("test accuracy %.1f%% (train %.1f%%; a bag of words: 50%%) | %.1f s wall, %d threads, load average %.2f\n",
-              100 * acc, 100 * train_acc, progress::seconds_since(t0), get_num_threads(), load[0]);
+  std::printf("test accuracy %.1f%% (train %.1f%%; a bag of words: 50%%) | %.1f s wall, %d threads\n",
+              100 * acc, 100 * train_acc, progress::seconds_since(t0), get_num_threads());
   if (o.smoke) {
     double first, last;
     const bool falls = program::loss_falls(losses, 0.9, first, last);

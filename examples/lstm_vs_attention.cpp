@@ -241,11 +241,9 @@ int run(const Options& o, std::chrono::steady_clock::time_point t0) {
   auto png = plot::line_chart(o.out + "/accuracy.png", x, series, 0, 100,
                               "copying digits: per-digit accuracy, greedy decoding (" + std::to_string(o.steps) + " steps each)",
                               "string length L", "digits right (%)", font);
-  double load[1] = {0};
-  getloadavg(load, 1);
   std::printf("\nwrote %s/accuracy.png (%dx%d) | training %.1f s (lstm) + %.1f s (attention), total %.1f s wall, "
-              "%d threads, load average %.2f\n",
-              o.out.c_str(), png.first, png.second, seconds[0], seconds[1], progress::seconds_since(t0), get_num_threads(), load[0]);
+              "%d threads\n",
+              o.out.c_str(), png.first, png.second, seconds[0], seconds[1], progress::seconds_since(t0), get_num_threads());
   if (o.smoke) {
     double first, last;
     bool falls = true;

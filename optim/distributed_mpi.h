@@ -54,8 +54,8 @@
 // gradients. Buckets are always started in the same order (0, 1, 2, ...) on every rank, as
 // MPI requires of collectives. Whether it pays depends on the MPI library progressing the
 // reduction in the background; Open MPI without a progress thread advances it only
-// inside MPI calls (each hook calls MPI_Test). README "Training on several processes"
-// has the measurement on this machine.
+// inside MPI calls (each hook calls MPI_Test). `make bench-overlap`
+// (tests/bench/mpi/bench_overlap.cpp) measures both ways against compute alone.
 //
 // Errors. MPI errors are returned, not fatal: each becomes a heed::Error naming the MPI
 // call and the MPI message. A rank that dies (a crash, or an exit with an error code) makes

@@ -8,6 +8,7 @@
 #include "helpers.h"
 
 using namespace heed;
+using heed::test::right_padding;
 using heed::test::check_grad;
 using heed::test::param;
 using V = std::vector<Tensor>;
@@ -16,14 +17,6 @@ namespace {
 
 // The context and the weights as one flat tensor, so one gradcheck covers both.
 Tensor both(const nn::Attended& a) { return cat({flatten(a.context), flatten(a.weights)}); }
-
-// A (B, Tk) key-padding mask: batch b sees its first lengths[b] keys.
-Tensor padding(const std::vector<int64_t>& lengths, int64_t Tk) {
-  Tensor m = zeros({int64_t(lengths.size()), Tk});
-  for (size_t b = 0; b < lengths.size(); ++b)
-    for (int64_t j = 0; j < lengths[b]; ++j) m.data()[b * Tk + j] = 1;
-  return m;
-}
 
 // attend() on scores (B, Tq, Tk) and values (B, Tk, 3) under mask m.
 void check_attend(int64_t B, int64_t Tq, int64_t Tk, const nn::AttentionMask& m) {
@@ -36,10 +29,10 @@ void check_attend(int64_t B, int64_t Tq, int64_t Tk, const nn::AttentionMask& m)
 TEST_CASE("gradcheck attend: no mask, key padding, full mask, key padding + full mask") {
   manual_seed(401);
   check_attend(2, 3, 4, {});
-  check_attend(2, 3, 4, nn::AttentionMask().key_padding(padding({4, 2}, 4)));
+  check_attend(2, 3, 4, nn::AttentionMask().key_padding(right_padding({4, 2}, 4)));
   const Tensor full = from_vector({1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1}, {3, 4});  // (Tq, Tk)
   check_attend(2, 3, 4, nn::AttentionMask().mask(full));
-  check_attend(2, 3, 4, nn::AttentionMask().mask(full).key_padding(padding({3, 4}, 4)));
+  check_attend(2, 3, 4, nn::AttentionMask().mask(full).key_padding(right_padding({3, 4}, 4)));
 }
 
 TEST_CASE("gradcheck attend: causal with Tq == Tk, Tq < Tk and Tq > Tk (first queries see nothing)") {
@@ -47,12 +40,12 @@ TEST_CASE("gradcheck attend: causal with Tq == Tk, Tq < Tk and Tq > Tk (first qu
   check_attend(2, 4, 4, nn::AttentionMask().causal());
   check_attend(2, 2, 5, nn::AttentionMask().causal());
   check_attend(2, 5, 3, nn::AttentionMask().causal());  // queries 0 and 1 see no key
-  check_attend(2, 5, 3, nn::AttentionMask().causal().key_padding(padding({3, 2}, 3)));
+  check_attend(2, 5, 3, nn::AttentionMask().causal().key_padding(right_padding({3, 2}, 3)));
 }
 
 TEST_CASE("gradcheck attend: fully masked rows have zero context and exactly zero gradient") {
   manual_seed(403);
-  const nn::AttentionMask m = nn::AttentionMask().key_padding(padding({3, 0}, 3));  // batch 1: none
+  const nn::AttentionMask m = nn::AttentionMask().key_padding(right_padding({3, 0}, 3));  // batch 1: none
   check_attend(2, 2, 3, m);
 
   Tensor e = param({2, 2, 3}), v = param({2, 3, 4});
@@ -74,14 +67,14 @@ TEST_CASE("gradcheck attend: 4-D (B, H, Tq, Tk) scores with a (B, 1, Tq, Tk) mas
   Tensor full = ones({2, 1, 3, 4});
   full.data()[5] = 0;
   full.data()[12 + 0] = 0;
-  const nn::AttentionMask m = nn::AttentionMask().mask(full).key_padding(padding({4, 3}, 4));
+  const nn::AttentionMask m = nn::AttentionMask().mask(full).key_padding(right_padding({4, 3}, 4));
   check_grad([m](const V& x) { return both(nn::attend("test", x[0], x[1], m)); }, {e, v});
 }
 
 TEST_CASE("gradcheck attend: dropout on the weights, the seed set inside the function") {
   manual_seed(405);
   Tensor e = param({2, 3, 5}), v = param({2, 5, 3});
-  const nn::AttentionMask m = nn::AttentionMask().key_padding(padding({5, 4}, 5));
+  const nn::AttentionMask m = nn::AttentionMask().key_padding(right_padding({5, 4}, 5));
   const auto f = [m](const V& x) {
     manual_seed(77);  // every evaluation drops the same weights
     return both(nn::attend("test", x[0], x[1], m, 0.3, /*training=*/true));
@@ -101,7 +94,7 @@ TEST_CASE("gradcheck scaled_dot_product_attention: 3-D and 4-D, masks, causal, s
   Tensor q = param({2, 3, 4}), k = param({2, 5, 4}), v = param({2, 5, 3});
   check_grad([](const V& x) { return both(nn::scaled_dot_product_attention(x[0], x[1], x[2])); },
              {q, k, v});
-  const nn::AttentionMask m = nn::AttentionMask().key_padding(padding({5, 3}, 5)).causal();
+  const nn::AttentionMask m = nn::AttentionMask().key_padding(right_padding({5, 3}, 5)).causal();
   check_grad([m](const V& x) { return both(nn::scaled_dot_product_attention(x[0], x[1], x[2], m)); },
              {q, k, v});
   check_grad([m](const V& x) {
@@ -136,7 +129,7 @@ TEST_CASE("gradcheck scaled_dot_product_attention with attn_bias: w.r.t. q, k, v
   // (B, H, Tq, D) with a per-head bias (H, Tq, Tk) broadcast over the batch, causal Tq < Tk
   Tensor q = param({2, 2, 3, 3}), k = param({2, 2, 4, 3}), v = param({2, 2, 4, 2});
   Tensor bias = param({2, 3, 4});
-  const nn::AttentionMask m = nn::AttentionMask().key_padding(padding({4, 3}, 4)).causal();
+  const nn::AttentionMask m = nn::AttentionMask().key_padding(right_padding({4, 3}, 4)).causal();
   check_grad([m](const V& x) {
     return both(nn::scaled_dot_product_attention(x[0], x[1], x[2], m, x[3]));
   }, {q, k, v, bias});

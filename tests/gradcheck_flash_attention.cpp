@@ -18,9 +18,9 @@ namespace {
 // Key padding (B, Tk): batch 1 hides its first ceil(Tk/2) keys, so with causal its first
 // queries see nothing (fully masked rows: zero output, zero gradient).
 Tensor left_padding(int64_t B, int64_t Tk) {
-  Tensor p = ones({B, Tk});
-  for (int64_t j = 0; j < (Tk + 1) / 2; ++j) p.data()[Tk + j] = 0;
-  return p;
+  std::vector<int64_t> hidden(B, 0);
+  hidden.at(1) = (Tk + 1) / 2;
+  return heed::test::left_padding(hidden, Tk);
 }
 
 std::vector<AttentionMask> mask_kinds(int64_t B, int64_t Tk) {

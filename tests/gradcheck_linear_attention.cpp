@@ -13,12 +13,7 @@ using V = std::vector<Tensor>;
 namespace {
 
 // 1 = real key; batch row 0 has its last key padded, row 1 its first two.
-Tensor padding(int64_t Tk) {
-  Tensor m = ones({2, Tk});
-  m.data()[Tk - 1] = 0;
-  m.data()[Tk] = m.data()[Tk + 1] = 0;
-  return m;
-}
+Tensor padding(int64_t Tk) { return heed::test::key_padding({{0, Tk - 1}, {2, Tk}}, Tk); }
 
 }  // namespace
 

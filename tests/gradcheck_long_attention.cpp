@@ -8,19 +8,12 @@
 
 using namespace heed;
 using heed::test::check_grad;
+using heed::test::left_padding;
 using heed::test::param;
 using nn::AttentionMask;
 using V = std::vector<Tensor>;
 
 namespace {
-
-// A (B, T) key-padding mask: batch b hides its first hidden[b] keys (left padding).
-Tensor left_padding(const std::vector<int64_t>& hidden, int64_t T) {
-  Tensor m = ones({int64_t(hidden.size()), T});
-  for (size_t b = 0; b < hidden.size(); ++b)
-    for (int64_t j = 0; j < hidden[b]; ++j) m.data()[b * T + j] = 0;
-  return m;
-}
 
 }  // namespace
 

@@ -17,9 +17,7 @@ using V = std::vector<Tensor>;
 namespace {
 
 // B = 3 sequences of Tk = 5 keys: lengths 5, 3 and 0 (the last row is fully masked).
-Tensor padding() {
-  return from_vector({1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0}, {3, 5});
-}
+Tensor padding() { return heed::test::right_padding({5, 3, 0}, 5); }
 
 // Context and weights as one output, so gradcheck sees both.
 Tensor both(const nn::Attended& a) { return cat({flatten(a.context), flatten(a.weights)}); }

@@ -20,11 +20,7 @@ namespace {
 nn::TransformerLayerOptions tiny() { return nn::TransformerLayerOptions(4, 2).dim_feedforward(6).dropout(0); }
 
 // batch 0 sees every key; batch 1's last key is padding
-Tensor padding(int64_t T) {
-  Tensor m = ones({2, T});
-  m.data()[2 * T - 1] = 0;
-  return m;
-}
+Tensor padding(int64_t T) { return heed::test::right_padding({T, T - 1}, T); }
 
 }  // namespace
 

@@ -8,6 +8,7 @@
 #include <functional>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <heed/heed.h>
@@ -61,6 +62,29 @@ inline std::vector<real> random_buffer(int64_t n, unsigned seed) {
   std::vector<real> v(n);
   for (real& x : v) x = real(normal(gen));
   return v;
+}
+
+// Key-padding masks for the attention tests: (B, Tk), 1 = may attend (the library's one
+// mask convention). key_padding: row b is 1 on keys [keys[b].first, keys[b].second).
+inline Tensor key_padding(const std::vector<std::pair<int64_t, int64_t>>& keys, int64_t Tk) {
+  Tensor m = zeros({int64_t(keys.size()), Tk});
+  for (size_t b = 0; b < keys.size(); ++b)
+    for (int64_t j = keys[b].first; j < keys[b].second; ++j) m.data()[b * Tk + j] = 1;
+  return m;
+}
+
+// Right padding: row b sees its first lengths[b] keys.
+inline Tensor right_padding(const std::vector<int64_t>& lengths, int64_t Tk) {
+  std::vector<std::pair<int64_t, int64_t>> keys;
+  for (int64_t n : lengths) keys.push_back({0, n});
+  return key_padding(keys, Tk);
+}
+
+// Left padding: row b hides its first hidden[b] keys.
+inline Tensor left_padding(const std::vector<int64_t>& hidden, int64_t Tk) {
+  std::vector<std::pair<int64_t, int64_t>> keys;
+  for (int64_t h : hidden) keys.push_back({h, Tk});
+  return key_padding(keys, Tk);
 }
 
 // For its lifetime: exactly n threads (dynamic threads off); restores both settings after.

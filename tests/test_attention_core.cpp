@@ -12,6 +12,7 @@
 #include "helpers.h"
 
 using namespace heed;
+using heed::test::right_padding;
 using heed::test::error_of;
 using heed::test::allclose;
 
@@ -24,13 +25,6 @@ bool all_finite(const Tensor& t) {
   for (real x : t.to_vector())
     if (!std::isfinite(x)) return false;
   return true;
-}
-
-Tensor padding(const std::vector<int64_t>& lengths, int64_t Tk) {
-  Tensor m = zeros({int64_t(lengths.size()), Tk});
-  for (size_t b = 0; b < lengths.size(); ++b)
-    for (int64_t j = 0; j < lengths[b]; ++j) m.data()[b * Tk + j] = 1;
-  return m;
 }
 
 }  // namespace
@@ -49,7 +43,7 @@ TEST_CASE("attend: weights are a softmax over keys; rows sum to 1; context = wei
 TEST_CASE("attend: key padding zeroes the padded keys' weights, per batch element") {
   manual_seed(502);
   Tensor e = randn({2, 3, 4}), v = randn({2, 4, 2});
-  const nn::Attended a = nn::attend("test", e, v, nn::AttentionMask().key_padding(padding({4, 2}, 4)));
+  const nn::Attended a = nn::attend("test", e, v, nn::AttentionMask().key_padding(right_padding({4, 2}, 4)));
   for (real s : row_sums(a.weights)) CHECK(s == doctest::Approx(1).epsilon(1e-6));
   for (int i = 0; i < 3; ++i) {
     CHECK(a.weights.at({1, i, 2}) == 0);
@@ -88,7 +82,7 @@ TEST_CASE("attend: causal weights are zero above the aligned diagonal j <= i + (
 TEST_CASE("attend: a batch element whose keys are all padding gets zero context and zero grads") {
   manual_seed(504);
   Tensor e = test::param({2, 3, 4}), v = test::param({2, 4, 2});
-  const nn::Attended a = nn::attend("test", e, v, nn::AttentionMask().key_padding(padding({4, 0}, 4)));
+  const nn::Attended a = nn::attend("test", e, v, nn::AttentionMask().key_padding(right_padding({4, 0}, 4)));
   sum(a.context * randn({2, 3, 2})).backward();
   CHECK(all_finite(a.context));
   CHECK(all_finite(e.grad()));
@@ -108,7 +102,7 @@ TEST_CASE("attend: full masks broadcast ((Tq, Tk), (B, 1, Tq, Tk)) and combine w
   manual_seed(505);
   Tensor e = randn({2, 2, 3, 3}), v = randn({2, 2, 3, 2});  // (B, H, Tq, Tk)
   const Tensor full = from_vector({1, 1, 0, 1, 1, 1, 0, 1, 1}, {3, 3});
-  const nn::AttentionMask m = nn::AttentionMask().mask(full).key_padding(padding({3, 2}, 3)).causal();
+  const nn::AttentionMask m = nn::AttentionMask().mask(full).key_padding(right_padding({3, 2}, 3)).causal();
   const Tensor vis = nn::visible("test", e.shape(), m);
   const nn::Attended a = nn::attend("test", e, v, m);
   for (int64_t b = 0; b < 2; ++b)

@@ -1,7 +1,7 @@
 // test_empty_shapes.cpp - zero-size dims follow PyTorch; negative and impossible sizes are
-// heed::Errors. Regression tests for crashes and hangs found from outside (issue 11):
-// SIGFPE in 2-D matmul with K = 0 and in sum over a zero-size dim, a hang in the allocator
-// for negative sizes, and a silently wrapped element count.
+// heed::Errors. Regression tests for crashes and hangs found from outside: SIGFPE in 2-D
+// matmul with K = 0 and in sum over a zero-size dim, a hang in the allocator for negative
+// sizes, and a silently wrapped element count.
 #include <cstdint>
 #include <string>
 

@@ -34,9 +34,9 @@ Run run(const F& f, const Tensor& q, const Tensor& k, const Tensor& v, const Ten
 
 // A (B, Tk) padding mask with the last `pad` keys of batch row 0 padded (1 = real key).
 Tensor padding(int64_t B, int64_t Tk, int64_t pad) {
-  Tensor m = ones({B, Tk});
-  for (int64_t j = Tk - pad; j < Tk; ++j) m.data()[j] = 0;
-  return m;
+  std::vector<int64_t> lengths(B, Tk);
+  lengths[0] = Tk - pad;
+  return heed::test::right_padding(lengths, Tk);
 }
 
 // Peak allocator bytes of one forward + backward, beyond what was live before it.

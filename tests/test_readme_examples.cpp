@@ -1,5 +1,10 @@
 // test_readme_examples.cpp - every one-line example in README.md, compiled and run, so the
-// README cannot drift from the API. Keep the two in step.
+// README cannot drift from the API. Keep the two in step. The README's complete program is
+// below with its body verbatim, and its "Adding an op" excerpts are checked against the files
+// they name.
+#include <fstream>
+#include <sstream>
+
 #include "helpers.h"
 
 using namespace heed;
@@ -45,4 +50,86 @@ TEST_CASE("README one-line examples compile and run") {
   CHECK(h_n.shape() == Shape{4, 2, 128});
   CHECK(gout.shape() == Shape{2, 3, 128});
   CHECK(y.shape() == Shape{2, 784});
+}
+
+namespace {
+
+// The README's complete program, its body verbatim; returns the loss after training.
+double readme_program() {
+  manual_seed(0);
+  Tensor x = rand({256, 1}) * 4 - 2;  // (N, 1) inputs in [-2, 2)
+  Tensor y = exp(-4 * x * x);         // (N, 1) the bump to learn
+  auto model = std::make_shared<nn::Sequential>(std::make_shared<nn::Linear>(1, 32),
+                                                std::make_shared<nn::Tanh>(),
+                                                std::make_shared<nn::Linear>(32, 1));
+  optim::Adam opt(model->parameters(), optim::AdamOptions(1e-2));
+  for (int step = 0; step <= 1000; ++step) {
+    Tensor loss = nn::functional::mse_loss(model->forward(x), y);
+    opt.zero_grad();
+    loss.backward();
+    opt.step();
+    if (step % 100 == 0) std::printf("step %4d  loss %.6f\n", step, double(loss.item()));
+  }
+  return double(nn::functional::mse_loss(model->forward(x), y).item());
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+struct Block {
+  std::string first;  // the first line
+  std::string rest;   // the lines after it, each ending in a newline
+};
+
+// The fenced code blocks of a markdown text.
+std::vector<Block> code_blocks(const std::string& md) {
+  std::vector<Block> blocks;
+  std::istringstream in(md);
+  std::string line;
+  bool inside = false;
+  Block b;
+  int n = 0;
+  while (std::getline(in, line)) {
+    if (line.rfind("```", 0) == 0) {
+      if (inside) blocks.push_back(b);
+      inside = !inside;
+      b = Block();
+      n = 0;
+    } else if (inside) {
+      if (n++ == 0) b.first = line;
+      else b.rest += line + "\n";
+    }
+  }
+  return blocks;
+}
+
+}  // namespace
+
+TEST_CASE("README: the complete program is the one run here, and it learns") {
+  const std::string readme = read_text("README.md"), self = read_text("tests/test_readme_examples.cpp");
+  REQUIRE(!readme.empty());
+  const size_t begin = readme.find("int main() {\n"), end = readme.find("\n}\n```", begin);
+  REQUIRE(begin != std::string::npos);
+  REQUIRE(end != std::string::npos);
+  const std::string body = readme.substr(begin + 13, end - begin - 13 + 1);
+  CHECK_MESSAGE(self.find(body) != std::string::npos, "README's program body is not readme_program()'s:\n", body);
+  CHECK(readme_program() < 1e-3);
+}
+
+TEST_CASE("README: each code excerpt that starts with a file name appears verbatim in that file") {
+  int checked = 0;
+  for (const Block& b : code_blocks(read_text("README.md"))) {
+    std::string path;
+    if (b.first.rfind("// ", 0) == 0) path = b.first.substr(3);
+    else if (b.first.rfind("# ", 0) == 0) path = b.first.substr(2);
+    if (path.empty() || path.find(' ') != std::string::npos || !std::ifstream(path)) continue;
+    CAPTURE(path);
+    CHECK_MESSAGE(read_text(path).find(b.rest) != std::string::npos, "not in ", path, ":\n", b.rest);
+    ++checked;
+  }
+  CHECK(checked >= 5);  // the "Adding an op" walkthrough's excerpts
 }

@@ -10,7 +10,7 @@
 
 using namespace heed;
 
-TEST_CASE("translate data: the issue's examples, weekdays, ISO targets") {
+TEST_CASE("translate data: the README's example formats, weekdays, ISO targets") {
   dates::Date d{2021, 3, 3};
   CHECK(dates::format(d, "_MMM d yy") == "mar 3 21");
   CHECK(dates::format(d, "dd.mm.yyyy") == "03.03.2021");

@@ -9,9 +9,10 @@ alternating rounds and prints one table (also written to build/bench/models.md):
 
 Each round runs `build/bench/bench_models CASE` and this script's `--torch CASE` as separate
 processes, in alternating order; the table shows the median of the rounds. PyTorch runs in its
-best configuration on this machine: 2 threads, OMP_WAIT_POLICY=passive, and the pthread build
-of OpenBLAS (Debian libopenblas0-pthread) through LD_LIBRARY_PATH, for torch's process alone.
-With the OpenMP build, which heed links, torch's LSTM-heavy steps are much slower.
+best configuration on 2 cores: 2 threads, OMP_WAIT_POLICY=passive, and the pthread build of
+OpenBLAS (Debian libopenblas0-pthread, which `make bench` installs) through LD_LIBRARY_PATH,
+for torch's process alone. With the OpenMP build, which heed links, torch's LSTM-heavy steps
+are much slower (run `--torch lstm` with and without LD_LIBRARY_PATH to see it).
 
 Memory: "heed MiB" is heed's allocator peak during one step beyond what was live before it
 (alloc::PeakScope); "RSS MiB" on both sides is the growth of the process's peak resident set

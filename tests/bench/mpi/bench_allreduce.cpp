@@ -1,5 +1,5 @@
 // bench_allreduce.cpp - MPI_Allreduce(SUM, in place) time on float buffers of 1e4 .. 1e7
-// elements: `make bench-allreduce` (2 ranks on this machine). Prints the median over
+// elements: `make bench-allreduce` (2 ranks on one machine). Prints the median over
 // rounds, the time per parameter, and the "bus bandwidth" 2(W-1)/W * bytes / time that a
 // ring allreduce moves per rank, the figure the README's scaling estimate starts from.
 #include <mpi.h>

@@ -1,5 +1,5 @@
-// bench_overlap.cpp - does overlapping gradient averaging with backward pay on this
-// machine? `make bench-overlap` (2 ranks). A stack of 8 Linear(256, 256) + tanh (527k
+// bench_overlap.cpp - does overlapping gradient averaging with backward pay on the machine
+// it runs on? `make bench-overlap` (2 ranks). A stack of 8 Linear(256, 256) + tanh (527k
 // parameters), batch 64, one thread per rank; each round times 20 steps of forward,
 // backward and GradientAverager::synchronize() for four settings, in alternating order;
 // prints the median ms per step over the rounds and the load average.
