@@ -140,13 +140,6 @@ $(UMBRELLA): $(HEADERS) Makefile
 # library they test keeps CXXFLAGS. At -O3 each test file took about twice the compile time,
 # and touching any library header recompiles every test file (they all include the umbrella).
 TEST_CXXFLAGS ?= $(patsubst -O%,-O1,$(CXXFLAGS))
-# test_fastmath.cpp compares the library's results bit for bit with the same inline
-# formulas (core/fastmath.h) compiled into the test; at -O1 GCC does not contract a * b + c
-# into an FMA as it does at -O3, so that file keeps the library's flags (and parses
-# helpers.h itself: the precompiled one was made at -O1).
-$(BUILD)/f32/tests/test_fastmath.o: tests/test_fastmath.cpp | deps $(UMBRELLA)
-	@mkdir -p $(@D)
-	$(CXX) $(BASEFLAGS) $(CXXFLAGS) -c $< -o $@
 $(BUILD)/f32/tests/pch/helpers.h.gch: tests/helpers.h $(UMBRELLA) | deps
 	@mkdir -p $(@D)
 	$(CXX) $(BASEFLAGS) $(TEST_CXXFLAGS) -x c++-header $< -o $@
