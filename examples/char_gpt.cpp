@@ -51,6 +51,7 @@
 #include <iterator>
 #include <map>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -544,7 +545,17 @@ void import_model(const std::string& path, GPT& model, const Corpus& c) {
   const auto vocab = f.metadata.find("vocab");
   if (vocab != f.metadata.end() && vocab->second != vocabulary(c))
     throw Error("--import " + path + ": its vocabulary differs from this --text's (train and import on the same text)");
-  const nn::IncompatibleKeys r = model.load_state_dict(f.tensors, /*strict=*/false);
+  nn::IncompatibleKeys r = model.load_state_dict(f.tensors, /*strict=*/false);
+  // A file may hold a tied tensor under one of its names (safetensors.torch.save_model keeps
+  // one): a missing key is loaded if another name of the same tensor was.
+  std::map<std::string, const TensorImpl*> impl_of;
+  for (const auto& [k, t] : model.state_dict()) impl_of[k] = t.impl();
+  std::set<const TensorImpl*> loaded;
+  for (const auto& [k, t] : f.tensors)
+    if (impl_of.count(k)) loaded.insert(impl_of[k]);
+  r.missing_keys.erase(std::remove_if(r.missing_keys.begin(), r.missing_keys.end(),
+                                      [&](const std::string& k) { return loaded.count(impl_of[k]) > 0; }),
+                       r.missing_keys.end());
   std::vector<std::string> unexpected;
   for (const std::string& k : r.unexpected_keys)
     if (k.size() < 10 || k.compare(k.size() - 10, 10, ".attn.bias") != 0) unexpected.push_back(k);

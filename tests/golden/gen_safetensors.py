@@ -273,6 +273,16 @@ def check_nanogpt():
     diff = max_diff(m(logits["ids"].long()), logits["logits"])
     if diff > 1e-4:
         sys.exit(f"gen_safetensors: char_gpt's logits of an imported nanoGPT model differ by {diff:.3g}")
+    # safetensors.torch.save_model keeps one name of a tied tensor: import that too.
+    del sd["lm_head.weight"]
+    save_st(os.path.join(d, "torch_one_name.safetensors"), sd, {"vocab": meta["vocab"]})
+    subprocess.run([gpt, *common, "--iters", "0", "--import", os.path.join(d, "torch_one_name.safetensors"),
+                    "--dump-logits", os.path.join(d, "torch_one_name_logits.safetensors")], check=True,
+                   stdout=subprocess.DEVNULL)
+    logits, _ = load_st(os.path.join(d, "torch_one_name_logits.safetensors"))
+    diff = max(diff, max_diff(m(logits["ids"].long()), logits["logits"]))
+    if diff > 1e-4:
+        sys.exit(f"gen_safetensors: char_gpt's logits of a nanoGPT file without lm_head.weight differ by {diff:.3g}")
     subprocess.run([gpt, *common, "--iters", "120", "--import", os.path.join(d, "torch.safetensors")], check=True,
                    stdout=subprocess.DEVNULL)
     print(f"  nanoGPT -> char_gpt: imported logits agree (max diff {diff:.2g}); training continues from it")
