@@ -2,7 +2,7 @@
 #   make demo      build examples/translate and train it with its defaults (dates -> ISO dates)
 #   make test      build and run every test (installs Debian packages first if missing)
 #   make sanitize  build and run both test binaries under AddressSanitizer + UBSan
-#   make fuzz      libFuzzer on the checkpoint loader for FUZZ_SECONDS (default 600)
+#   make fuzz      libFuzzer on the checkpoint and safetensors loaders, FUZZ_SECONDS each (default 600)
 #   make soak      train with checkpoints for SOAK_MINUTES (default 30) under random SIGKILLs
 #   make bench     heed vs PyTorch CPU eager, side by side
 #   make install PREFIX=/usr/local [DESTDIR=...]   headers, libheed.a, heed.pc, lib/cmake/heed
@@ -85,6 +85,7 @@ DEPS += pkgconf:/usr/bin/pkg-config
 DEPS += libstb-dev:/usr/include/stb/stb_image_write.h
 DEPS += fonts-dejavu-core:/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf
 DEPS += fortunes:/usr/share/games/fortunes/cookie
+DEPS += nlohmann-json3-dev:/usr/include/nlohmann/json.hpp
 
 deps:
 	@missing=""; \
@@ -214,11 +215,15 @@ sanitize: deps
 	UBSAN_OPTIONS=print_stacktrace=1 $(BUILD)/sanitize/tests_f32
 	UBSAN_OPTIONS=print_stacktrace=1 $(BUILD)/sanitize/tests_f64
 
-# libFuzzer on the checkpoint loader (clang 14 from Debian, installed by this target's deps):
-# the library built with clang under ASan + UBSan into $(BUILD)/fuzz, seeded with valid
-# checkpoints of every target in tests/fuzz/targets.h, run for FUZZ_SECONDS. A finding
-# stops the run and leaves crash-*/timeout-* files in $(BUILD)/fuzz: keep each in
-# tests/fuzz/regressions/, which tests/test_fuzz_regressions.cpp replays in `make test`.
+# libFuzzer on the two file readers (clang 14 from Debian, installed by this target's deps):
+# the library built with clang under ASan + UBSan into $(BUILD)/fuzz, then, FUZZ_SECONDS each,
+#   fuzz_checkpoint   the checkpoint loader, seeded with valid checkpoints of every target in
+#                     tests/fuzz/targets.h (tests/fuzz/corpus)
+#   fuzz_safetensors  the safetensors reader, seeded with valid files and known attacks
+#                     (tests/fuzz/corpus_safetensors, tests/fuzz/write_safetensors_seeds.py)
+# A finding stops the run and leaves crash-*/timeout-* files in $(BUILD)/fuzz: keep a
+# checkpoint one in tests/fuzz/regressions/ (tests/test_fuzz_regressions.cpp replays them) and
+# a safetensors one in tests/fuzz/corpus_safetensors/ (tests/test_safetensors.cpp replays them).
 FUZZ_SECONDS ?= 600
 FUZZ_CXX     := clang++-14
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all
@@ -231,9 +236,14 @@ fuzz: deps
 	$(FUZZ_CXX) -I$(BUILD)/fuzz/include $(BASEFLAGS) -O1 -g $(ARCH) $(FUZZ_SAN) \
 	  -fsanitize=fuzzer tests/fuzz/fuzz_checkpoint.cpp -o $(BUILD)/fuzz/fuzz_checkpoint \
 	  $(BUILD)/fuzz/libheed.a $(LDLIBS)
-	@mkdir -p $(BUILD)/fuzz/corpus
+	$(FUZZ_CXX) -I$(BUILD)/fuzz/include $(BASEFLAGS) -O1 -g $(ARCH) $(FUZZ_SAN) \
+	  -fsanitize=fuzzer tests/fuzz/fuzz_safetensors.cpp -o $(BUILD)/fuzz/fuzz_safetensors \
+	  $(BUILD)/fuzz/libheed.a $(LDLIBS)
+	@mkdir -p $(BUILD)/fuzz/corpus $(BUILD)/fuzz/corpus_safetensors
 	cd $(BUILD)/fuzz && ./fuzz_checkpoint -max_total_time=$(FUZZ_SECONDS) -timeout=10 \
 	  -rss_limit_mb=4096 -print_final_stats=1 corpus $(CURDIR)/tests/fuzz/corpus
+	cd $(BUILD)/fuzz && ./fuzz_safetensors -max_total_time=$(FUZZ_SECONDS) -timeout=10 \
+	  -rss_limit_mb=4096 -print_final_stats=1 corpus_safetensors $(CURDIR)/tests/fuzz/corpus_safetensors
 
 # The fuzzer's seeds (committed under tests/fuzz/corpus; rerun when the format changes).
 fuzz-seeds: $(BUILD)/libheed.a $(UMBRELLA)

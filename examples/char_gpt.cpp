@@ -8,7 +8,8 @@
 //   Corpus         any UTF-8 file, or by default the Debian `fortunes` package's files
 //                  concatenated in sorted order; characters are code points; 90% / 10%
 //                  train / validation split (the validation text is the file's end)
-//   GPT            embedding + positions (learned | sinusoidal | rotary) -> N blocks -> norm -> logits
+//   GPT            embedding + positions (learned | sinusoidal | rotary) -> N blocks -> norm -> logits,
+//                  with nanoGPT's module names and its output layer tied to the embedding
 //   train          AdamW with decoupled weight decay on the matrices only (Loshchilov & Hutter
 //                  2019), linear warmup + cosine decay, gradient clipping, validation loss
 //                  every eval interval, checkpoints
@@ -24,6 +25,8 @@
 //   build/examples/char_gpt                              train the baby GPT on the fortunes
 //   build/examples/char_gpt --text book.txt --pos rope --save book.ckpt
 //   build/examples/char_gpt --resume book.ckpt --text book.txt --iters 0 --prompt "The " --samples 3
+//   build/examples/char_gpt --text book.txt --export book.safetensors     nanoGPT's GPT loads it
+//   build/examples/char_gpt --text book.txt --import nanogpt.safetensors  continue nanoGPT's model
 //
 // Data parallel (README "Training on several processes"): built with -DHEED_WITH_MPI
 // (`make build/examples/char_gpt_mpi`), `mpirun -np N build/examples/char_gpt_mpi` trains
@@ -48,6 +51,7 @@
 #include <iterator>
 #include <map>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -77,6 +81,7 @@ struct Options {
   uint64_t seed = 1;
   int threads = 1;  // see examples/translate.cpp and the README: spinning OpenMP threads on a shared machine
   std::string out = "build/char_gpt", save, resume;
+  std::string export_path, import_path, dump_logits;  // safetensors files (nanoGPT's names)
   bool smoke = false;
 };
 
@@ -106,6 +111,12 @@ const char* kUsage =
     "  --out DIR            loss curve and default checkpoint              (build/char_gpt)\n"
     "  --save FILE          checkpoint at every evaluation                 (DIR/char_gpt.ckpt)\n"
     "  --resume FILE        continue from a checkpoint (same --text and sizes)\n"
+    "  --export FILE        after training, write the weights as safetensors with nanoGPT's names\n"
+    "                       and the vocabulary in its metadata\n"
+    "  --import FILE        start from safetensors weights (an --export, or nanoGPT's GPT saved\n"
+    "                       with bias=True; same sizes and --pos learned)\n"
+    "  --dump-logits FILE   after training, write the prompt's ids and logits as safetensors\n"
+    "                       (to check an exported model in another framework)\n"
     "  --smoke              a few seconds at tiny sizes; exits 1 unless the loss falls\n"
     "                       and the PNG is valid (part of make test)\n"
     "  --help\n";
@@ -153,7 +164,11 @@ Options parse_options(int argc, char** argv, bool& help) {
   o.out = p.get("out", o.out);
   o.save = p.get("save", o.out + "/char_gpt.ckpt");
   o.resume = p.get("resume", "");
-  if (o.iters == 0 && o.resume.empty()) throw args::UsageError("--iters 0 samples a trained model: give --resume FILE");
+  o.export_path = p.get("export", "");
+  o.import_path = p.get("import", "");
+  o.dump_logits = p.get("dump-logits", "");
+  if (o.iters == 0 && o.resume.empty() && o.import_path.empty())
+    throw args::UsageError("--iters 0 samples a trained model: give --resume FILE or --import FILE");
   p.finish();
   return o;
 }
@@ -261,88 +276,126 @@ std::pair<IndexTensor, IndexTensor> get_batch(const std::vector<int64_t>& data, 
 }
 
 // ------------------------------------------------------------------ model
+// Module names and shapes are nanoGPT's (karpathy/nanoGPT, model.py), so its GPT loads an
+// --export file and char_gpt --import loads its weights:
+//   transformer.wte (V, E)   transformer.wpe (block, E)   transformer.h.{i}.ln_1, .attn.c_attn
+//   (3E, E), .attn.c_proj, .ln_2, .mlp.c_fc (4E, E), .mlp.c_proj (E, 4E)   transformer.ln_f
+//   lm_head (V, E), the same tensor as transformer.wte (tied, Press & Wolf 2017)
+
 // Causal multi-head self-attention: one packed projection to Q, K, V, rotary positions on
 // Q and K when asked, heed::flash_attention with a causal mask, the output projection.
 class CausalSelfAttention : public nn::Module {
  public:
   CausalSelfAttention(int64_t E, int64_t H, double dropout, bool rope) : E_(E), H_(H) {
-    qkv = register_module("qkv", std::make_shared<nn::Linear>(E, 3 * E));
-    proj = register_module("proj", std::make_shared<nn::Linear>(E, E));
-    drop = register_module("drop", std::make_shared<nn::Dropout>(dropout));
+    c_attn = register_module("c_attn", std::make_shared<nn::Linear>(E, 3 * E));
+    c_proj = register_module("c_proj", std::make_shared<nn::Linear>(E, E));
+    resid_dropout = register_module("resid_dropout", std::make_shared<nn::Dropout>(dropout));
     if (rope) this->rope = register_module("rope", std::make_shared<nn::RotaryEmbedding>(E / H));
   }
   Tensor forward(const Tensor& x) {  // (B, T, E) -> (B, T, E)
     const int64_t B = x.size(0), T = x.size(1), D = E_ / H_;
-    Tensor qkv_ = qkv->forward(x);  // (B, T, 3E)
-    auto head = [&](int64_t i) { return narrow(qkv_, 2, i * E_, E_).reshape({B, T, H_, D}).transpose(1, 2); };
+    Tensor qkv = c_attn->forward(x);  // (B, T, 3E): q, k, v side by side
+    auto head = [&](int64_t i) { return narrow(qkv, 2, i * E_, E_).reshape({B, T, H_, D}).transpose(1, 2); };
     Tensor q = head(0), k = head(1), v = head(2);  // (B, H, T, D) each
     if (rope) q = rope->forward(q), k = rope->forward(k);
     Tensor y = flash_attention(q, k, v, nn::AttentionMask().causal());  // (B, H, T, D)
-    return drop->forward(proj->forward(y.transpose(1, 2).reshape({B, T, E_})));
+    return resid_dropout->forward(c_proj->forward(y.transpose(1, 2).reshape({B, T, E_})));
   }
   std::string repr() const override { return "CausalSelfAttention"; }
-  std::shared_ptr<nn::Linear> qkv, proj;
-  std::shared_ptr<nn::Dropout> drop;
+  std::shared_ptr<nn::Linear> c_attn, c_proj;
+  std::shared_ptr<nn::Dropout> resid_dropout;
   std::shared_ptr<nn::RotaryEmbedding> rope;  // only with --pos rope
 
  private:
   int64_t E_, H_;
 };
 
-// x = x + attn(ln1(x));  x = x + mlp(ln2(x)),  mlp = dropout(fc2(gelu(fc1(.)))), hidden 4E.
+// mlp(x) = dropout(c_proj(gelu(c_fc(x)))), hidden width 4E.
+class MLP : public nn::Module {
+ public:
+  MLP(int64_t E, double dropout) {
+    c_fc = register_module("c_fc", std::make_shared<nn::Linear>(E, 4 * E));
+    c_proj = register_module("c_proj", std::make_shared<nn::Linear>(4 * E, E));
+    this->dropout = register_module("dropout", std::make_shared<nn::Dropout>(dropout));
+  }
+  Tensor forward(const Tensor& x) { return dropout->forward(c_proj->forward(gelu(c_fc->forward(x)))); }
+  std::string repr() const override { return "MLP"; }
+  std::shared_ptr<nn::Linear> c_fc, c_proj;
+  std::shared_ptr<nn::Dropout> dropout;
+};
+
+// x = x + attn(ln_1(x));  x = x + mlp(ln_2(x))
 class Block : public nn::Module {
  public:
   Block(int64_t E, int64_t H, double dropout, bool rope) {
-    ln1 = register_module("ln1", std::make_shared<nn::LayerNorm>(nn::LayerNormOptions({E})));
+    ln_1 = register_module("ln_1", std::make_shared<nn::LayerNorm>(nn::LayerNormOptions({E})));
     attn = register_module("attn", std::make_shared<CausalSelfAttention>(E, H, dropout, rope));
-    ln2 = register_module("ln2", std::make_shared<nn::LayerNorm>(nn::LayerNormOptions({E})));
-    fc1 = register_module("fc1", std::make_shared<nn::Linear>(E, 4 * E));
-    fc2 = register_module("fc2", std::make_shared<nn::Linear>(4 * E, E));
-    drop = register_module("drop", std::make_shared<nn::Dropout>(dropout));
+    ln_2 = register_module("ln_2", std::make_shared<nn::LayerNorm>(nn::LayerNormOptions({E})));
+    mlp = register_module("mlp", std::make_shared<MLP>(E, dropout));
   }
   Tensor forward(Tensor x) {  // (B, T, E)
-    x = x + attn->forward(ln1->forward(x));
-    return x + drop->forward(fc2->forward(gelu(fc1->forward(ln2->forward(x)))));
+    x = x + attn->forward(ln_1->forward(x));
+    return x + mlp->forward(ln_2->forward(x));
   }
   std::string repr() const override { return "Block"; }
-  std::shared_ptr<nn::LayerNorm> ln1, ln2;
+  std::shared_ptr<nn::LayerNorm> ln_1, ln_2;
   std::shared_ptr<CausalSelfAttention> attn;
-  std::shared_ptr<nn::Linear> fc1, fc2;
+  std::shared_ptr<MLP> mlp;
+};
+
+// nanoGPT's `transformer` ModuleDict: embeddings, positions, the blocks, the final norm.
+class Trunk : public nn::Module {
+ public:
+  Trunk(const Options& o, int64_t V) {
+    wte = register_module("wte", std::make_shared<nn::Embedding>(V, o.width));
+    if (o.pos == "learned") wpe = register_module("wpe", std::make_shared<nn::LearnedPositionalEmbedding>(o.block, o.width));
+    if (o.pos == "sinusoidal")
+      sinusoidal = register_module("pos_enc", std::make_shared<nn::SinusoidalPositionalEncoding>(o.width, o.block));
+    drop = register_module("drop", std::make_shared<nn::Dropout>(o.dropout));
+    h = register_module("h", std::make_shared<nn::LayerStack<Block>>());
+    for (int64_t i = 0; i < o.layers; ++i) h->push_back(std::make_shared<Block>(o.width, o.heads, o.dropout, o.pos == "rope"));
+    ln_f = register_module("ln_f", std::make_shared<nn::LayerNorm>(nn::LayerNormOptions({o.width})));
+  }
+  Tensor forward(const IndexTensor& ids) {  // (B, T) -> (B, T, E)
+    Tensor x = wte->forward(ids);
+    if (wpe) x = wpe->forward(x);
+    if (sinusoidal) x = sinusoidal->forward(x);
+    x = drop->forward(x);
+    for (size_t i = 0; i < h->size(); ++i) x = (*h)[i].forward(x);
+    return ln_f->forward(x);
+  }
+  std::string repr() const override { return "Trunk"; }
+  std::shared_ptr<nn::Embedding> wte;
+  std::shared_ptr<nn::LearnedPositionalEmbedding> wpe;
+  std::shared_ptr<nn::SinusoidalPositionalEncoding> sinusoidal;
   std::shared_ptr<nn::Dropout> drop;
+  std::shared_ptr<nn::LayerStack<Block>> h;
+  std::shared_ptr<nn::LayerNorm> ln_f;
+};
+
+// The output layer, logits = x W^T with W the token embedding itself: registering wte's
+// tensor here ties them (one parameter, two names; Module::named_parameters lists it once).
+class TiedHead : public nn::Module {
+ public:
+  explicit TiedHead(const Tensor& wte) { weight = register_parameter("weight", wte); }
+  Tensor forward(const Tensor& x) { return linear(x, weight); }  // (B, T, E) -> (B, T, V)
+  std::string repr() const override { return "TiedHead(weight=transformer.wte.weight)"; }
+  Tensor weight;  // (V, E)
 };
 
 class GPT : public nn::Module {
  public:
   GPT(const Options& o, int64_t V) : block_(o.block), pos_(o.pos) {
-    tok = register_module("tok", std::make_shared<nn::Embedding>(V, o.width));
-    if (o.pos == "learned") learned = register_module("pos", std::make_shared<nn::LearnedPositionalEmbedding>(o.block, o.width));
-    if (o.pos == "sinusoidal")
-      sinusoidal = register_module("pos", std::make_shared<nn::SinusoidalPositionalEncoding>(o.width, o.block));
-    drop = register_module("drop", std::make_shared<nn::Dropout>(o.dropout));
-    blocks = register_module("blocks", std::make_shared<nn::LayerStack<Block>>());
-    for (int64_t i = 0; i < o.layers; ++i) blocks->push_back(std::make_shared<Block>(o.width, o.heads, o.dropout, o.pos == "rope"));
-    ln_f = register_module("ln_f", std::make_shared<nn::LayerNorm>(nn::LayerNormOptions({o.width})));
-    head = register_module("head", std::make_shared<nn::Linear>(o.width, V));
+    transformer = register_module("transformer", std::make_shared<Trunk>(o, V));
+    lm_head = register_module("lm_head", std::make_shared<TiedHead>(transformer->wte->weight));
     init_gpt2(o.layers);
   }
-  Tensor forward(const IndexTensor& ids) {  // (B, T) -> logits (B, T, V)
-    Tensor x = tok->forward(ids);           // (B, T, E)
-    if (learned) x = learned->forward(x);
-    if (sinusoidal) x = sinusoidal->forward(x);
-    x = drop->forward(x);
-    for (size_t i = 0; i < blocks->size(); ++i) x = (*blocks)[i].forward(x);
-    return head->forward(ln_f->forward(x));
-  }
+  Tensor forward(const IndexTensor& ids) { return lm_head->forward(transformer->forward(ids)); }  // (B, T) -> (B, T, V)
   std::string repr() const override { return "GPT(pos=" + pos_ + ")"; }
   int64_t block() const { return block_; }
 
-  std::shared_ptr<nn::Embedding> tok;
-  std::shared_ptr<nn::LearnedPositionalEmbedding> learned;
-  std::shared_ptr<nn::SinusoidalPositionalEncoding> sinusoidal;
-  std::shared_ptr<nn::Dropout> drop;
-  std::shared_ptr<nn::LayerStack<Block>> blocks;
-  std::shared_ptr<nn::LayerNorm> ln_f;
-  std::shared_ptr<nn::Linear> head;
+  std::shared_ptr<Trunk> transformer;
+  std::shared_ptr<TiedHead> lm_head;
 
  private:
   // GPT-2's initialisation (Radford et al. 2019, sec. 2.3): every matrix N(0, 0.02), the
@@ -350,7 +403,7 @@ class GPT : public nn::Module {
   void init_gpt2(int64_t L) {
     NoGradGuard no_grad;
     for (auto& [name, p] : named_parameters()) {
-      const bool residual = name.find("proj.weight") != std::string::npos || name.find("fc2.weight") != std::string::npos;
+      const bool residual = name.find("c_proj.weight") != std::string::npos;
       if (p.dim() >= 2) p.copy_(randn(p.shape()) * real(residual ? 0.02 / std::sqrt(2.0 * L) : 0.02));
       else if (name.find("bias") != std::string::npos) p.zero_();
     }
@@ -467,6 +520,66 @@ std::vector<int64_t> generate(GPT& model, std::vector<int64_t> ids, int64_t n, d
   return ids;
 }
 
+// ------------------------------------------------------------------ safetensors
+// The vocabulary as one UTF-8 string, its characters in id order (nanoGPT's char-level
+// prepare.py sorts them the same way, by code point).
+std::string vocabulary(const Corpus& c) { return c.decode([&] {
+  std::vector<int64_t> ids(c.vocab());
+  for (int64_t i = 0; i < c.vocab(); ++i) ids[i] = i;
+  return ids;
+}()); }
+
+void export_model(const std::string& path, const GPT& model, const Options& o, const Corpus& c) {
+  safetensors::save_model(model, path,
+                          {{"format", "pt"}, {"vocab", vocabulary(c)}, {"vocab_size", std::to_string(c.vocab())},
+                           {"n_layer", std::to_string(o.layers)}, {"n_head", std::to_string(o.heads)},
+                           {"n_embd", std::to_string(o.width)}, {"block_size", std::to_string(o.block)},
+                           {"pos", o.pos}});
+  std::printf("exported %s (safetensors, nanoGPT's names)\n", path.c_str());
+}
+
+// Loads every parameter; the file may also hold nanoGPT's causal-mask buffers
+// (transformer.h.{i}.attn.bias), which heed's flash attention does not need.
+void import_model(const std::string& path, GPT& model, const Corpus& c) {
+  const safetensors::Contents f = safetensors::load_file(path);
+  const auto vocab = f.metadata.find("vocab");
+  if (vocab != f.metadata.end() && vocab->second != vocabulary(c))
+    throw Error("--import " + path + ": its vocabulary differs from this --text's (train and import on the same text)");
+  nn::IncompatibleKeys r = model.load_state_dict(f.tensors, /*strict=*/false);
+  // A file may hold a tied tensor under one of its names (safetensors.torch.save_model keeps
+  // one): a missing key is loaded if another name of the same tensor was.
+  std::map<std::string, const TensorImpl*> impl_of;
+  for (const auto& [k, t] : model.state_dict()) impl_of[k] = t.impl();
+  std::set<const TensorImpl*> loaded;
+  for (const auto& [k, t] : f.tensors)
+    if (impl_of.count(k)) loaded.insert(impl_of[k]);
+  r.missing_keys.erase(std::remove_if(r.missing_keys.begin(), r.missing_keys.end(),
+                                      [&](const std::string& k) { return loaded.count(impl_of[k]) > 0; }),
+                       r.missing_keys.end());
+  std::vector<std::string> unexpected;
+  for (const std::string& k : r.unexpected_keys)
+    if (k.size() < 10 || k.compare(k.size() - 10, 10, ".attn.bias") != 0) unexpected.push_back(k);
+  if (!r.missing_keys.empty() || !unexpected.empty()) {
+    std::string msg = "--import " + path + ": it does not match this model (same --layers, --width, --block, --pos?):";
+    for (const std::string& k : r.missing_keys) msg += " missing '" + k + "'";
+    for (const std::string& k : unexpected) msg += " unexpected '" + k + "'";
+    throw Error(msg);
+  }
+  std::printf("imported %s: %zu tensors%s\n", path.c_str(), f.tensors.size() - r.unexpected_keys.size(),
+              r.unexpected_keys.empty() ? "" : " (nanoGPT's causal-mask buffers ignored)");
+}
+
+// The prompt's ids (1, T) and the model's logits (1, T, V), evaluation mode, no graph.
+void dump_logits(const std::string& path, GPT& model, const std::vector<int64_t>& prompt) {
+  NoGradGuard no_grad;
+  model.eval();
+  const int64_t T = std::min<int64_t>(prompt.size(), model.block());
+  const std::vector<int64_t> ids(prompt.begin(), prompt.begin() + T);
+  const Tensor logits = model.forward(IndexTensor(ids, {1, T}));
+  safetensors::save_file({{"ids", from_vector(std::vector<real>(ids.begin(), ids.end()), {1, T})}, {"logits", logits}}, path);
+  model.train();
+}
+
 // ------------------------------------------------------------------ main
 int run(const Options& o, std::chrono::steady_clock::time_point t0) {
   plot::Font font;  // fail now, not after training, if the font is missing
@@ -492,6 +605,7 @@ int run(const Options& o, std::chrono::steady_clock::time_point t0) {
   without_decay.betas({0.9, 0.99});
   without_decay.weight_decay(0);
   optim::AdamW opt({optim::ParamGroup(decay), optim::ParamGroup(no_decay, without_decay)}, defaults);
+  if (!o.import_path.empty()) import_model(o.import_path, model, c);  // every process reads it
   Processes procs(model);
   manual_seed(o.seed + procs.rank);  // dropout: each process its own masks
   if (!o.resume.empty()) {
@@ -512,6 +626,8 @@ int run(const Options& o, std::chrono::steady_clock::time_point t0) {
   const double train_s = progress::seconds_since(t0);
 
   if (procs.rank != 0) return 0;  // the others hold the same model: rank 0 samples and plots
+  if (!o.export_path.empty()) export_model(o.export_path, model, o, c);
+  if (!o.dump_logits.empty()) dump_logits(o.dump_logits, model, prompt);
   std::mt19937_64 rng(o.seed + 99);
   for (int64_t s = 0; s < o.samples; ++s) {
     std::vector<int64_t> ids = generate(model, prompt, o.sample_len, o.temperature, o.top_k, rng);

@@ -4,8 +4,11 @@
 
 #include <cstdlib>
 #include <memory>
+#include <map>
 #include <typeinfo>
+#include <unordered_set>
 
+#include "../autograd/grad_mode.h"
 #include "../core/error.h"
 
 namespace heed::nn {
@@ -20,6 +23,16 @@ std::string Module::repr() const {
   const std::string name = status == 0 && demangled ? demangled.get() : mangled;
   const size_t colon = name.rfind("::", name.find('<'));  // the last one before any template args
   return colon == std::string::npos ? name : name.substr(colon + 2);
+}
+
+// Keeps the first name of each tensor: a tensor registered twice (tied weights) is one
+// parameter to an optimizer, to clipping and to a checkpoint.
+static NamedTensors first_of_each_tensor(const NamedTensors& all) {
+  NamedTensors out;
+  std::unordered_set<const void*> seen;
+  for (const auto& [n, t] : all)
+    if (!t.defined() || seen.insert(t.impl()).second) out.emplace_back(n, t);
+  return out;
 }
 
 static void check_name(const char* what, const std::string& name) {
@@ -57,9 +70,9 @@ void Module::collect(const std::string& prefix, bool recurse, bool buffers, Name
 }
 
 NamedTensors Module::named_parameters(bool recurse) const {
-  NamedTensors out;
-  collect("", recurse, false, out);
-  return out;
+  NamedTensors all;
+  collect("", recurse, false, all);
+  return first_of_each_tensor(all);
 }
 
 NamedTensors Module::named_buffers(bool recurse) const {
@@ -78,6 +91,58 @@ int64_t Module::num_parameters() const {
   int64_t n = 0;
   for (auto& [name, t] : named_parameters()) n += t.numel();
   return n;
+}
+
+void Module::state_dict_into(const std::string& prefix, NamedTensors& out) const {
+  for (const NamedTensors* own : {&params_, &buffers_})
+    for (const auto& [n, t] : *own)
+      if (t.defined()) out.emplace_back(prefix + n, t);
+  for (const auto& [n, c] : children_) c->state_dict_into(prefix + n + ".", out);
+}
+
+NamedTensors Module::state_dict() const {
+  NamedTensors out;
+  state_dict_into("", out);
+  return out;
+}
+
+static std::string key_list(const std::vector<std::string>& keys) {
+  std::string s;
+  for (const std::string& k : keys) s += (s.empty() ? "'" : ", '") + k + "'";
+  return s;
+}
+
+IncompatibleKeys Module::load_state_dict(const NamedTensors& dict, bool strict) {
+  const char* op = "load_state_dict";
+  std::map<std::string, const Tensor*> given;
+  for (const auto& [n, t] : dict) {
+    HEED_CHECK(given.emplace(n, &t).second, op, "the state dict has key '", n, "' twice");
+    HEED_CHECK(t.defined(), op, "the state dict's tensor '", n, "' is undefined");
+  }
+  IncompatibleKeys r;
+  const NamedTensors ours = state_dict();
+  std::map<std::string, bool> in_model;
+  for (const auto& [n, t] : ours) {
+    in_model[n] = true;
+    const auto it = given.find(n);
+    if (it == given.end()) {
+      r.missing_keys.push_back(n);
+      continue;
+    }
+    HEED_CHECK(it->second->shape() == t.shape(), op, "size mismatch for '", n, "': copying a tensor of shape ",
+               it->second->shape(), " from the state dict, the shape in the model is ", t.shape());
+  }
+  for (const auto& [n, t] : dict)
+    if (!in_model.count(n)) r.unexpected_keys.push_back(n);
+  if (strict && !r.empty())
+    fail(op, "the state dict does not match the model: missing keys [", key_list(r.missing_keys),
+         "], unexpected keys [", key_list(r.unexpected_keys), "]");
+  NoGradGuard no_grad;  // parameters require grad; this copy is not part of any graph
+  for (const auto& [n, t] : ours) {
+    const auto it = given.find(n);
+    if (it != given.end()) Tensor(t).copy_(*it->second);
+  }
+  return r;
 }
 
 void Module::train(bool on) {

@@ -33,6 +33,13 @@ namespace heed::nn {
 
 using heed::NamedTensors;  // core/tensor.h
 
+// What load_state_dict did not match, as PyTorch's _IncompatibleKeys: the model's keys the
+// given dict lacks, and the dict's keys the model lacks, each in order.
+struct IncompatibleKeys {
+  std::vector<std::string> missing_keys, unexpected_keys;
+  bool empty() const { return missing_keys.empty() && unexpected_keys.empty(); }
+};
+
 class Module {
  public:
   virtual ~Module() = default;
@@ -41,13 +48,31 @@ class Module {
   // Every heed layer overrides it; a user's module need not: the default is its class
   // name without namespaces ("Seq2Seq"), as torch prints a module that has no extra_repr.
   virtual std::string repr() const;
-  NamedTensors named_parameters(bool recurse = true) const;  // registration order, dotted names
+  // Registration order, dotted names. A tensor registered in two places (tied weights, e.g.
+  // a language model's output layer sharing its embedding) is listed once, under the first
+  // name, as PyTorch's named_parameters does: an optimizer or clip_grad_norm_ sees it once.
+  NamedTensors named_parameters(bool recurse = true) const;
   std::vector<Tensor> parameters(bool recurse = true) const;
   NamedTensors named_buffers(bool recurse = true) const;     // non-trainable saved state
   const std::vector<std::pair<std::string, std::shared_ptr<Module>>>& named_children() const {
     return children_;
   }
   int64_t num_parameters() const;  // total elements over all parameters
+
+  // Every parameter and buffer by dotted name, as PyTorch's state_dict orders them: a
+  // module's own parameters, then its own buffers, then each child's in registration order.
+  // A tied tensor appears under each of its names (PyTorch's state_dict keeps both keys).
+  // The tensors are the model's own (not copies): read them, or save them
+  // (heed::safetensors::save_file, save_checkpoint).
+  NamedTensors state_dict() const;
+  // Copies the values of `dict` into the parameters and buffers of the same names, without
+  // recording autograd history; the model keeps its own tensors, so an optimizer built
+  // before stays valid. Returns the model's keys missing from `dict` and the keys of `dict`
+  // the model lacks. With strict, either being non-empty is a heed::Error listing them.
+  // A shape mismatch, or a name twice in `dict`, is always an error. Everything is checked
+  // before any value changes: on error the model is untouched.
+  //   model->load_state_dict(heed::safetensors::load_file("gpt.safetensors").tensors);
+  IncompatibleKeys load_state_dict(const NamedTensors& dict, bool strict = true);
 
   virtual void train(bool on = true);  // recursive
   void eval() { train(false); }
@@ -72,6 +97,7 @@ class Module {
   void add_child(const std::string& name, std::shared_ptr<Module> m);
   void collect(const std::string& prefix, bool recurse, bool buffers, NamedTensors& out) const;
   void summary_into(const std::string& name, int depth, std::string& out) const;
+  void state_dict_into(const std::string& prefix, NamedTensors& out) const;
 
   NamedTensors params_, buffers_;
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;

@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -18,11 +17,13 @@
 
 #include "../autograd/grad_mode.h"
 #include "../core/error.h"
+#include "atomic_file.h"
 
 namespace heed {
 
 namespace {
 
+std::string errno_text() { return std::strerror(errno); }
 
 constexpr char kMagic[8] = {'H', 'E', 'E', 'D', 'C', 'K', 'P', 'T'};
 constexpr size_t kHeaderBytes = 24;  // magic, version, element size, file size
@@ -38,16 +39,6 @@ uint64_t fnv1a64(const uint8_t* p, size_t n) {
   uint64_t h = 14695981039346656037ull;
   for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 1099511628211ull;
   return h;
-}
-
-uint64_t get_le(const uint8_t* p, int bytes) {  // little-endian unsigned of 1..8 bytes
-  uint64_t v = 0;
-  for (int i = bytes - 1; i >= 0; --i) v = (v << 8) | p[i];
-  return v;
-}
-
-void put_le(uint8_t* p, uint64_t v, int bytes) {
-  for (int i = 0; i < bytes; ++i) p[i] = uint8_t(v >> (8 * i));
 }
 
 // Appends the fields of the layout to a byte buffer.
@@ -177,8 +168,6 @@ NamedTensors model_tensors(const nn::Module& model, const char* op) {
   return out;
 }
 
-std::string errno_text() { return std::strerror(errno); }
-
 std::string hex(uint64_t v) {
   char s[19];
   std::snprintf(s, sizeof s, "0x%016llx", static_cast<unsigned long long>(v));
@@ -207,32 +196,7 @@ void save(const std::string& path, const nn::Module& model, const optim::Optimiz
   put_le(w.bytes.data() + 16, w.bytes.size() + kChecksumBytes, 8);
   w.u64(fnv1a64(w.bytes.data(), w.bytes.size()));
 
-  // Write a temporary file beside the target, make it durable, then rename it over.
-  static std::atomic<uint64_t> counter{0};
-  const std::string tmp = path + ".tmp." + std::to_string(getpid()) + "." + std::to_string(counter++);
-  FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) fail("save_checkpoint", "cannot create '", tmp, "' to save '", path, "': ", errno_text());
-  const bool wrote = std::fwrite(w.bytes.data(), 1, w.bytes.size(), f) == w.bytes.size() &&
-                     std::fflush(f) == 0 && fsync(fileno(f)) == 0;
-  const std::string why = errno_text();
-  if (std::fclose(f) != 0 || !wrote) {
-    const std::string reason = wrote ? errno_text() : why;
-    std::remove(tmp.c_str());
-    fail("save_checkpoint", "cannot write '", tmp, "' to save '", path, "': ", reason);
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const std::string reason = errno_text();
-    std::remove(tmp.c_str());
-    fail("save_checkpoint", "cannot rename '", tmp, "' to '", path, "': ", reason);
-  }
-  // Make the rename itself durable (best effort: some filesystems refuse to open a dir).
-  const size_t slash = path.find_last_of('/');
-  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
-  const int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY);
-  if (fd >= 0) {
-    fsync(fd);
-    close(fd);
-  }
+  write_file_atomically("save_checkpoint", path, w.bytes);
 }
 
 // What a path that is not a regular file is, for the error message.
