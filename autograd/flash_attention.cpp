@@ -408,36 +408,41 @@ void first_bad_skip(const Geometry& g, const HeadLayout& lay, const real* x, int
   }
 }
 
-// After the causal backward: dq[r, d] = NaN when a key r skips has k[., d] not finite;
-// dk[c, d] = NaN when c is skipped for a row with q[r, d] not finite; dv[c, d] = NaN when
-// c is skipped for a NaN row or one with dO[r, d] not finite.
-void skipped_products(const Geometry& g, const real* q, const real* k, const real* dO,
-                      const real* lse, real* dq, real* dk, real* dv) {
-  const int64_t w = std::max(g.D, g.Dv), nt = threads();
-  Buffer<int64_t> scratch(nt * w);
+// The causal backward's share of the above, for head bh: per column, where the skipped
+// products turn NaN (at[0, D): last_bad_key of k, for dq; at[D, 2D): first_bad_skip of q,
+// for dk; at[2D, 2D + Dv): of dO and the NaN rows, for dv). Read in the pass that computes
+// Delta, applied by fill_skipped once the gradients are summed.
+void scan_skipped(const Geometry& g, int64_t bh, const real* q, const real* k, const real* dO,
+                  const real* lse, int64_t* at) {
+  const int64_t b = bh / g.H, h = bh % g.H;
+  last_bad_key(g, g.k, k, g.D, b, h, at);
+  first_bad_skip(g, g.q, q, g.D, b, h, nullptr, at + g.D);
+  first_bad_skip(g, g.o, dO, g.Dv, b, h, lse, at + 2 * g.D);
+}
+
+// dq[r, d] = NaN when a key row r skips has k[., d] not finite; dk[c, d] = NaN when c is
+// skipped for a row with q[r, d] not finite; dv[c, d] = NaN when c is skipped for a NaN
+// row or one with dO[r, d] not finite. A head with nothing to set costs 2D + Dv compares.
+void fill_skipped(const Geometry& g, const int64_t* scans, real* dq, real* dk, real* dv) {
   constexpr real kNaN = std::numeric_limits<real>::quiet_NaN();
-  run_tasks(g.B * g.H, int(nt), [&](int64_t bh, int th) {
-    const int64_t b = bh / g.H, h = bh % g.H;
-    int64_t* at = scratch.data() + th * w;
-    if (dq) {
-      last_bad_key(g, g.k, k, g.D, b, h, at);
-      for (int64_t r = 0; r < g.Tq; ++r)
-        for (int64_t d = 0; d < g.D; ++d)
-          if (at[d] >= skipped_from(g, r)) dq[g.q.at(b, h, r) + d] = kNaN;
+  const int64_t w = 2 * g.D + g.Dv;
+  for (int64_t bh = 0; bh < g.B * g.H; ++bh) {
+    const int64_t b = bh / g.H, h = bh % g.H, *at = scans + bh * w;
+    const bool any = std::any_of(at, at + g.D, [](int64_t c) { return c >= 0; }) ||
+                     std::any_of(at + g.D, at + w, [&](int64_t c) { return c < g.Tk; });
+    if (!any) continue;
+    for (int64_t r = 0; r < g.Tq && dq; ++r) {
+      const int64_t from = skipped_from(g, r);
+      for (int64_t d = 0; d < g.D; ++d)
+        if (at[d] >= from) dq[g.q.at(b, h, r) + d] = kNaN;
     }
-    if (dk) {
-      first_bad_skip(g, g.q, q, g.D, b, h, nullptr, at);
-      for (int64_t c = 0; c < g.Tk; ++c)
-        for (int64_t d = 0; d < g.D; ++d)
-          if (c >= at[d]) dk[g.k.at(b, h, c) + d] = kNaN;
+    for (int64_t c = 0; c < g.Tk; ++c) {
+      for (int64_t d = 0; d < g.D && dk; ++d)
+        if (c >= at[g.D + d]) dk[g.k.at(b, h, c) + d] = kNaN;
+      for (int64_t d = 0; d < g.Dv && dv; ++d)
+        if (c >= at[2 * g.D + d]) dv[g.v.at(b, h, c) + d] = kNaN;
     }
-    if (dv) {
-      first_bad_skip(g, g.o, dO, g.Dv, b, h, lse, at);
-      for (int64_t c = 0; c < g.Tk; ++c)
-        for (int64_t d = 0; d < g.Dv; ++d)
-          if (c >= at[d]) dv[g.v.at(b, h, c) + d] = kNaN;
-    }
-  });
+  }
 }
 
 // The forward over every (head, query block): writes O (layout g.o) and L (B, H, Tq).
@@ -448,10 +453,8 @@ void forward_all(const Geometry& g, const real* q, const real* k, const real* v,
   Buffer<real> scratch(nt * per);
   Buffer<double> sums(nt * g.Br);  // l
   Buffer<int64_t> bad(g.causal ? BH * g.Dv : 0);  // per head, last_bad_key of v
-  if (g.causal)
-    run_tasks(BH, nt, [&](int64_t bh, int) {
-      last_bad_key(g, g.v, v, g.Dv, bh / g.H, bh % g.H, bad.data() + bh * g.Dv);
-    });
+  for (int64_t bh = 0; g.causal && bh < BH; ++bh)  // O(T Dv) a head: not worth a team
+    last_bad_key(g, g.v, v, g.Dv, bh / g.H, bh % g.H, bad.data() + bh * g.Dv);
   std::vector<KeyBlock> kb = key_blocks(g, nt, KeyBlock::kForward);
   run_tasks(BH * nq, nt, [&](int64_t task, int th) {  // the longest causal blocks first
     const int64_t bh = task % BH, i = nq - 1 - task / BH;
@@ -468,8 +471,11 @@ void backward_all(const Geometry& g, FlashBackward schedule, const real* q, cons
   const int64_t BH = g.B * g.H, nq = g.q_blocks(), nk = g.k_blocks(), nt = threads();
   const bool need_scores = dq || dk;  // dS feeds dQ and dK only
   Buffer<real> delta(need_scores ? BH * g.Tq : 0);  // Delta = rowsum(dO * O)   (B, H, Tq)
-  run_tasks(need_scores ? BH : 0, nt, [&](int64_t bh, int) {
+  Buffer<int64_t> scans(g.causal ? BH * (2 * g.D + g.Dv) : 0);  // scan_skipped, per head
+  run_tasks(need_scores || g.causal ? BH : 0, nt, [&](int64_t bh, int) {
     const int64_t b = bh / g.H, h = bh % g.H;
+    if (g.causal) scan_skipped(g, bh, q, k, dO, lse, scans.data() + bh * (2 * g.D + g.Dv));
+    if (!need_scores) return;
     for (int64_t r = 0; r < g.Tq; ++r) {
       const real *dor = dO + g.o.at(b, h, r), *orow = o + g.o.at(b, h, r);
       double s = 0;
@@ -489,7 +495,7 @@ void backward_all(const Geometry& g, FlashBackward schedule, const real* q, cons
         dkv_block(g, bh, j, q, k, v, dO, lse, delta.data(), dq, dk, dv, P, P + g.Br * g.Bc,
                   kb[th]);
     });
-    if (g.causal) skipped_products(g, q, k, dO, lse, dq, dk, dv);
+    if (g.causal) fill_skipped(g, scans.data(), dq, dk, dv);
     return;
   }
   if (dq)  // pass A, the longest causal query blocks first
@@ -504,7 +510,7 @@ void backward_all(const Geometry& g, FlashBackward schedule, const real* q, cons
       dkv_block(g, task % BH, task / BH, q, k, v, dO, lse, delta.data(), nullptr, dk, dv, P,
                 P + g.Br * g.Bc, kb[th]);
     });
-  if (g.causal) skipped_products(g, q, k, dO, lse, dq, dk, dv);
+  if (g.causal) fill_skipped(g, scans.data(), dq, dk, dv);
 }
 
 // Runs the forward into `out` (layout g.o) and records the op. q, k and v are read from

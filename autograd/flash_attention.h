@@ -30,7 +30,7 @@
 // (B, Tk) and causal (causal_last_key, real_key) are evaluated inside each tile; a full mask
 // broadcastable to (B, H, Tq, Tk) is read tile by tile (it is O(Tq Tk) input by nature).
 // Causal with Tq != Tk aligns the last query with the last key. A query row with no
-// visible key gets O = 0, L = -inf and zero gradient, never NaN.
+// visible key gets O = 0, L = -inf and zero gradient, never NaN (for finite inputs).
 // NaN and inf propagate exactly as in the composed twin, whatever the tile sizes: a NaN
 // score (NaN or inf in q, k or the scale) makes its row's output and gradients NaN, and a
 // NaN or inf in v reaches every row's output in its column, since the composed sum

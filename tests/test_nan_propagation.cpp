@@ -207,7 +207,7 @@ TEST_CASE("NaN and inf propagate through the side-by-side and packed flash entri
     }
 }
 
-TEST_CASE("NaN and inf propagate through scaled_dot_product, chunked and sliding-window attention") {
+TEST_CASE("NaN and inf propagate through scaled_dot_product, sparse, chunked and sliding-window attention") {
   manual_seed(33);
   const int64_t B = 2, H = 2, T = 10, D = 4, Dv = 3;
   for (const Poison& p : poisons(T))
@@ -224,6 +224,10 @@ TEST_CASE("NaN and inf propagate through scaled_dot_product, chunked and sliding
       const bool inf_scale = in.scale && std::isinf(*in.scale);
       const Run ref = inf_scale ? sdpa : run(composed(m, in.scale), in.q, in.k, in.v, in.w);
       if (!inf_scale) same(sdpa, ref, "scaled_dot_product_attention, " + what);
+      same(run([&](auto& q, auto& k, auto& v) {  // a pattern of all ones: every key
+             return nn::sparse_attention(q, k, v, ones({T, T}), m, in.scale).context;
+           }, in.q, in.k, in.v, in.w),
+           sdpa, "sparse_attention, " + what);
       for (int64_t chunk : {1, 3, 16})
         same(run([&](auto& q, auto& k, auto& v) {
                    return nn::chunked_attention(q, k, v, m, chunk, in.scale);
