@@ -104,8 +104,7 @@ namespace {
 Tensor triangle_raw(const Tensor& x, int64_t k, bool upper) {
   const int r = x.dim();
   const int64_t R = x.shape()[r - 2], C = x.shape()[r - 1];
-  int64_t rows = 1;  // all dims but the last: one matrix row each
-  for (int d = 0; d < r - 1; ++d) rows *= x.shape()[d];
+  const int64_t rows = dims_product(x.shape(), 0, r - 1);  // all dims but the last: one matrix row each
   k = std::clamp(k, -R - 1, C + 1);  // beyond these every row is all kept or all zeroed
   Tensor y = empty(x.shape());
   const real* px = x.data();

@@ -28,10 +28,7 @@ struct Around {
 }  // namespace
 
 static Around around(const Shape& s, int d) {
-  Around a{1, s[d], 1};
-  for (int i = 0; i < d; ++i) a.outer *= s[i];
-  for (int i = d + 1; i < s.size(); ++i) a.inner *= s[i];
-  return a;
+  return {dims_product(s, 0, d), s[d], dims_product(s, d + 1, s.size())};
 }
 
 // dx[o, id[i], c] += dy[o, i, c] for i = 0..m-1 in order; dx as (outer, n, inner), dy as

@@ -62,9 +62,7 @@ void batched_gemm(bool ta, bool tb, int64_t N, int64_t M, int64_t K, const real*
 // Rows of A with its batch dims folded in: prod(dims but the last). Not numel / K, which
 // divides by zero for K = 0 ((2,0) @ (0,4) is a (2,4) matrix of zeros, as in PyTorch).
 int64_t rows_of(const Shape& as) {
-  int64_t rows = 1;
-  for (int i = 0; i + 1 < as.size(); ++i) rows *= as[i];
-  return rows;
+  return dims_product(as, 0, as.size() - 1);
 }
 
 Tensor matmul_raw(const Tensor& a, const Tensor& b) {

@@ -30,8 +30,7 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   const int64_t M = weight.size(0), K = weight.size(1);
   HEED_CHECK(!bias.defined() || bias.shape() == Shape{M}, "linear", "bias ", bias.shape(),
              " does not match weight ", weight.shape(), "; expected (", M, ")");
-  int64_t N = 1;  // rows: the product of x's leading dims
-  for (int d = 0; d + 1 < x.dim(); ++d) N *= x.size(d);
+  const int64_t N = dims_product(x.shape(), 0, x.dim() - 1);  // rows: the product of x's leading dims
   Shape ys = x.shape();
   ys[ys.size() - 1] = M;
 

@@ -25,9 +25,9 @@ struct Split {
 inline Split split_at(const Shape& s, int d) {
   Split sp;
   if (s.size() == 0) return sp;  // a scalar reduced over dim 0 / -1
-  for (int i = 0; i < d; ++i) sp.outer *= s[i];
+  sp.outer = dims_product(s, 0, d);
   sp.n = s[d];
-  for (int i = d + 1; i < s.size(); ++i) sp.inner *= s[i];
+  sp.inner = dims_product(s, d + 1, s.size());
   return sp;
 }
 

@@ -21,9 +21,7 @@ ValuesIndices topk(const Tensor& x, int64_t k, int64_t dim, bool largest, bool s
   HEED_CHECK(k >= 0 && k <= n, "topk", "k ", k, " is out of range for dim ", dim, " of shape ", s,
              " (size ", n, ")");
   // x seen as (outer, n, inner): line (o, i) holds x[o, j, i] for j < n, `inner` apart
-  int64_t outer = 1, inner = 1;
-  for (int i = 0; i < d; ++i) outer *= s[i];
-  for (int i = d + 1; i < s.size(); ++i) inner *= s[i];
+  const int64_t outer = dims_product(s, 0, d), inner = dims_product(s, d + 1, s.size());
   Shape out = s;
   out[d] = k;
   std::vector<int64_t> ids(out.numel());  // (.., k, ..)

@@ -62,14 +62,23 @@ std::string Shape::str() const {
 
 std::ostream& operator<<(std::ostream& os, const Shape& s) { return os << s.str(); }
 
+// The running product wraps (unsigned) instead of overflowing: it can outgrow int64 only for
+// a shape with a 0 dim, whose strides are never used to reach an element.
 Shape contiguous_strides(const Shape& s) {
   Shape st = s;
-  int64_t acc = 1;
+  uint64_t acc = 1;
   for (int i = s.size() - 1; i >= 0; --i) {
-    st[i] = acc;
-    acc *= s[i];
+    st[i] = int64_t(acc);
+    acc *= uint64_t(s[i]);
   }
   return st;
+}
+
+int64_t dims_product(const Shape& s, int begin, int end) {
+  int64_t p = 1;
+  for (int i = begin; i < end; ++i)
+    if (__builtin_mul_overflow(p, s[i], &p)) return 0;
+  return p;
 }
 
 bool is_broadcastable_to(const Shape& from, const Shape& to) {

@@ -57,6 +57,13 @@ std::ostream& operator<<(std::ostream& os, const Shape& s);
 // Row-major strides of a contiguous tensor of this shape, in elements.
 Shape contiguous_strides(const Shape& s);
 
+// The product of dims [begin, end) of s: the outer and inner counts of an op that sees a
+// tensor as (outer, n, inner). 0 when that product overflows int64, which can only happen
+// when another dim is 0 (a tensor's whole element count is checked): the tensor is empty and
+// the op has no work, so its loops must not run a wrapped-around count.
+//   dims_product((2, 3, 4), 0, 2) = 6      dims_product((2^40, 2^40, 0), 0, 2) = 0
+int64_t dims_product(const Shape& s, int begin, int end);
+
 // Broadcast two shapes; throws heed::Error naming `op` and both shapes if they clash.
 Shape broadcast_shapes(const char* op, const Shape& a, const Shape& b);
 

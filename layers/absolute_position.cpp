@@ -38,8 +38,12 @@ static int64_t checked_length(const char* op, const Tensor& x, int64_t offset, i
   HEED_CHECK(x.dim() >= 2 && x.size(-1) == d_model, op, "input ", x.shape(),
              " must be (..., T, d_model) with d_model = ", d_model);
   const int64_t T = x.size(-2);
-  HEED_CHECK(offset >= 0 && offset + T <= max_len, op, "positions ", offset, " .. ",
-             offset + T - 1, " (offset ", offset, ", T = ", T, ") exceed max_len ", max_len);
+  // offset + T <= max_len, written so that a huge offset cannot overflow
+  int64_t last = 0;
+  const bool past = __builtin_add_overflow(offset, T - 1, &last);
+  HEED_CHECK(offset >= 0 && T <= max_len && offset <= max_len - T, op, "positions ", offset, " .. ",
+             past ? std::string("past INT64_MAX") : std::to_string(last), " (offset ", offset,
+             ", T = ", T, ") exceed max_len ", max_len);
   return T;
 }
 

@@ -280,3 +280,25 @@ TEST_CASE("bounds: load_checkpoint reads nothing but a regular file, header firs
   refused([&] { load_checkpoint(bad, model); }, {"load_checkpoint", "declares", "536870912"});
   load_checkpoint(good, model);  // the good one still loads
 }
+
+TEST_CASE("bounds: absolute positions past max_len, however large the offset") {
+  nn::SinusoidalPositionalEncoding pe(nn::SinusoidalPositionalEncodingOptions(4).max_len(8));
+  nn::LearnedPositionalEmbedding le(8, 4);
+  const Tensor x = zeros({1, 3, 4});
+  refused([&] { pe.forward(x, kBig); }, {"offset 9223372036854775807", "T = 3", "max_len 8"});
+  refused([&] { le.forward(x, kBig - 1); }, {"offset 9223372036854775806", "max_len 8"});
+  refused([&] { pe.forward(x, 6); }, {"offset 6", "max_len 8"});
+  CHECK(pe.forward(x, 5).shape() == Shape({1, 3, 4}));
+}
+
+// An empty tensor may have dims whose product overflows int64 (its element count is 0):
+// ops that see it as (outer, n, inner) must do no work, not loop a wrapped-around count.
+TEST_CASE("bounds: empty tensors whose other dims multiply past INT64_MAX") {
+  const int64_t a = int64_t(3) << 31;  // a * a = 9 * 2^62: overflows
+  const Tensor x = zeros({0, a, a});     // inner = a * a past dim 0
+  CHECK(topk(x, 0, 0).values.shape() == Shape({0, a, a}));
+  CHECK(index_select(x, 0, IndexTensor(std::vector<int64_t>{}, {0})).shape() == Shape({0, a, a}));
+  CHECK(tril(x).shape() == Shape({0, a, a}));
+  CHECK(sum(x, 2).shape() == Shape({0, a}));
+  refused([&] { sum(x, 0); }, {"(6442450944,6442450944)", "overflows"});  // (a, a) has too many
+}
