@@ -6,7 +6,8 @@
 //
 //   forward, for each query block i (one task; tasks run in parallel):
 //     0. m = -inf,  l = 0,  A = 0                   m, l (Br)   A (Br, Dv) accumulator
-//     for each key block j, stopping at the first one entirely above the causal diagonal:
+//     for each key block j, stopping at the first one entirely above the causal diagonal
+//     (with a block layout, for each kept key block j of row i; autograd/block_layout.h):
 //     1. S = scale * Q_i K_j^T                      (Br, Bc)   gemm, K_j transposed
 //     2. S[r, c] = -inf where key c is hidden from query r   (causal, padding, mask)
 //     3. m' = max(m, rowmax(S))
@@ -87,6 +88,22 @@ struct HeadLayout {
 HeadLayout split_layout(int64_t H, int64_t T, int64_t D) { return {0, H * T * D, T * D, D}; }
 HeadLayout side_by_side(int64_t T, int64_t W, int64_t D, int64_t c0) { return {c0, T * W, D, W}; }
 
+// The blocks one walk over a row or column of tiles visits, ascending: the indices
+// [first, last), or with a block layout the entries [first, last) of its sorted list.
+struct Blocks {
+  const int64_t* list;
+  int64_t first, last;
+  struct It {
+    const int64_t* list;
+    int64_t e;
+    int64_t operator*() const { return list ? list[e] : e; }
+    It& operator++() { return ++e, *this; }
+    bool operator!=(const It& o) const { return e != o.e; }
+  };
+  It begin() const { return {list, first}; }
+  It end() const { return {list, last}; }
+};
+
 // The sizes, tiles, layouts and masks of one call, as the kernels read them.
 struct Geometry {
   int64_t B, H, Tq, Tk, D, Dv;
@@ -97,6 +114,7 @@ struct Geometry {
   const real* pad = nullptr;    // key padding (B, Tk), or null
   const real* mask = nullptr;   // full mask, or null, element (b, h, r, c) at
   int64_t mb = 0, mh = 0, mr = 0, mc = 0;  // b*mb + h*mh + r*mr + c*mc (0 on broadcast dims)
+  nn::BlockLayout blocks;       // block-sparse: only its kept tiles exist (undefined: all)
 
   int64_t q_blocks() const { return (Tq + Br - 1) / Br; }
   int64_t k_blocks() const { return (Tk + Bc - 1) / Bc; }
@@ -105,6 +123,24 @@ struct Geometry {
   bool skipped(int64_t i, int64_t j) const {
     const int64_t last_row = std::min(Tq, (i + 1) * Br) - 1;
     return causal && j * Bc > nn::causal_last_key(last_row, Tq, Tk);
+  }
+  // The key blocks query block i of head bh meets: all, or the layout's kept ones, up to
+  // the first skipped one.
+  Blocks key_blocks(int64_t bh, int64_t i) const {
+    const int64_t* list = blocks.defined() ? blocks.key_blocks(bh % H, i).first : nullptr;
+    const int64_t n = blocks.defined() ? blocks.key_blocks(bh % H, i).size() : k_blocks();
+    int64_t last = 0;
+    while (last < n && !skipped(i, list ? list[last] : last)) ++last;
+    return {list, 0, last};
+  }
+  // The query blocks that meet key block j of head bh: all, or the layout's, from the first
+  // not skipped (a later query block sees more keys).
+  Blocks query_blocks(int64_t bh, int64_t j) const {
+    const int64_t* list = blocks.defined() ? blocks.query_blocks(bh % H, j).first : nullptr;
+    const int64_t n = blocks.defined() ? blocks.query_blocks(bh % H, j).size() : q_blocks();
+    int64_t first = 0;
+    while (first < n && skipped(list ? list[first] : first, j)) ++first;
+    return {list, first, n};
   }
 };
 
@@ -116,13 +152,16 @@ double exp_row(real* s, int64_t n, real shift) {
 }
 
 // A tile's place: head bh = b * H + h, query rows [i0, i0 + br), key rows [j0, j0 + bc).
+// keep: a block layout's partial block, its 0/1 mask with rows Bc apart (else null).
 struct Tile {
   int64_t bh, b, h, i0, br, j0, bc;
+  const uint8_t* keep = nullptr;
 };
 
 Tile tile(const Geometry& g, int64_t bh, int64_t i, int64_t j) {
   const int64_t i0 = i * g.Br, j0 = j * g.Bc;
-  return {bh, bh / g.H, bh % g.H, i0, std::min(g.Br, g.Tq - i0), j0, std::min(g.Bc, g.Tk - j0)};
+  return {bh, bh / g.H, bh % g.H, i0, std::min(g.Br, g.Tq - i0), j0, std::min(g.Bc, g.Tk - j0),
+          g.blocks.defined() ? g.blocks.block_mask(bh % g.H, i, j) : nullptr};
 }
 
 // Row r of tile t sees at most keys [j0, j0 + n) under causal: every later column is
@@ -177,6 +216,7 @@ void scores(const Geometry& g, const Tile& t, const real* q, const KeyBlock& kb,
   gemm_packed(false, t.br, Qi, g.q.row, kb.kt, g.scale, false, S, t.bc);
   const int64_t b = t.b, h = t.h;
   const real* pad = g.pad ? g.pad + b * g.Tk + t.j0 : nullptr;
+  if (g.blocks.defined()) g.blocks.count_tile();
   for (int64_t r = 0; r < t.br; ++r) {
     real* s = S + r * t.bc;
     std::fill(s + causal_cols(g, t, r), s + t.bc, kNegInf);  // key j0 + c > causal_last_key(i0 + r)
@@ -188,6 +228,9 @@ void scores(const Geometry& g, const Tile& t, const real* q, const KeyBlock& kb,
       for (int64_t c = 0; c < t.bc; ++c)
         if (mrow[c * g.mc] == 0) s[c] = kNegInf;
     }
+    if (t.keep)  // a partial block of a block layout
+      for (int64_t c = 0; c < t.bc; ++c)
+        if (!t.keep[r * g.Bc + c]) s[c] = kNegInf;
   }
 }
 
@@ -201,7 +244,7 @@ void forward_block(const Geometry& g, int64_t bh, int64_t i, const real* q, cons
   std::fill(m, m + br, kNegInf);  // 0. m = -inf, l = 0, A = 0
   std::fill(l, l + br, 0.0);
   std::fill(A, A + br * Dv, real(0));
-  for (int64_t j = 0; j < g.k_blocks() && !g.skipped(i, j); ++j) {
+  for (int64_t j : g.key_blocks(bh, i)) {
     const Tile t = tile(g, bh, i, j);
     kb.pack(g, t, k, v, KeyBlock::kForward);
     scores(g, t, q, kb, S);  // 1-2. S = scale * Q_i K_j^T, masked
@@ -285,7 +328,7 @@ void run_tasks(int64_t n, int nt, const F& task) {
 void dq_block(const Geometry& g, int64_t bh, int64_t i, const real* q, const real* k,
               const real* v, const real* dO, const real* lse, const real* delta, real* dq,
               real* P, real* dS, KeyBlock& kb) {
-  for (int64_t j = 0; j < g.k_blocks() && !g.skipped(i, j); ++j) {
+  for (int64_t j : g.key_blocks(bh, i)) {
     const Tile t = tile(g, bh, i, j);
     kb.pack(g, t, k, v, KeyBlock::kKt | KeyBlock::kVt | KeyBlock::kK);
     probabilities(g, t, q, kb, lse, P);       // 1-5, 8. P = exp(S - L_i)
@@ -303,8 +346,7 @@ void dkv_block(const Geometry& g, int64_t bh, int64_t j, const real* q, const re
                real* dk, real* dv, real* P, real* dS, KeyBlock& kb) {
   kb.pack(g, tile(g, bh, 0, j), k, v, KeyBlock::kKt | (dk || dq ? KeyBlock::kVt : 0) |
                                           (dq ? KeyBlock::kK : 0));
-  for (int64_t i = 0; i < g.q_blocks(); ++i) {
-    if (g.skipped(i, j)) continue;  // this key block is above the diagonal for query block i
+  for (int64_t i : g.query_blocks(bh, j)) {  // causal: not those above the diagonal
     const Tile t = tile(g, bh, i, j);
     probabilities(g, t, q, kb, lse, P);  // 1-5, 8. P = exp(S - L_i)
     const int64_t qi = g.q.at(t.b, t.h, t.i0), kj = g.k.at(t.b, t.h, t.j0);
@@ -334,6 +376,14 @@ Geometry geometry(const char* op, int64_t B, int64_t H, int64_t Tq, int64_t Tk, 
   Geometry g;
   g.B = B, g.H = H, g.Tq = Tq, g.Tk = Tk, g.D = D, g.Dv = Dv;
   g.Br = options.rows(), g.Bc = options.cols();
+  if (options.blocks().defined()) {  // block-sparse: the layout's blocks are the tiles
+    g.blocks = options.blocks();
+    const nn::BlockLayout& L = g.blocks;
+    HEED_CHECK(L.q_len() == Tq && L.k_len() == Tk && (L.heads() == 1 || L.heads() == H), op,
+               "the block layout is for Tq ", L.q_len(), ", Tk ", L.k_len(), " and ", L.heads(),
+               " head(s); the scores are Tq ", Tq, ", Tk ", Tk, " with ", H, " head(s)");
+    g.Br = g.Bc = L.block();
+  }
   g.scale = real(scale);
   g.causal = m.is_causal();
   Shape s = heads ? Shape{B, H, Tq, Tk} : Shape{B, Tq, Tk};  // the scores
@@ -444,17 +494,23 @@ Tensor attend_tiled(const char* op, const Geometry& g, const std::vector<Tensor>
 Tensor flash_attention(const Tensor& q, const Tensor& k, const Tensor& v,
                        const nn::AttentionMask& mask, std::optional<double> scale,
                        const FlashOptions& options) {
-  nn::check_qkv(kOp, q, k, v);
+  return detail::flash_attention_named(kOp, q, k, v, mask, scale, options);
+}
+
+Tensor detail::flash_attention_named(const char* op, const Tensor& q, const Tensor& k,
+                                     const Tensor& v, const nn::AttentionMask& mask,
+                                     std::optional<double> scale, const FlashOptions& options) {
+  nn::check_qkv(op, q, k, v);
   const bool heads = q.dim() == 4;
   const int64_t B = q.size(0), H = heads ? q.size(1) : 1, Tq = q.size(-2), Tk = k.size(-2);
   const int64_t D = q.size(-1), Dv = v.size(-1);
-  Geometry g = geometry(kOp, B, H, Tq, Tk, D, Dv, heads, mask, nn::attention_scale(q, scale),
+  Geometry g = geometry(op, B, H, Tq, Tk, D, Dv, heads, mask, nn::attention_scale(q, scale),
                         options);
   g.q = split_layout(H, Tq, D), g.k = split_layout(H, Tk, D), g.v = split_layout(H, Tk, Dv);
   g.o = split_layout(H, Tq, Dv);
   Shape os = q.shape();
   os[os.size() - 1] = Dv;
-  return attend_tiled(kOp, g, {q, k, v}, {0, 1, 2}, empty(os), mask, options.backward());
+  return attend_tiled(op, g, {q, k, v}, {0, 1, 2}, empty(os), mask, options.backward());
 }
 
 Tensor flash_attention_heads(const Tensor& q, const Tensor& k, const Tensor& v,

@@ -6,22 +6,16 @@
 
 #include <heed/autograd/flash_attention.h>
 #include "helpers.h"
+#include "padding.h"
 
 using namespace heed;
 using heed::nn::AttentionMask;
+using heed::test::left_padding;
 using heed::test::check_grad;
 using heed::test::param;
 using V = std::vector<Tensor>;
 
 namespace {
-
-// Key padding (B, Tk): batch 1 hides its first ceil(Tk/2) keys, so with causal its first
-// queries see nothing (fully masked rows: zero output, zero gradient).
-Tensor left_padding(int64_t B, int64_t Tk) {
-  Tensor p = ones({B, Tk});
-  for (int64_t j = 0; j < (Tk + 1) / 2; ++j) p.data()[Tk + j] = 0;
-  return p;
-}
 
 std::vector<AttentionMask> mask_kinds(int64_t B, int64_t Tk) {
   const Tensor pad = left_padding(B, Tk);
