@@ -227,3 +227,50 @@ TEST_CASE("block-sparse attention visits only kept blocks and never reads a drop
         k2.data()[(bh * T + j) * 8 + d] = NAN, v2.data()[(bh * T + j) * 8 + d] = NAN;
   CHECK(same(block_sparse_attention(q, k2, v2, L), block_sparse_attention(q, k, v, L)));
 }
+
+TEST_CASE("sparse_attention, nn::SparseAttention and MultiheadAttention run the kernel given a layout") {
+  manual_seed(11);
+  const int64_t T = 19, b = 4;
+  const BlockLayout L = nn::longformer_layout(T, b, 2, {0, 9});
+  const AttentionMask pad = AttentionMask().key_padding(left_padding(2, T));
+  // sparse_attention: the layout form == the dense form with its pattern; no weights
+  const V in = {randn({2, 2, T, 8}), randn({2, 2, T, 8}), randn({2, 2, T, 6})};
+  test::check_fused_matches_composed(
+      [&](const V& x) {
+        nn::Attended a = nn::sparse_attention(x[0], x[1], x[2], L, pad);
+        CHECK(!a.weights.defined());
+        return a.context;
+      },
+      [&](const V& x) { return nn::sparse_attention(x[0], x[1], x[2], L.pattern(), pad).context; },
+      in, 2e-4, 2e-5);
+  CHECK(nn::sparse_attention(in[0], in[1], in[2], L, pad, {}, 0.5, true).weights.defined());  // dropout: dense
+  // the module: a layout and its pattern give the same context
+  nn::SparseAttention by_layout(nn::SparseAttentionOptions(L).causal(true));
+  nn::SparseAttention by_pattern(nn::SparseAttentionOptions(L.pattern()).causal(true));
+  CHECK(test::allclose(by_layout.forward(in[0], in[1], in[2], pad).context,
+                       by_pattern.forward(in[0], in[1], in[2], pad).context, 2e-4, 2e-5));
+  CHECK(by_layout.repr().find("SparseAttention(layout=(5, 5), block=4, density=") == 0);
+  // MultiheadAttention: the fast path (block-sparse kernel) == the composed path (dense scores
+  // masked with the pattern), output and parameter gradients, for self- and cross-attention
+  for (const BlockLayout& layout : {L, nn::bigbird_layout(T, b, 1, 1, 1, false, 2)}) {
+    nn::MultiheadAttention mha(nn::MultiheadAttentionOptions(8, 2).block_layout(layout));
+    const Tensor x = randn({2, T, 8}), mem = randn({2, T, 8});
+    for (bool self : {true, false}) {
+      CAPTURE(self); CAPTURE(layout.heads());
+      auto run = [&](bool need_weights) {
+        mha.zero_grad();
+        Tensor y = mha.forward(x, self ? x : mem, self ? x : mem, pad, {}, need_weights).output;
+        sum(y * y).backward();
+        return std::pair<Tensor, Tensor>{y.detach(), mha.in_proj_weight.grad().clone()};
+      };
+      const auto [fast, fast_grad] = run(false);
+      const auto [composed, composed_grad] = run(true);
+      CHECK(test::allclose(fast, composed, 2e-4, 2e-5));
+      CHECK(test::allclose(fast_grad, composed_grad, 2e-4, 2e-5));
+    }
+  }
+  nn::MultiheadAttention wrong(nn::MultiheadAttentionOptions(8, 2).block_layout(nn::strided_layout(7, 4, 1, 2)));
+  const Tensor x = randn({2, T, 8});
+  CHECK(test::error_of([&] { wrong.forward(x, x, x, {}, {}, false); }).find("MultiheadAttention") !=
+        std::string::npos);
+}
