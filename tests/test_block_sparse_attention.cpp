@@ -274,3 +274,20 @@ TEST_CASE("sparse_attention, nn::SparseAttention and MultiheadAttention run the 
   CHECK(test::error_of([&] { wrong.forward(x, x, x, {}, {}, false); }).find("MultiheadAttention") !=
         std::string::npos);
 }
+
+TEST_CASE("block-sparse attention's working memory is the tiles', not the scores'") {
+  manual_seed(12);
+  const int64_t B = 1, H = 2, T = 4096, D = 32;  // dense scores and weights: 128 MiB each
+  const BlockLayout L = nn::strided_layout(T, 64, 7, 16);
+  Tensor q = test::param({B, H, T, D}), k = test::param({B, H, T, D}), v = test::param({B, H, T, D});
+  const Tensor dO = randn({B, H, T, D});
+  const int64_t one = int64_t(alloc::size_class(q.numel() * sizeof(real)));
+  alloc::reset_peak_bytes();
+  const int64_t before = alloc::stats().live_bytes;
+  block_sparse_attention(q, k, v, L, AttentionMask().causal()).backward(dO);
+  // beyond O and the three gradients: L (B, H, T), per thread the 64 x 64 tiles and the packed
+  // key block, autograd's copy of one gradient into .grad
+  const int64_t working = alloc::stats().peak_bytes - before - 4 * one;
+  MESSAGE("working memory beyond O and the gradients: ", working, " B");
+  CHECK(working < 2 * one);
+}
