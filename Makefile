@@ -324,6 +324,8 @@ bench: deps $(BENCHES)
 	/usr/bin/python3 tests/bench/bench_torch.py $(BUILD)/bench/heed.txt
 	$(BUILD)/bench/bench_attention $(BUILD)/bench/heed_attention.txt
 	/usr/bin/python3 tests/bench/bench_attention_torch.py $(BUILD)/bench/heed_attention.txt
+	$(BUILD)/bench/bench_block_sparse $(BUILD)/bench/heed_block_sparse.txt
+	/usr/bin/python3 tests/bench/bench_block_sparse_torch.py $(BUILD)/bench/heed_block_sparse.txt
 	/usr/bin/python3 tests/bench/bench_models_torch.py
 	$(BUILD)/bench/bench_models --busy gpt_baby seq2seq lstm gru
 	$(BUILD)/bench/bench_models --anomaly gpt_baby seq2seq

@@ -6,7 +6,8 @@
 //
 //   forward, for each query block i (one task; tasks run in parallel):
 //     0. m = -inf,  l = 0,  A = 0                   m, l (Br)   A (Br, Dv) accumulator
-//     for each key block j, stopping at the first one entirely above the causal diagonal:
+//     for each key block j, stopping at the first one entirely above the causal diagonal
+//     (with a block layout, for each kept key block j of row i; autograd/block_layout.h):
 //     1. S = scale * Q_i K_j^T                      (Br, Bc)   gemm, K_j transposed
 //     2. S[r, c] = -inf where key c is hidden from query r   (causal, padding, mask)
 //     3. m' = max(m, rowmax(S))
@@ -87,6 +88,22 @@ struct HeadLayout {
 HeadLayout split_layout(int64_t H, int64_t T, int64_t D) { return {0, H * T * D, T * D, D}; }
 HeadLayout side_by_side(int64_t T, int64_t W, int64_t D, int64_t c0) { return {c0, T * W, D, W}; }
 
+// The blocks one walk over a row or column of tiles visits, ascending: the indices
+// [first, last), or with a block layout the entries [first, last) of its sorted list.
+struct Blocks {
+  const int64_t* list;
+  int64_t first, last;
+  struct It {
+    const int64_t* list;
+    int64_t e;
+    int64_t operator*() const { return list ? list[e] : e; }
+    It& operator++() { return ++e, *this; }
+    bool operator!=(const It& o) const { return e != o.e; }
+  };
+  It begin() const { return {list, first}; }
+  It end() const { return {list, last}; }
+};
+
 // The sizes, tiles, layouts and masks of one call, as the kernels read them.
 struct Geometry {
   int64_t B, H, Tq, Tk, D, Dv;
@@ -97,14 +114,37 @@ struct Geometry {
   const real* pad = nullptr;    // key padding (B, Tk), or null
   const real* mask = nullptr;   // full mask, or null, element (b, h, r, c) at
   int64_t mb = 0, mh = 0, mr = 0, mc = 0;  // b*mb + h*mh + r*mr + c*mc (0 on broadcast dims)
+  nn::BlockLayout blocks;       // block-sparse: only its kept tiles exist (undefined: all)
 
   int64_t q_blocks() const { return (Tq + Br - 1) / Br; }
   int64_t k_blocks() const { return (Tk + Bc - 1) / Bc; }
   // Causal and key block j starts after the last key that query block i's last row sees:
   // the whole tile is hidden and is never computed (nor is any later key block).
+  // The composed form multiplies the causal tiles never computed by weight 0, so a NaN or
+  // inf in them still reaches dq, dk, dv and O; flash puts those back from one scan. Not
+  // with a block layout: block-sparse attention never reads a block it does not visit.
+  bool replays_skipped() const { return causal && !blocks.defined(); }
   bool skipped(int64_t i, int64_t j) const {
     const int64_t last_row = std::min(Tq, (i + 1) * Br) - 1;
     return causal && j * Bc > nn::causal_last_key(last_row, Tq, Tk);
+  }
+  // The key blocks query block i of head bh meets: all, or the layout's kept ones, up to
+  // the first skipped one.
+  Blocks key_blocks(int64_t bh, int64_t i) const {
+    const int64_t* list = blocks.defined() ? blocks.key_blocks(bh % H, i).first : nullptr;
+    const int64_t n = blocks.defined() ? blocks.key_blocks(bh % H, i).size() : k_blocks();
+    int64_t last = 0;
+    while (last < n && !skipped(i, list ? list[last] : last)) ++last;
+    return {list, 0, last};
+  }
+  // The query blocks that meet key block j of head bh: all, or the layout's, from the first
+  // not skipped (a later query block sees more keys).
+  Blocks query_blocks(int64_t bh, int64_t j) const {
+    const int64_t* list = blocks.defined() ? blocks.query_blocks(bh % H, j).first : nullptr;
+    const int64_t n = blocks.defined() ? blocks.query_blocks(bh % H, j).size() : q_blocks();
+    int64_t first = 0;
+    while (first < n && skipped(list ? list[first] : first, j)) ++first;
+    return {list, first, n};
   }
 };
 
@@ -120,13 +160,16 @@ double exp_row(real* s, int64_t n, real shift) {
 inline real nan_max(real a, real b) { return a != a || b != b ? a + b : a > b ? a : b; }
 
 // A tile's place: head bh = b * H + h, query rows [i0, i0 + br), key rows [j0, j0 + bc).
+// keep: a block layout's partial block, its 0/1 mask with rows Bc apart (else null).
 struct Tile {
   int64_t bh, b, h, i0, br, j0, bc;
+  const uint8_t* keep = nullptr;
 };
 
 Tile tile(const Geometry& g, int64_t bh, int64_t i, int64_t j) {
   const int64_t i0 = i * g.Br, j0 = j * g.Bc;
-  return {bh, bh / g.H, bh % g.H, i0, std::min(g.Br, g.Tq - i0), j0, std::min(g.Bc, g.Tk - j0)};
+  return {bh, bh / g.H, bh % g.H, i0, std::min(g.Br, g.Tq - i0), j0, std::min(g.Bc, g.Tk - j0),
+          g.blocks.defined() ? g.blocks.block_mask(bh % g.H, i, j) : nullptr};
 }
 
 // Row r of tile t sees at most keys [j0, j0 + n) under causal: every later column is
@@ -189,12 +232,16 @@ void hide(const Geometry& g, const Tile& t, int64_t r, real* s, real value) {
     for (int64_t c = 0; c < t.bc; ++c)
       if (mrow[c * g.mc] == 0) s[c] = value;
   }
+  if (t.keep)  // a partial block of a block layout
+    for (int64_t c = 0; c < t.bc; ++c)
+      if (!t.keep[r * g.Bc + c]) s[c] = value;
 }
 
 // Steps 1-2: S = scale * Q_i K_j^T (br, bc), then -inf where a key is hidden.
 void scores(const Geometry& g, const Tile& t, const real* q, const KeyBlock& kb, real* S) {
   const real* Qi = q + g.q.at(t.b, t.h, t.i0);  // (br, D), rows g.q.row apart
   gemm_packed(false, t.br, Qi, g.q.row, kb.kt, g.scale, false, S, t.bc);
+  if (g.blocks.defined()) g.blocks.count_tile();
   for (int64_t r = 0; r < t.br; ++r) hide(g, t, r, S + r * t.bc, kNegInf);
 }
 
@@ -209,8 +256,7 @@ void forward_block(const Geometry& g, int64_t bh, int64_t i, const real* q, cons
   std::fill(m, m + br, kNegInf);  // 0. m = -inf, l = 0, A = 0
   std::fill(l, l + br, 0.0);
   std::fill(A, A + br * Dv, real(0));
-  int64_t j = 0;
-  for (; j < g.k_blocks() && !g.skipped(i, j); ++j) {
+  for (int64_t j : g.key_blocks(bh, i)) {
     const Tile t = tile(g, bh, i, j);
     kb.pack(g, t, k, v, KeyBlock::kForward);
     scores(g, t, q, kb, S);  // 1-2. S = scale * Q_i K_j^T, masked
@@ -234,6 +280,9 @@ void forward_block(const Geometry& g, int64_t bh, int64_t i, const real* q, cons
   }
   // A value column with a non-finite entry in the keys of the skipped causal tiles (from
   // key block j on): NaN in every row of the block, as 0 * NaN in the composed P V.
+  int64_t j = 0;  // the first causal tile never computed
+  if (bad)
+    while (j < g.k_blocks() && !g.skipped(i, j)) ++j;
   if (bad)
     for (int64_t d = 0; d < Dv; ++d)
       if (bad[d] >= j * g.Bc)
@@ -305,7 +354,7 @@ void run_tasks(int64_t n, int nt, const F& task) {
 void dq_block(const Geometry& g, int64_t bh, int64_t i, const real* q, const real* k,
               const real* v, const real* dO, const real* lse, const real* delta, real* dq,
               real* P, real* dS, KeyBlock& kb) {
-  for (int64_t j = 0; j < g.k_blocks() && !g.skipped(i, j); ++j) {
+  for (int64_t j : g.key_blocks(bh, i)) {
     const Tile t = tile(g, bh, i, j);
     kb.pack(g, t, k, v, KeyBlock::kKt | KeyBlock::kVt | KeyBlock::kK);
     probabilities(g, t, q, kb, lse, P);       // 1-5, 8. P = exp(S - L_i)
@@ -323,8 +372,7 @@ void dkv_block(const Geometry& g, int64_t bh, int64_t j, const real* q, const re
                real* dk, real* dv, real* P, real* dS, KeyBlock& kb) {
   kb.pack(g, tile(g, bh, 0, j), k, v, KeyBlock::kKt | (dk || dq ? KeyBlock::kVt : 0) |
                                           (dq ? KeyBlock::kK : 0));
-  for (int64_t i = 0; i < g.q_blocks(); ++i) {
-    if (g.skipped(i, j)) continue;  // this key block is above the diagonal for query block i
+  for (int64_t i : g.query_blocks(bh, j)) {  // causal: not those above the diagonal
     const Tile t = tile(g, bh, i, j);
     probabilities(g, t, q, kb, lse, P);  // 1-5, 8. P = exp(S - L_i)
     const int64_t qi = g.q.at(t.b, t.h, t.i0), kj = g.k.at(t.b, t.h, t.j0);
@@ -354,6 +402,14 @@ Geometry geometry(const char* op, int64_t B, int64_t H, int64_t Tq, int64_t Tk, 
   Geometry g;
   g.B = B, g.H = H, g.Tq = Tq, g.Tk = Tk, g.D = D, g.Dv = Dv;
   g.Br = options.rows(), g.Bc = options.cols();
+  if (options.blocks().defined()) {  // block-sparse: the layout's blocks are the tiles
+    g.blocks = options.blocks();
+    const nn::BlockLayout& L = g.blocks;
+    HEED_CHECK(L.q_len() == Tq && L.k_len() == Tk && (L.heads() == 1 || L.heads() == H), op,
+               "the block layout is for Tq ", L.q_len(), ", Tk ", L.k_len(), " and ", L.heads(),
+               " head(s); the scores are Tq ", Tq, ", Tk ", Tk, " with ", H, " head(s)");
+    g.Br = g.Bc = L.block();
+  }
   // With D = 0 the scores are the empty sum 0 whatever the scale (as when the scale
   // multiplies q, as scaled_dot_product_attention does): uniform weights, O = the mean of
   // the visible values. The default 1/sqrt(0) = inf would make them inf * 0 = NaN.
@@ -452,15 +508,15 @@ void forward_all(const Geometry& g, const real* q, const real* k, const real* v,
   const int64_t per = g.Br * g.Bc + g.Br * g.Dv + g.Br;  // S, A, m
   Buffer<real> scratch(nt * per);
   Buffer<double> sums(nt * g.Br);  // l
-  Buffer<int64_t> bad(g.causal ? BH * g.Dv : 0);  // per head, last_bad_key of v
-  for (int64_t bh = 0; g.causal && bh < BH; ++bh)  // O(T Dv) a head: not worth a team
+  Buffer<int64_t> bad(g.replays_skipped() ? BH * g.Dv : 0);  // per head, last_bad_key of v
+  for (int64_t bh = 0; g.replays_skipped() && bh < BH; ++bh)  // O(T Dv) a head: not worth a team
     last_bad_key(g, g.v, v, g.Dv, bh / g.H, bh % g.H, bad.data() + bh * g.Dv);
   std::vector<KeyBlock> kb = key_blocks(g, nt, KeyBlock::kForward);
   run_tasks(BH * nq, nt, [&](int64_t task, int th) {  // the longest causal blocks first
     const int64_t bh = task % BH, i = nq - 1 - task / BH;
     real* S = scratch.data() + th * per;
     forward_block(g, bh, i, q, k, v, o, lse, S, S + g.Br * g.Bc, S + g.Br * g.Bc + g.Br * g.Dv,
-                  sums.data() + th * g.Br, kb[th], g.causal ? bad.data() + bh * g.Dv : nullptr);
+                  sums.data() + th * g.Br, kb[th], g.replays_skipped() ? bad.data() + bh * g.Dv : nullptr);
   });
 }
 
@@ -471,10 +527,10 @@ void backward_all(const Geometry& g, FlashBackward schedule, const real* q, cons
   const int64_t BH = g.B * g.H, nq = g.q_blocks(), nk = g.k_blocks(), nt = threads();
   const bool need_scores = dq || dk;  // dS feeds dQ and dK only
   Buffer<real> delta(need_scores ? BH * g.Tq : 0);  // Delta = rowsum(dO * O)   (B, H, Tq)
-  Buffer<int64_t> scans(g.causal ? BH * (2 * g.D + g.Dv) : 0);  // scan_skipped, per head
-  run_tasks(need_scores || g.causal ? BH : 0, nt, [&](int64_t bh, int) {
+  Buffer<int64_t> scans(g.replays_skipped() ? BH * (2 * g.D + g.Dv) : 0);  // scan_skipped, per head
+  run_tasks(need_scores || g.replays_skipped() ? BH : 0, nt, [&](int64_t bh, int) {
     const int64_t b = bh / g.H, h = bh % g.H;
-    if (g.causal) scan_skipped(g, bh, q, k, dO, lse, scans.data() + bh * (2 * g.D + g.Dv));
+    if (g.replays_skipped()) scan_skipped(g, bh, q, k, dO, lse, scans.data() + bh * (2 * g.D + g.Dv));
     if (!need_scores) return;
     for (int64_t r = 0; r < g.Tq; ++r) {
       const real *dor = dO + g.o.at(b, h, r), *orow = o + g.o.at(b, h, r);
@@ -495,7 +551,7 @@ void backward_all(const Geometry& g, FlashBackward schedule, const real* q, cons
         dkv_block(g, bh, j, q, k, v, dO, lse, delta.data(), dq, dk, dv, P, P + g.Br * g.Bc,
                   kb[th]);
     });
-    if (g.causal) fill_skipped(g, scans.data(), dq, dk, dv);
+    if (g.replays_skipped()) fill_skipped(g, scans.data(), dq, dk, dv);
     return;
   }
   if (dq)  // pass A, the longest causal query blocks first
@@ -510,7 +566,7 @@ void backward_all(const Geometry& g, FlashBackward schedule, const real* q, cons
       dkv_block(g, task % BH, task / BH, q, k, v, dO, lse, delta.data(), nullptr, dk, dv, P,
                 P + g.Br * g.Bc, kb[th]);
     });
-  if (g.causal) fill_skipped(g, scans.data(), dq, dk, dv);
+  if (g.replays_skipped()) fill_skipped(g, scans.data(), dq, dk, dv);
 }
 
 // Runs the forward into `out` (layout g.o) and records the op. q, k and v are read from
@@ -549,17 +605,23 @@ Tensor attend_tiled(const char* op, const Geometry& g, const std::vector<Tensor>
 Tensor flash_attention(const Tensor& q, const Tensor& k, const Tensor& v,
                        const nn::AttentionMask& mask, std::optional<double> scale,
                        const FlashOptions& options) {
-  nn::check_qkv(kOp, q, k, v);
+  return detail::flash_attention_named(kOp, q, k, v, mask, scale, options);
+}
+
+Tensor detail::flash_attention_named(const char* op, const Tensor& q, const Tensor& k,
+                                     const Tensor& v, const nn::AttentionMask& mask,
+                                     std::optional<double> scale, const FlashOptions& options) {
+  nn::check_qkv(op, q, k, v);
   const bool heads = q.dim() == 4;
   const int64_t B = q.size(0), H = heads ? q.size(1) : 1, Tq = q.size(-2), Tk = k.size(-2);
   const int64_t D = q.size(-1), Dv = v.size(-1);
-  Geometry g = geometry(kOp, B, H, Tq, Tk, D, Dv, heads, mask, nn::attention_scale(q, scale),
+  Geometry g = geometry(op, B, H, Tq, Tk, D, Dv, heads, mask, nn::attention_scale(q, scale),
                         options);
   g.q = split_layout(H, Tq, D), g.k = split_layout(H, Tk, D), g.v = split_layout(H, Tk, Dv);
   g.o = split_layout(H, Tq, Dv);
   Shape os = q.shape();
   os[os.size() - 1] = Dv;
-  return attend_tiled(kOp, g, {q, k, v}, {0, 1, 2}, empty(os), mask, options.backward());
+  return attend_tiled(op, g, {q, k, v}, {0, 1, 2}, empty(os), mask, options.backward());
 }
 
 Tensor flash_attention_heads(const Tensor& q, const Tensor& k, const Tensor& v,

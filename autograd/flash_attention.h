@@ -60,6 +60,7 @@
 
 #include "../core/tensor.h"
 #include "attend.h"
+#include "block_layout.h"
 
 namespace heed {
 
@@ -80,19 +81,24 @@ enum class FlashBackward { automatic, by_head, by_blocks };
 // the key block once and the query-side operand per product, so wider tiles pay that packing
 // less often. Tests force tiny odd tiles (2 x 3) to exercise every tile boundary, and each
 // backward schedule.
+// blocks(layout): block-sparse attention (autograd/block_sparse_attention.h): the tiles are
+// the layout's b x b blocks (rows and cols are ignored) and only its kept blocks are visited.
 class FlashOptions {
  public:
   FlashOptions() = default;
   FlashOptions& rows(int64_t br) { rows_ = br; return *this; }  // Br: queries per tile
   FlashOptions& cols(int64_t bc) { cols_ = bc; return *this; }  // Bc: keys per tile
   FlashOptions& backward(FlashBackward b) { backward_ = b; return *this; }
+  FlashOptions& blocks(const nn::BlockLayout& layout) { blocks_ = layout; return *this; }
   int64_t rows() const { return rows_; }
   int64_t cols() const { return cols_; }
   FlashBackward backward() const { return backward_; }
+  const nn::BlockLayout& blocks() const { return blocks_; }
 
  private:
   int64_t rows_ = 128, cols_ = 128;
   FlashBackward backward_ = FlashBackward::automatic;
+  nn::BlockLayout blocks_;  // undefined: every tile
 };
 
 // O = softmax(mask(scale q k^T)) v, tiled. heed::Error naming flash_attention when the
@@ -100,6 +106,13 @@ class FlashOptions {
 Tensor flash_attention(const Tensor& q, const Tensor& k, const Tensor& v,
                        const nn::AttentionMask& mask = {}, std::optional<double> scale = {},
                        const FlashOptions& options = FlashOptions());
+
+namespace detail {
+// flash_attention, its errors naming `op` (block_sparse_attention calls it so).
+Tensor flash_attention_named(const char* op, const Tensor& q, const Tensor& k, const Tensor& v,
+                             const nn::AttentionMask& mask, std::optional<double> scale,
+                             const FlashOptions& options);
+}  // namespace detail
 
 // q, k, v with the heads side by side, as above; heed::Error naming flash_attention_heads
 // when they do not fit (B, Tq, H*D), (B, Tk, H*D), (B, Tk, H*Dv). scale defaults to

@@ -23,21 +23,25 @@
 // key: a row comes out all-masked (zero context, zero gradient) only when other masks
 // (key padding, or causal with Tq != Tk) remove what the pattern allowed.
 //
-// This composed form forms all Tq x Tk scores and masks them: it is the reference that a
-// block-sparse kernel would be tested against (the banded sliding window,
-// autograd/sliding_window_attention.h, is such a kernel). The module is
-// layers/sparse_attention.h.
+// This composed form forms all Tq x Tk scores and masks them, so a pattern of 5% density
+// costs what dense attention costs. Given a block layout instead of a pattern
+// (autograd/block_layout.h: the blocks of b x b scores that hold a 1, or a generator's),
+// sparse_attention runs the block-sparse kernel (autograd/block_sparse_attention.h), which
+// computes only the kept blocks; this dense form with layout.pattern() is its tested
+// reference. The module is layers/sparse_attention.h.
 //
 // Example:
 //   Tensor S = nn::strided_pattern(T, 8);                       // (T, T)
 //   nn::Attended a = nn::sparse_attention(q, k, v, S);          // a.context (B, [H,] T, Dv)
 //   nn::Attended b = nn::sparse_attention(q, k, v, nn::fixed_pattern(T, 16, 2),
 //                                         nn::AttentionMask().key_padding(pad));
+//   nn::Attended c = nn::sparse_attention(q, k, v, nn::strided_layout(T, 64, 7, 16));
 #pragma once
 #include <cstdint>
 #include <optional>
 
 #include "attend.h"
+#include "block_layout.h"
 
 namespace heed::nn {
 
@@ -50,6 +54,16 @@ Tensor sliding_window_pattern(int64_t T, int64_t w, bool causal);
 // `mask` is combined with the pattern (a key is visible only where both allow it).
 Attended sparse_attention(const Tensor& q, const Tensor& k, const Tensor& v,
                           const Tensor& pattern, const AttentionMask& mask = {},
+                          std::optional<double> scale = {}, double dropout_p = 0,
+                          bool training = false);
+
+// With a block layout: only its kept blocks are computed (autograd/block_sparse_attention.h)
+// and the weights are never formed (Attended.weights is undefined). The kernel has no
+// dropout: with dropout at work (dropout_p > 0 and training) this runs the dense form with
+// layout.pattern(), which forms all the scores. heed::Error naming block_sparse_attention
+// when the layout does not fit the scores.
+Attended sparse_attention(const Tensor& q, const Tensor& k, const Tensor& v,
+                          const BlockLayout& layout, const AttentionMask& mask = {},
                           std::optional<double> scale = {}, double dropout_p = 0,
                           bool training = false);
 

@@ -7,6 +7,7 @@
 // d_k / d_v per-head widths.
 #include "multihead_attention.h"
 
+#include "../autograd/arith.h"
 #include "../autograd/flash_attention.h"
 #include "../autograd/linear_op.h"
 #include "../autograd/reduce.h"
@@ -126,6 +127,11 @@ AttentionOutput MultiheadAttention::forward(const Tensor& query, const Tensor& k
              "unsqueeze(0)), (B, 1, Tq, Tk) for one per batch element, or (B, H, Tq, Tk) "
              "(torch's (B*H, Tq, Tk) float attn_mask, reshaped)");
   check_bias(kOp, {B, H, Tq, Tk}, attn_bias);
+  const BlockLayout& layout = options.block_layout();
+  HEED_CHECK(!layout.defined() || (layout.q_len() == Tq && layout.k_len() == Tk &&
+                                   (layout.heads() == 1 || layout.heads() == H)),
+             kOp, "the block layout is for Tq ", layout.q_len(), ", Tk ", layout.k_len(), ", ",
+             layout.heads(), " head(s); the scores are Tq ", Tq, ", Tk ", Tk, ", ", H, " heads");
 
   // The fast path: when the weights are not wanted (and no dropout acts on them, and no
   // bias is added), the tiled flash kernel computes the context without ever forming the
@@ -138,6 +144,8 @@ AttentionOutput MultiheadAttention::forward(const Tensor& query, const Tensor& k
 
   // The composed path, the readable reference (tests/test_mha.cpp proves the fast path
   // equal to it in the output and every gradient):
+  if (layout.defined())  // the dense form of block-sparse attention
+    m.mask(m.mask().defined() ? mul(m.mask().detach(), layout.pattern()) : layout.pattern());
   // 1. Q W^Q, K W^K, V W^V for all heads at once
   const auto [q, k, v] = project(*this, query, key, value);  // (B, T, H d)
 
@@ -166,17 +174,18 @@ AttentionOutput MultiheadAttention::forward(const Tensor& query, const Tensor& k
 Tensor MultiheadAttention::flash_context(const Tensor& query, const Tensor& key,
                                          const Tensor& value, const AttentionMask& m) {
   const int64_t H = options.num_heads();
+  const FlashOptions tiles = FlashOptions().blocks(options.block_layout());  // undefined: dense
   const bool self = query.impl() == key.impl() && key.impl() == value.impl();
   if (self && in_proj_weight.defined())  // [Q | K | V] (B, T, 3E)
-    return flash_attention_packed(linear(query, in_proj_weight, in_proj_bias), H, m);
+    return flash_attention_packed(linear(query, in_proj_weight, in_proj_bias), H, m, {}, tiles);
   if (key.impl() == value.impl() && in_proj_weight.defined()) {  // attending to one memory
     const int64_t E = options.embed_dim();
     const Tensor q = linear(query, rows(in_proj_weight, 0, E), rows(in_proj_bias, 0, E));  // (B, Tq, E)
     const Tensor kv = linear(key, rows(in_proj_weight, E, 2 * E), rows(in_proj_bias, E, 2 * E));
-    return flash_attention_packed(q, kv, H, m);  // kv = [K | V] (B, Tk, 2E)
+    return flash_attention_packed(q, kv, H, m, {}, tiles);  // kv = [K | V] (B, Tk, 2E)
   }
   const auto [q, k, v] = project(*this, query, key, value);  // (B, T, H d)
-  return flash_attention_heads(q, k, v, H, m);
+  return flash_attention_heads(q, k, v, H, m, {}, tiles);
 }
 
 std::string MultiheadAttention::repr() const {

@@ -50,6 +50,7 @@
 #include <memory>
 
 #include "../autograd/attend.h"
+#include "../autograd/block_layout.h"
 #include "linear.h"
 #include "module.h"
 
@@ -65,10 +66,15 @@ class MultiheadAttentionOptions {
   MultiheadAttentionOptions& vdim(int64_t d) { vdim_ = d; return *this; }      // value input width
   MultiheadAttentionOptions& head_dim_k(int64_t d) { dk_ = d; return *this; }  // per-head d_k
   MultiheadAttentionOptions& head_dim_v(int64_t d) { dv_ = d; return *this; }  // per-head d_v
+  // Block-sparse attention: heads see only the layout's kept blocks (autograd/block_layout.h,
+  // shared or one grid per head); the fast path computes only those, the composed path
+  // masks the dense scores with layout.pattern().
+  MultiheadAttentionOptions& block_layout(const BlockLayout& l) { layout_ = l; return *this; }
   int64_t embed_dim() const { return embed_dim_; }
   int64_t num_heads() const { return num_heads_; }
   double dropout() const { return dropout_; }
   bool bias() const { return bias_; }
+  const BlockLayout& block_layout() const { return layout_; }
   int64_t kdim() const { return kdim_ > 0 ? kdim_ : embed_dim_; }
   int64_t vdim() const { return vdim_ > 0 ? vdim_ : embed_dim_; }
   int64_t head_dim_k() const { return dk_ > 0 ? dk_ : embed_dim_ / num_heads_; }
@@ -82,6 +88,7 @@ class MultiheadAttentionOptions {
   double dropout_ = 0;
   bool bias_ = true;
   int64_t kdim_ = 0, vdim_ = 0, dk_ = 0, dv_ = 0;
+  BlockLayout layout_;
 };
 
 struct AttentionOutput {

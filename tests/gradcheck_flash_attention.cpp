@@ -9,22 +9,15 @@
 
 using namespace heed;
 using heed::nn::AttentionMask;
+using heed::test::half_left_padding;
 using heed::test::check_grad;
 using heed::test::param;
 using V = std::vector<Tensor>;
 
 namespace {
 
-// Key padding (B, Tk): batch 1 hides its first ceil(Tk/2) keys, so with causal its first
-// queries see nothing (fully masked rows: zero output, zero gradient).
-Tensor left_padding(int64_t B, int64_t Tk) {
-  std::vector<int64_t> hidden(B, 0);
-  hidden.at(1) = (Tk + 1) / 2;
-  return heed::test::left_padding(hidden, Tk);
-}
-
 std::vector<AttentionMask> mask_kinds(int64_t B, int64_t Tk) {
-  const Tensor pad = left_padding(B, Tk);
+  const Tensor pad = half_left_padding(B, Tk);
   Tensor full = gt(rand({B, 1, 1, Tk}), 0.3);  // (B, 1, 1, Tk), broadcast over heads and queries
   full.data()[0] = 1;
   return {AttentionMask(), AttentionMask().key_padding(pad), AttentionMask().causal(),

@@ -87,6 +87,14 @@ inline Tensor left_padding(const std::vector<int64_t>& hidden, int64_t Tk) {
   return key_padding(keys, Tk);
 }
 
+// (B, Tk), B >= 2: batch 1 hides its first ceil(Tk/2) keys, the others see every key; with
+// causal, batch 1's first queries see nothing (fully masked rows: zero output and gradient).
+inline Tensor half_left_padding(int64_t B, int64_t Tk) {
+  std::vector<int64_t> hidden(B, 0);
+  hidden.at(1) = (Tk + 1) / 2;
+  return left_padding(hidden, Tk);
+}
+
 // For its lifetime: exactly n threads (dynamic threads off); restores both settings after.
 struct FixedThreads {
   const int threads = get_num_threads();

@@ -48,13 +48,18 @@ def composed_step(T, causal):
     return step
 
 
-def main():
-    path = sys.argv[1] if len(sys.argv) > 1 else "build/bench/heed_attention.txt"
+def read_heed(default):
+    """{name: value} from the "<name> <value>" lines of the file named on the command line."""
     heed = {}
-    with open(path) as f:
+    with open(sys.argv[1] if len(sys.argv) > 1 else default) as f:
         for line in f:
-            name, ms = line.split()
-            heed[name] = float(ms)
+            name, value = line.split()
+            heed[name] = float(value)
+    return heed
+
+
+def main():
+    heed = read_heed("build/bench/heed_attention.txt")
     print(f"\n{'attention fwd+bwd, B=1 H=8 D=64':34s} {'heed flash':>10s} {'heed comp.':>10s} "
           f"{'torch comp.':>11s} {'torch/flash':>11s}")
     for T in (512, 2048):
