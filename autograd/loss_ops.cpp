@@ -221,7 +221,9 @@ Tensor pointwise_loss(const char* op, const Tensor& input, const Tensor& target,
     for (int64_t i = b; i < e; ++i) loss[i] = f(i, double(xs[i]), double(ys[i]));
   });
   Tensor out = reduce_losses(loss, r, input.shape(), double(n));
-  return record(op, out, {input, target}, [input, target, r, d, n](const Tensor& dy, Grads& g) {
+  return record(op, out, {input, target}, [input = SavedTensor(input),
+                                           target = SavedTensor(target), r, d, n](const Tensor& dy,
+                                                                                  Grads& g) {
     const Upstream up(dy, r, double(n));
     const real *px = input.data(), *py = target.data();
     Tensor dx = g.needs(0) ? empty(input.shape()) : Tensor();
@@ -273,7 +275,8 @@ Tensor cross_entropy_loss(const Tensor& input, const IndexTensor& target, const 
   cross_entropy_forward(loss, wpos, lse, input.data(), pb, eps);
   const double denom = sum_of(wpos);
   Tensor out = reduce_losses(loss, r, target.shape(), denom);  // () or (N, d1...)
-  return record(op, out, {input}, [input, pb = std::move(pb), lse = std::move(lse), eps, r, denom](
+  return record(op, out, {input}, [input = SavedTensor(input), pb = std::move(pb),
+                                   lse = std::move(lse), eps, r, denom](
                                       const Tensor& dy, Grads& g) {
     Tensor dx = empty(input.shape());  // (N, C, d1...)
     cross_entropy_backward(dx.data(), Upstream(dy, r, denom), input.data(), lse, pb, eps);

@@ -43,6 +43,7 @@ std::pair<int64_t, int64_t> fans(const Tensor& w) {
 
 Tensor& uniform_(Tensor& t, double a, double b) {
   NoGradGuard ng;
+  t.bump_version();  // written in place below (tensor.h: version)
   real* p = t.data();
   Draws d;
   for (int64_t i = 0; i < t.numel(); ++i) p[i] = real(a + (b - a) * d.uniform());
@@ -51,6 +52,7 @@ Tensor& uniform_(Tensor& t, double a, double b) {
 
 Tensor& normal_(Tensor& t, double mean, double std) {
   NoGradGuard ng;
+  t.bump_version();  // written in place below (tensor.h: version)
   real* p = t.data();
   Draws d;
   for (int64_t i = 0; i < t.numel(); ++i) p[i] = real(mean + std * d.normal());
@@ -158,6 +160,7 @@ Tensor& orthogonal_(Tensor& t, double gain) {
   }
 
   NoGradGuard ng;
+  t.bump_version();  // written in place below (tensor.h: version)
   real* p = t.data();
   for (int64_t i = 0; i < rows; ++i)
     for (int64_t j = 0; j < cols; ++j)
