@@ -81,6 +81,8 @@ void connect(std::shared_ptr<Node> node, const Tensor& out, const Tensor* inputs
   connect_inputs(std::move(node), out, inputs, n);
 }
 
+static_assert(sizeof(Node) <= 160, "a node outgrew its three 64-byte blocks (node.h)");
+
 void NodeList::grow() {
   CachingAllocator<Edge> alloc;
   const std::uint32_t cap = cap_ * 2;

@@ -183,14 +183,17 @@ struct Node {
 
   NodeList next;    // producer of each input's gradient; null where no grad is needed
   Shape out_shape;  // shape of the output, to check the gradients the engine routes here
-  int64_t anomaly_index = 0;  // creation index #k while anomaly mode is on (anomaly_mode.h)
+  // 32 bits and the bit fields below keep a recorded op's node, with its closure and the
+  // shared_ptr's control block, in three 64-byte blocks (tests/test_allocator.cpp).
+  std::uint32_t anomaly_index = 0;  // creation index #k while anomaly mode is on (anomaly_mode.h)
+  // Scratch used by the engine during one backward pass: deps, seen (and pending below).
+  std::uint32_t deps : 30;           // consumers whose gradient has not arrived yet
+  std::uint32_t seen : 1;
+  std::uint32_t calls_backward : 1;  // apply() runs a backward pass of its own (checkpoint)
   SavedTensor* saved_tensors = nullptr;  // what the backward closure saved, linked by next_
-  bool calls_backward = false;  // apply() runs a backward pass of its own (checkpoint)
+  Tensor pending;  // dL/d(output) summed over all consumers so far
 
-  // Scratch used by the engine during one backward pass.
-  Tensor pending;   // dL/d(output) summed over all consumers so far
-  int deps = 0;     // consumers whose gradient has not arrived yet
-  bool seen = false;
+  Node() : deps(0), seen(0), calls_backward(0) {}
 };
 
 // The node at the end of every path: adds the gradient into a leaf's .grad().
