@@ -2,6 +2,7 @@
 #   make demo      build examples/translate and train it with its defaults (dates -> ISO dates)
 #   make test      build and run every test (installs Debian packages first if missing)
 #   make sanitize  build and run both test binaries under AddressSanitizer + UBSan
+#   make tsan      the tests that start std::threads of their own, under ThreadSanitizer
 #   make fuzz      libFuzzer on the checkpoint and safetensors loaders, FUZZ_SECONDS each (default 600)
 #   make soak      train with checkpoints for SOAK_MINUTES (default 30) under random SIGKILLs
 #   make bench     heed vs PyTorch CPU eager, side by side
@@ -71,7 +72,7 @@ TEST_F64_OBJS := $(TEST_F64_SRCS:%.cpp=$(BUILD)/f64/%.o)
 EXAMPLES      := $(patsubst examples/%.cpp,$(BUILD)/examples/%,$(wildcard examples/*.cpp))
 BENCHES       := $(patsubst tests/bench/%.cpp,$(BUILD)/bench/%,$(wildcard tests/bench/*.cpp))
 
-.PHONY: all deps test check-vectorised test-mpi bench-allreduce bench-overlap install-mpi check-install-mpi sanitize fuzz fuzz-seeds soak soak-tiny demo examples bench goldens install uninstall check-install clean
+.PHONY: all deps test check-vectorised test-mpi bench-allreduce bench-overlap install-mpi check-install-mpi sanitize tsan fuzz fuzz-seeds soak soak-tiny demo examples bench goldens install uninstall check-install clean
 
 all: $(BUILD)/libheed.a
 
@@ -214,6 +215,28 @@ sanitize: deps
 	  LDFLAGS="$(SANITIZE)" $(BUILD)/sanitize/tests_f32 $(BUILD)/sanitize/tests_f64
 	UBSAN_OPTIONS=print_stacktrace=1 $(BUILD)/sanitize/tests_f32
 	UBSAN_OPTIONS=print_stacktrace=1 $(BUILD)/sanitize/tests_f64
+
+# ThreadSanitizer over the test cases that start std::threads of their own: backward passes
+# on two threads into one parameter, models trained on separate threads, grad mode per
+# thread, RoPE's cache read by several threads, the generator drawn from two threads, the
+# allocator's per-thread caches, a new thread's OpenMP count. The library and just those
+# test files are built with -fsanitize=thread into $(BUILD)/tsan, and those cases run; any
+# report stops the run. GCC's libgomp is not instrumented (TSan would take its barriers for
+# races), so heed's own parallel regions run on one thread here: OMP_NUM_THREADS=1 sets
+# heed's thread count (core/parallel.cpp), and no case chosen asks for more.
+TSAN       := -fsanitize=thread -fno-omit-frame-pointer
+TSAN_SRCS  := tests/main.cpp tests/test_threads.cpp tests/test_allocator.cpp \
+              tests/test_determinism.cpp tests/test_parallel.cpp
+TSAN_CASES := threads:*,*held by different threads*,*freed on another thread*,*each other's blocks*
+TSAN_CASES := $(TSAN_CASES),*generator drawn from two std::threads*,*std::thread's first GEMM*
+tsan: deps
+	@$(MAKE) --no-print-directory BUILD=$(BUILD)/tsan CXXFLAGS="-O1 -g $(ARCH) $(TSAN)" \
+	  LDFLAGS="$(TSAN)" $(BUILD)/tsan/tests_tsan
+	OMP_NUM_THREADS=1 TSAN_OPTIONS="halt_on_error=1 abort_on_error=1" \
+	  $(BUILD)/tsan/tests_tsan -tc="$(TSAN_CASES)"
+
+$(BUILD)/tests_tsan: $(TSAN_SRCS:%.cpp=$(BUILD)/f32/%.o) $(BUILD)/libheed.a
+	$(CXX) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 
 # libFuzzer on the two file readers (clang 14 from Debian, installed by this target's deps):
 # the library built with clang under ASan + UBSan into $(BUILD)/fuzz, then, FUZZ_SECONDS each,

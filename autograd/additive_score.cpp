@@ -112,7 +112,8 @@ Tensor additive_score(const Tensor& qp, const Tensor& kp, const Tensor& v) {
   Tensor e = empty({B, Tq, Tk});        // (B, Tq, Tk)
   Tensor t = empty({B, Tq, Tk, A});     // (B, Tq, Tk, A) the tanh, kept for backward
   additive_score_forward(e.data(), t.data(), qp.data(), kp.data(), v.data(), B, Tq, Tk, A);
-  return record("additive_score", e, {qp, kp, v}, [t, v, B, Tq, Tk, A](const Tensor& de, Grads& g) {
+  return record("additive_score", e, {qp, kp, v},
+                [t, v = SavedTensor(v), B, Tq, Tk, A](const Tensor& de, Grads& g) {
     const auto [dkp, beta_k] = g.write_or_add(1, {B, Tk, A});  // or += into the keys' running sum
     real *dqp = g.write(0, {B, Tq, A}), *dv = g.write(2, {A});
     additive_score_backward(dqp, dkp, dv, de.data(), t.data(), v.data(), B, Tq, Tk, A, beta_k != 0);

@@ -39,7 +39,8 @@ Tensor sub(const Tensor& a, const Tensor& b) {
 // y = a * b          da = dy * b      db = dy * a
 Tensor mul(const Tensor& a, const Tensor& b) {
   Tensor y = zip("mul", a, b, [](real u, real v) { return u * v; });
-  return record("mul", y, {a, b}, [a, b](const Tensor& dy, Grads& g) {
+  return record("mul", y, {a, b},
+                [a = SavedTensor(a), b = SavedTensor(b)](const Tensor& dy, Grads& g) {
     if (g.needs(0)) g[0] = sum_to(mul(dy, b), a.shape());
     if (g.needs(1)) g[1] = sum_to(mul(dy, a), b.shape());
   });
@@ -48,7 +49,8 @@ Tensor mul(const Tensor& a, const Tensor& b) {
 // y = a / b          da = dy / b      db = -dy * a / b^2 = -dy * y / b
 Tensor div(const Tensor& a, const Tensor& b) {
   Tensor y = zip("div", a, b, [](real u, real v) { return u / v; });
-  return record("div", y, {a, b}, [a, b, y = y.detach()](const Tensor& dy, Grads& g) {
+  return record("div", y, {a, b}, [a, b = SavedTensor(b), y = SavedTensor(y.detach())](
+                                      const Tensor& dy, Grads& g) {
     if (g.needs(0)) g[0] = sum_to(div(dy, b), a.shape());
     if (g.needs(1)) g[1] = sum_to(neg(mul(dy, div(y, b))), b.shape());
   });
@@ -77,7 +79,7 @@ real pow_scalar(real x, real p) {
 // be 0 * inf = NaN (PyTorch masks it the same way). Edge values: tests/test_edge_points.cpp.
 Tensor pow(const Tensor& x, real p) {
   Tensor y = map(x, [p](real v) { return pow_scalar(v, p); });
-  return record("pow", y, {x}, [x, p](const Tensor& dy, Grads& g) {
+  return record("pow", y, {x}, [x = SavedTensor(x), p](const Tensor& dy, Grads& g) {
     if (p == 0) {
       g[0] = zeros(x.shape());
       return;
@@ -93,7 +95,8 @@ Tensor pow(const Tensor& x, real p) {
 // above). x < 0 gives dp = NaN (log of a negative number), as there.
 Tensor pow(const Tensor& x, const Tensor& p) {
   Tensor y = zip("pow", x, p, [](real u, real v) { return real(std::pow(u, v)); });
-  return record("pow", y, {x, p}, [x, p, y = y.detach()](const Tensor& dy, Grads& g) {
+  return record("pow", y, {x, p}, [x = SavedTensor(x), p = SavedTensor(p),
+                                   y = SavedTensor(y.detach())](const Tensor& dy, Grads& g) {
     if (g.needs(0)) {
       Tensor d = zip("pow", x, p, [](real u, real v) {
         return v == 0 ? real(0) : v * real(std::pow(u, v - 1));

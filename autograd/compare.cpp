@@ -78,7 +78,8 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   // Detached, so these broadcasts are plain copies (or no-ops where the shape is already s).
   const Tensor ce = expand(cond.detach(), s), ae = expand(a.detach(), s), be = expand(b.detach(), s);
   Tensor y = map3(ce, ae, be, [](real c, real u, real v) { return c != 0 ? u : v; });
-  return record("where", y, {a, b}, [c = cond.detach(), sa = a.shape(), sb = b.shape()](
+  return record("where", y, {a, b},
+                [c = SavedTensor(cond.detach()), sa = a.shape(), sb = b.shape()](
                                         const Tensor& dy, Grads& g) {
     if (g.needs(0))
       g[0] = sum_to(zip("where", dy, c, [](real d, real m) { return m != 0 ? d : real(0); }), sa);
@@ -92,7 +93,8 @@ Tensor masked_fill(const Tensor& x, const Tensor& mask, real value) {
   HEED_CHECK(is_broadcastable_to(mask.shape(), x.shape()), "masked_fill", "mask of shape ",
              mask.shape(), " cannot be broadcast to x of shape ", x.shape());
   Tensor y = zip("masked_fill", x, mask, [value](real v, real m) { return m != 0 ? value : v; });
-  return record("masked_fill", y, {x}, [m = mask.detach()](const Tensor& dy, Grads& g) {
+  return record("masked_fill", y, {x},
+                [m = SavedTensor(mask.detach())](const Tensor& dy, Grads& g) {
     g[0] = zip("masked_fill", dy, m, [](real d, real mv) { return mv != 0 ? real(0) : d; });
   });
 }

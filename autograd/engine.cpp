@@ -1,6 +1,7 @@
 // engine.cpp - the backward pass: topological order, gradient routing, leaf accumulation.
 #include <algorithm>
 #include <atomic>
+#include <sstream>
 #include <vector>
 
 #include "../core/error.h"
@@ -45,10 +46,25 @@ static std::shared_ptr<Node> producer_of(const Tensor& t) {
 static const Tensor& tensor_of(const Tensor& t) { return t; }
 static const Tensor& tensor_of(const InputRef& t) { return *t; }
 
+// Which of the op's tensors a saved one is, by storage (a view or detach() of input i is input
+// i): for the message of SavedTensor::check.
+template <class Input>
+static int position_of(const Tensor& saved, const Tensor& out, const Input* inputs, int n) {
+  if (!saved.defined()) return SavedTensor::kOther;
+  const Storage* st = saved.impl()->storage.get();
+  for (int i = 0; i < n; ++i) {
+    const Tensor& x = tensor_of(inputs[i]);
+    if (x.defined() && x.impl()->storage.get() == st) return i;
+  }
+  return out.impl()->storage.get() == st ? SavedTensor::kOutput : SavedTensor::kOther;
+}
+
 template <class Input>
 static void connect_inputs(std::shared_ptr<Node> node, const Tensor& out, const Input* inputs, int n) {
   node->next.reserve(n);
   for (int i = 0; i < n; ++i) node->next.push_back(producer_of(tensor_of(inputs[i])));
+  for (SavedTensor* s = node->saved_tensors; s; s = s->next_saved())
+    s->where = position_of(*s, out, inputs, n);
   node->out_shape = out.shape();
   if (AnomalyMode::enabled()) {
     node->anomaly_index = detail::next_anomaly_index();
@@ -64,6 +80,8 @@ void connect(std::shared_ptr<Node> node, const Tensor& out, const InputRef* inpu
 void connect(std::shared_ptr<Node> node, const Tensor& out, const Tensor* inputs, int n) {
   connect_inputs(std::move(node), out, inputs, n);
 }
+
+static_assert(sizeof(Node) <= 160, "a node outgrew its three 64-byte blocks (node.h)");
 
 void NodeList::grow() {
   CachingAllocator<Edge> alloc;
@@ -89,6 +107,17 @@ void NodeList::clear() {
     cap_ = kInline;
   }
   n_ = 0;
+}
+
+void SavedTensor::fail_modified(const char* op) const {
+  std::ostringstream what;
+  if (where >= 0) what << "input " << where << " of '" << op << "'";
+  else if (where == kOutput) what << "output 0 of '" << op << "'";
+  else what << "a tensor saved by '" << op << "'";
+  fail(op, "one of the variables needed for gradient computation has been modified by an "
+           "inplace operation: ", what.str(), " (shape ", shape(), ") is at version ", version(),
+       "; expected version ", version_, ". Writes since the forward (fill_, add_, copy_, an "
+       "optimizer step, through a view or detach()) would make this gradient wrong");
 }
 
 [[noreturn]] void fail_released(const char* op) {
@@ -117,6 +146,44 @@ Node::~Node() {
 
 // ---------------------------------------------------------------- leaves
 
+// A leaf's post-accumulate hooks run once per backward pass, with the pass's final gradient.
+// The nested-backward rule: a checkpoint node (recompute.cpp; Node::calls_backward) runs a
+// backward of its own from inside the pass, which adds into the .grad() of parameters the
+// block captured, leaves the outer pass may also reach directly, before or after that node.
+// So inside a nested pass, and while the outermost pass on this thread still has such a node
+// to run, a leaf's hooks are deferred (once per leaf); the outermost pass runs them as soon
+// as its last such node has run, or at its end.
+namespace {
+struct HookPass {
+  int depth = 0;                // backward passes running on this thread, nested
+  int backward_calls_left = 0;  // the outermost pass's calls_backward nodes not yet run
+  std::vector<std::shared_ptr<TensorImpl>> deferred;  // leaves whose hooks wait
+};
+thread_local HookPass hook_pass;
+
+void call_hooks(const std::shared_ptr<TensorImpl>& leaf) {
+  const auto hooks = leaf->leaf->post_accumulate_hooks;  // a copy: a hook may remove itself
+  const Tensor self(leaf);
+  for (const auto& [handle, hook] : hooks) hook(self);
+}
+
+void run_deferred_hooks() {
+  while (!hook_pass.deferred.empty()) {  // a hook's own backward may defer more
+    std::vector<std::shared_ptr<TensorImpl>> leaves;
+    leaves.swap(hook_pass.deferred);
+    for (const auto& leaf : leaves) call_hooks(leaf);
+  }
+}
+
+void run_post_accumulate_hooks(const std::shared_ptr<TensorImpl>& leaf) {
+  HookPass& p = hook_pass;
+  if (p.depth <= 1 && p.backward_calls_left == 0) return call_hooks(leaf);
+  for (const auto& l : p.deferred)
+    if (l == leaf) return;
+  p.deferred.push_back(leaf);
+}
+}  // namespace
+
 // leaf.grad += dL/dleaf
 // The engine runs this once per backward pass, after summing every consumer's gradient, so
 // the post-accumulate hooks see this pass's final contribution. The first gradient becomes
@@ -140,16 +207,14 @@ void AccumulateGrad::apply(const Tensor& grad_out, Grads&) {
       st.grad.add_(grad_out);
     }
   }
-  if (st.post_accumulate_hooks.empty()) return;
-  Tensor self(leaf);
-  for (size_t i = 0; i < st.post_accumulate_hooks.size(); ++i)
-    st.post_accumulate_hooks[i].second(self);
+  if (!st.post_accumulate_hooks.empty()) run_post_accumulate_hooks(leaf);
 }
 
 int64_t Tensor::register_post_accumulate_grad_hook(std::function<void(const Tensor&)> hook) const {
   HEED_CHECK(is_leaf() && requires_grad(), "register_post_accumulate_grad_hook", "only a leaf "
              "that requires grad accumulates a gradient; this tensor of shape ", shape(),
              is_leaf() ? " does not require grad" : " is not a leaf");
+  HEED_CHECK(hook != nullptr, "register_post_accumulate_grad_hook", "the hook is empty (null)");
   static std::atomic<int64_t> next_handle{0};
   int64_t handle = ++next_handle;
   impl_->leaf->post_accumulate_hooks.emplace_back(handle, std::move(hook));
@@ -157,18 +222,32 @@ int64_t Tensor::register_post_accumulate_grad_hook(std::function<void(const Tens
 }
 
 void Tensor::remove_post_accumulate_grad_hook(int64_t handle) const {
+  if (!impl_) fail_undefined();
   if (!impl_->leaf) return;
   auto& hooks = impl_->leaf->post_accumulate_hooks;
   for (size_t i = 0; i < hooks.size(); ++i)
     if (hooks[i].first == handle) { hooks.erase(hooks.begin() + i); return; }
 }
 
-bool Tensor::requires_grad() const { return defined() && impl_->requires_grad(); }
-bool Tensor::is_leaf() const { return !impl_->grad_fn; }
-const std::shared_ptr<Node>& Tensor::grad_fn() const { return impl_->grad_fn; }
-Tensor Tensor::grad() const { return impl_->leaf ? impl_->leaf->grad : Tensor(); }
+bool Tensor::requires_grad() const {
+  if (!impl_) fail_undefined();
+  return impl_->requires_grad();
+}
+bool Tensor::is_leaf() const {
+  if (!impl_) fail_undefined();
+  return !impl_->grad_fn;
+}
+const std::shared_ptr<Node>& Tensor::grad_fn() const {
+  if (!impl_) fail_undefined();
+  return impl_->grad_fn;
+}
+Tensor Tensor::grad() const {
+  if (!impl_) fail_undefined();
+  return impl_->leaf ? impl_->leaf->grad : Tensor();
+}
 
 Tensor& Tensor::requires_grad_(bool on) {
+  if (!impl_) fail_undefined();
   HEED_CHECK(is_leaf(), "requires_grad_", "only a leaf tensor can change requires_grad; "
              "this one was produced by ", impl_->grad_fn->name(), " (use detach())");
   if (on || impl_->leaf) impl_->leaf_state().requires_grad = on;
@@ -176,6 +255,7 @@ Tensor& Tensor::requires_grad_(bool on) {
 }
 
 void Tensor::zero_grad() const {
+  if (!impl_) fail_undefined();
   if (impl_->leaf && impl_->leaf->grad.defined()) {
     NoGradGuard ng;
     impl_->leaf->grad.zero_();
@@ -183,12 +263,14 @@ void Tensor::zero_grad() const {
 }
 
 void Tensor::set_grad(const Tensor& g) const {
+  if (!impl_) fail_undefined();
   HEED_CHECK(!g.defined() || g.shape() == shape(), "set_grad", "gradient shape ", g.shape(),
              " does not match tensor shape ", shape());
   if (g.defined() || impl_->leaf) impl_->leaf_state().grad = g;
 }
 
 Tensor Tensor::detach() const {
+  if (!impl_) fail_undefined();
   auto impl = std::allocate_shared<TensorImpl>(CachingAllocator<TensorImpl>());
   impl->storage = impl_->storage;
   impl->shape = impl_->shape;
@@ -229,6 +311,7 @@ static void accumulate_pending(Tensor& pending, Tensor g) {
 }
 
 void Tensor::backward(const Tensor& grad, bool retain_graph) const {
+  if (!impl_) fail_undefined();
   HEED_CHECK(requires_grad(), "backward", "tensor of shape ", shape(),
              " does not require grad (no input of its graph has requires_grad set)");
   Tensor seed = grad;
@@ -241,6 +324,15 @@ void Tensor::backward(const Tensor& grad, bool retain_graph) const {
              " does not match output shape ", shape());
 
   NoGradGuard no_grad;  // backward functions are computed, not recorded
+  struct Depth {  // this pass on the thread's stack of passes (post-accumulate hooks, above)
+    Depth() { ++hook_pass.depth; }
+    ~Depth() {
+      if (--hook_pass.depth > 0) return;
+      hook_pass.backward_calls_left = 0;  // after an exception: leave nothing behind
+      hook_pass.deferred.clear();
+    }
+  } depth;
+  const bool outermost = hook_pass.depth == 1;
   std::shared_ptr<Node> root = producer_of(*this);
   using NodePtrs = std::vector<Node*, CachingAllocator<Node*>>;
   NodePtrs reached, stack;
@@ -257,6 +349,7 @@ void Tensor::backward(const Tensor& grad, bool retain_graph) const {
   } reset{reached};
 
   // 1. Find every node reachable from the root and count its consumers (deps).
+  if (outermost && root->calls_backward) ++hook_pass.backward_calls_left;
   root->seen = true;
   reached.push_back(root.get());
   stack.push_back(root.get());
@@ -268,6 +361,7 @@ void Tensor::backward(const Tensor& grad, bool retain_graph) const {
       e->deps++;
       if (!e->seen) {
         e->seen = true;
+        if (outermost && e->calls_backward) ++hook_pass.backward_calls_left;
         reached.push_back(e.get());
         stack.push_back(e.get());
       }
@@ -290,6 +384,8 @@ void Tensor::backward(const Tensor& grad, bool retain_graph) const {
     slots.resize(m);
     Grads g(n->next, slots);
     n->apply(dy, g);
+    if (outermost && n->calls_backward && --hook_pass.backward_calls_left == 0)
+      run_deferred_hooks();
     if (!retain_graph) n->release();
     if (AnomalyMode::enabled())
       for (int i = 0; i < m; ++i)
@@ -308,6 +404,7 @@ void Tensor::backward(const Tensor& grad, bool retain_graph) const {
     slots.clear();
   }
   reset.done = true;
+  if (outermost) run_deferred_hooks();
 }
 
 }  // namespace heed

@@ -580,14 +580,15 @@ Tensor attend_tiled(const char* op, const Geometry& g, const std::vector<Tensor>
   Tensor lse = empty(Shape{g.B, g.H, g.Tq});  // L
   forward_all(g, inputs[from[0]].data(), inputs[from[1]].data(), inputs[from[2]].data(),
               out.data(), lse.data());
-  std::vector<Tensor> saved;  // q, k, v (or the packed projection), then O and L
+  SavedTensors saved;  // q, k, v (or the packed projection), then O and L
   for (const Tensor& t : inputs) saved.push_back(t.detach());
   saved.push_back(out.detach());
   saved.push_back(lse);
   // pad and full only keep g.pad and g.mask valid
   const Tensor pad = mask.key_padding().defined() ? mask.key_padding().detach() : Tensor();
   const Tensor full = mask.mask().defined() ? mask.mask().detach() : Tensor();
-  return record(op, out, inputs, [saved, pad, full, g, from, schedule](const Tensor& dO, Grads& gr) {
+  return record(op, out, inputs, [saved, pad = SavedTensor(pad), full = SavedTensor(full), g, from,
+                                  schedule](const Tensor& dO, Grads& gr) {
     const size_t n = saved.size() - 2;
     std::vector<Tensor> grads(n);  // zeros: the kernels accumulate
     for (size_t i = 0; i < n; ++i)

@@ -196,7 +196,8 @@ GRULayerOut gru_layer(const Tensor& x, const Tensor& h0, const Tensor& w_ih, con
   // Saved: x and the weights the GEMMs read, the activations and the states each step began with.
   const Tensor packed = record(
       "gru_layer", y, {x, h0, w_ih, w_hh, b_ih, b_hh},
-      [x, w_ih, w_hh, acts, h_prev, lengths, reverse, B, T, In, H, G, BTH, BH](const Tensor& dy,
+      [x = SavedTensor(x), w_ih = SavedTensor(w_ih), w_hh = SavedTensor(w_hh), acts, h_prev,
+       lengths, reverse, B, T, In, H, G, BTH, BH](const Tensor& dy,
                                                                              Grads& g) {
         Tensor dx = g.needs(0) ? empty({B, T, In}) : Tensor();
         Tensor dh = empty({B, H});

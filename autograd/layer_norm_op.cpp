@@ -136,7 +136,8 @@ Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& 
   layer_norm_forward(y.data(), mu.data(), rstd.data(), x.data(), data_or_null(weight),
                      data_or_null(bias), eps, N, D);
   return record("layer_norm", y, {x, weight, bias},
-                [x, weight, mu, rstd, N, D, ns = normalized_shape](const Tensor& dy, Grads& g) {
+                [x = SavedTensor(x), weight = SavedTensor(weight), mu, rstd, N, D,
+                 ns = normalized_shape](const Tensor& dy, Grads& g) {
     const Tensor dx = g.needs(0) ? empty(x.shape()) : Tensor(),  // written, not accumulated
                  dw = g.needs(1) ? zeros(ns) : Tensor(), db = g.needs(2) ? zeros(ns) : Tensor();
     layer_norm_backward(data_or_null(dx), data_or_null(dw), data_or_null(db), dy.data(), x.data(),

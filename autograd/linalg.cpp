@@ -101,7 +101,8 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
     broadcast_shapes("matmul", batch_dims(a.shape()), batch_dims(b.shape()));
 
   Tensor c = matmul_raw(a, b);
-  c = record("matmul", c, {a, b}, [a, b](const Tensor& dc, Grads& g) {
+  c = record("matmul", c, {a, b},
+             [a = SavedTensor(a), b = SavedTensor(b)](const Tensor& dc, Grads& g) {
     const Shape &as = a.shape(), &bs = b.shape();
     const int64_t N = as[as.size() - 2], K = as.back(), M = bs.back();
     // Each gradient is written into a new g[i], or added (beta = 1) into the running sum of

@@ -237,7 +237,8 @@ Tensor linear_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool 
   });
 
   const Tensor kp = key_padding.defined() ? key_padding.detach() : Tensor();  // a mask: no gradient
-  return record(kOp, out, {q, k, v}, [q, k, v, kp, d](const Tensor& dy, Grads& g) {
+  return record(kOp, out, {q, k, v}, [q = SavedTensor(q), k = SavedTensor(k), v = SavedTensor(v),
+                                      kp = SavedTensor(kp), d](const Tensor& dy, Grads& g) {
     for (int i = 0; i < 3; ++i)
       if (g.needs(i)) g[i] = empty((i == 0 ? q : i == 1 ? k : v).shape());
     real *dq = g.needs(0) ? g[0].data() : nullptr, *dk = g.needs(1) ? g[1].data() : nullptr,

@@ -44,7 +44,8 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   }
   gemm(false, true, N, M, K, 1, x.data(), K, weight.data(), K, bias.defined() ? 1 : 0, py, M);
 
-  return record("linear", y, {x, weight, bias}, [x, weight, N, M, K](const Tensor& dy, Grads& g) {
+  return record("linear", y, {x, weight, bias}, [x = SavedTensor(x), weight = SavedTensor(weight),
+                                                 N, M, K](const Tensor& dy, Grads& g) {
     if (real* dx = g.write(0, x.shape()))  // dx (N, K) = dy (N, M) @ W (M, K)
       gemm(false, false, N, K, M, 1, dy.data(), M, weight.data(), K, 0, dx, K);
     // dW (M, K) = dy^T (M, N) @ x (N, K), or += into a reused weight's running sum

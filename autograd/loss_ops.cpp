@@ -236,7 +236,9 @@ Tensor pointwise_loss(const char* op, const Tensor& input, const Tensor& target,
     for (int64_t i = b; i < e; ++i) loss[i] = f(i, double(xs[i]), double(ys[i]));
   });
   Tensor out = reduce_losses(loss, r, input.shape(), double(n), n > 0);
-  return record(op, out, {input, target}, [input, target, r, d, n](const Tensor& dy, Grads& g) {
+  return record(op, out, {input, target}, [input = SavedTensor(input),
+                                           target = SavedTensor(target), r, d, n](const Tensor& dy,
+                                                                                  Grads& g) {
     const Upstream up(dy, r, double(n), n > 0);
     const real *px = input.data(), *py = target.data();
     Tensor dx = g.needs(0) ? empty(input.shape()) : Tensor();
@@ -289,8 +291,8 @@ Tensor cross_entropy_loss(const Tensor& input, const IndexTensor& target, const 
   const double denom = sum_of(wpos);
   const bool counted = any_counted(pb);
   Tensor out = reduce_losses(loss, r, target.shape(), denom, counted);  // () or (N, d1...)
-  return record(op, out, {input}, [input, pb = std::move(pb), lse = std::move(lse), eps, r, denom,
-                                   counted](const Tensor& dy, Grads& g) {
+  return record(op, out, {input}, [input = SavedTensor(input), pb = std::move(pb),
+                                   lse = std::move(lse), eps, r, denom, counted](const Tensor& dy, Grads& g) {
     Tensor dx = empty(input.shape());  // (N, C, d1...)
     cross_entropy_backward(dx.data(), Upstream(dy, r, denom, counted), input.data(), lse, pb, eps);
     g[0] = dx;

@@ -112,7 +112,9 @@ Tensor lstm_cell_packed(const Tensor& x, const Tensor& h, const Tensor& c, const
   // Saved: the inputs the gemms read (x, h, w_ih, w_hh), c, the activations, and c'
   // (inside y; captured detached, as an op may hold its own output).
   return record("lstm_cell", y, {x, h, c, w_ih, w_hh, b_ih, b_hh},
-                [x, h, c, w_ih, w_hh, acts, y = y.detach(), B, In, H, G](const Tensor& dy, Grads& g) {
+                [x = SavedTensor(x), h = SavedTensor(h), c = SavedTensor(c),
+                 w_ih = SavedTensor(w_ih), w_hh = SavedTensor(w_hh), acts,
+                 y = SavedTensor(y.detach()), B, In, H, G](const Tensor& dy, Grads& g) {
     real *dx = g.write(0, {B, In}), *dh = g.write(1, {B, H}), *dc = g.write(2, {B, H});
     // The weights' gradients are added into their running sums over steps when there are any.
     const auto [dw_ih, beta_ih] = g.write_or_add(3, {G, In});

@@ -175,7 +175,8 @@ LSTMLayerOut lstm_layer(const Tensor& x, const Tensor& h0, const Tensor& c0, con
   // Saved: the weights the GEMMs read, the activations, and each step's [h_{t-1} | x_t] and c_{t-1}.
   const Tensor packed = record(
       "lstm_layer", y, {x, h0, c0, w_ih, w_hh, b_ih, b_hh},
-      [w_ih, w_hh, acts, hx, c_prev, lengths, reverse, B, T, In, H, G, BTH,
+      [w_ih = SavedTensor(w_ih), w_hh = SavedTensor(w_hh), acts, hx, c_prev, lengths, reverse, B, T,
+       In, H, G, BTH,
        BH](const Tensor& dy, Grads& g) {
         Tensor dx = g.needs(0) ? empty({B, T, In}) : Tensor();
         Tensor dh = empty({B, H}), dc = empty({B, H});

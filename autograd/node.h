@@ -15,7 +15,9 @@
 //   A leaf holds its AccumulateGrad weakly; the AccumulateGrad holds the leaf strongly.
 //
 // Saved state is explicit: a backward closure captures exactly what it reads, and is
-// destroyed after backward (unless retain_graph), freeing those tensors.
+// destroyed after backward (unless retain_graph), freeing those tensors. A tensor the user
+// could write in place meanwhile (an input, the output, a mask) is captured as a SavedTensor,
+// whose version the engine checks before the node's backward runs (below).
 // Unneeded gradients are skipped: `g.needs(i)` is false when input i needs no grad.
 #pragma once
 #include <cstdint>
@@ -115,6 +117,63 @@ inline bool sole_gradient(const Tensor& dy) {
   return impl.use_count() == 1 && impl->storage.use_count() == 1 && !impl->requires_grad();
 }
 
+// ---- saved tensors and the version check (PyTorch's SavedVariable) ----
+// A backward closure captures each input or output it reads as a SavedTensor, one line:
+//
+//   record("mul", y, {a, b}, [a = SavedTensor(a), b = SavedTensor(b)](const Tensor& dy, Grads& g) {
+//     ... mul(dy, b) ...   // the body reads it as the Tensor it is
+//
+// A SavedTensor is that tensor plus its storage's version when it was saved. When record()
+// moves the closure into its node, each SavedTensor in it links itself into the node's list
+// (Node::saved_tensors): a closure is opaque, so the moves are the one moment the node can
+// learn what it holds. Before the node's backward runs, every one is checked: an in-place
+// write to the storage since (fill_, add_, an optimizer step, through a view or a detach())
+// raises heed::Error naming the op, the input's position, its shape and both versions,
+// instead of a backward that silently reads the new values. A tensor that is not saved (the
+// input of an add) may be written freely, as in PyTorch. A group of them (a variable number of
+// inputs) is a SavedTensors.
+class SavedTensor : public Tensor {
+ public:
+  static constexpr int kOutput = -1, kOther = -2;  // values of `where` besides an input index
+  SavedTensor() = default;
+  SavedTensor(const Tensor& t) : Tensor(t), version_(t.defined() ? t.version() : 0) {}
+  SavedTensor(const SavedTensor& o) : Tensor(o), where(o.where), version_(o.version_) { enlist(); }
+  SavedTensor(SavedTensor&& o) noexcept
+      : Tensor(std::move(o)), where(o.where), version_(o.version_) { enlist(); }
+  SavedTensor& operator=(const SavedTensor&) = delete;
+  SavedTensor& operator=(SavedTensor&&) = delete;
+
+  // heed::Error unless the storage is still at the version it had when saved; `op` saved it.
+  void check(const char* op) const {
+    if (defined() && version() != version_) fail_modified(op);
+  }
+  uint64_t saved_version() const { return version_; }
+  SavedTensor* next_saved() const { return next_; }
+
+  int where = kOther;  // input i (>= 0), kOutput or kOther: set by connect(), for the message
+
+ private:
+  friend struct Node;
+  template <class F>
+  friend struct FunctionNode;
+  void enlist();  // link into the node whose closure is being moved in, if any (engine.cpp)
+  [[noreturn]] void fail_modified(const char* op) const;
+  uint64_t version_ = 0;
+  SavedTensor* next_ = nullptr;
+};
+
+// Several saved tensors (an op with a variable number of inputs). Moving it moves each
+// element, so each links itself into the node as a single SavedTensor does.
+struct SavedTensors : std::vector<SavedTensor> {
+  SavedTensors() = default;
+  SavedTensors(const SavedTensors&) = default;
+  SavedTensors(SavedTensors&& o) {
+    reserve(o.size());
+    for (SavedTensor& t : o) emplace_back(std::move(t));
+  }
+  SavedTensors& operator=(const SavedTensors&) = delete;
+};
+
 struct Node {
   virtual ~Node();
   virtual const char* name() const = 0;
@@ -124,12 +183,17 @@ struct Node {
 
   NodeList next;    // producer of each input's gradient; null where no grad is needed
   Shape out_shape;  // shape of the output, to check the gradients the engine routes here
-  int64_t anomaly_index = 0;  // creation index #k while anomaly mode is on (anomaly_mode.h)
+  // 32 bits and the bit fields below keep a recorded op's node, with its closure and the
+  // shared_ptr's control block, in three 64-byte blocks (tests/test_allocator.cpp).
+  std::uint32_t anomaly_index = 0;  // creation index #k while anomaly mode is on (anomaly_mode.h)
+  // Scratch used by the engine during one backward pass: deps, seen (and pending below).
+  std::uint32_t deps : 30;           // consumers whose gradient has not arrived yet
+  std::uint32_t seen : 1;
+  std::uint32_t calls_backward : 1;  // apply() runs a backward pass of its own (checkpoint)
+  SavedTensor* saved_tensors = nullptr;  // what the backward closure saved, linked by next_
+  Tensor pending;  // dL/d(output) summed over all consumers so far
 
-  // Scratch used by the engine during one backward pass.
-  Tensor pending;   // dL/d(output) summed over all consumers so far
-  int deps = 0;     // consumers whose gradient has not arrived yet
-  bool seen = false;
+  Node() : deps(0), seen(0), calls_backward(0) {}
 };
 
 // The node at the end of every path: adds the gradient into a leaf's .grad().
@@ -140,13 +204,29 @@ struct AccumulateGrad final : Node {
   std::shared_ptr<TensorImpl> leaf;
 };
 
+namespace detail {
+// While a FunctionNode moves its closure in, the end of its saved_tensors list
+// (SavedTensor::enlist appends there); null otherwise. Per thread.
+inline thread_local SavedTensor** saved_tail = nullptr;
+}  // namespace detail
+
 // A recorded op: its name and its backward closure (which owns the saved tensors).
 template <class F>
 struct FunctionNode final : Node {
-  FunctionNode(const char* op, F&& f) : op(op), fn(std::move(f)) {}
+  FunctionNode(const char* op, F&& f) : op(op) {
+    struct Adopt {  // saved_tail set for the move, put back even if it throws
+      SavedTensor** outer = detail::saved_tail;
+      ~Adopt() { detail::saved_tail = outer; }
+    } adopt;
+    detail::saved_tail = &saved_tensors;
+    fn.emplace(std::move(f));  // each SavedTensor's move links it into saved_tensors
+  }
   const char* name() const override { return op; }
   void apply(const Tensor& grad_out, Grads& g) override;
-  void release() override { fn.reset(); }
+  void release() override {
+    saved_tensors = nullptr;
+    fn.reset();
+  }
   const char* op;
   std::optional<F> fn;  // the backward closure and the tensors it saved
 };
@@ -156,7 +236,14 @@ struct FunctionNode final : Node {
 template <class F>
 void FunctionNode<F>::apply(const Tensor& grad_out, Grads& g) {
   if (!fn) fail_released(op);
+  for (const SavedTensor* s = saved_tensors; s; s = s->next_) s->check(op);
   (*fn)(grad_out, g);
+}
+
+inline void SavedTensor::enlist() {
+  if (!detail::saved_tail) return;
+  *detail::saved_tail = this;
+  detail::saved_tail = &next_;
 }
 
 // An op's inputs as record() takes them, `{a, b}`: references, not copies, so listing them

@@ -46,7 +46,7 @@ class RngReplayGuard {
 
 struct Recompute {
   CheckpointFn fn;
-  std::vector<Tensor> x;  // the inputs' data, detached
+  SavedTensors x;          // the inputs' data, detached (checked: node.h)
   RngState rng;           // the generator as fn first saw it
 
   void operator()(const Tensor& dy, Grads& g) const {
@@ -90,6 +90,7 @@ Tensor checkpoint(const CheckpointFn& fn, const std::vector<Tensor>& inputs) {
   // record() would skip the node when no input requires grad; captured parameters still need it.
   auto node = std::allocate_shared<FunctionNode<Recompute>>(CachingAllocator<FunctionNode<Recompute>>(),
                                                             "checkpoint", std::move(backward));
+  node->calls_backward = true;  // the engine's rule for post-accumulate hooks (engine.cpp)
   connect(std::move(node), y, inputs.data(), static_cast<int>(inputs.size()));
   return y;
 }

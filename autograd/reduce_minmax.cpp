@@ -251,7 +251,7 @@ Tensor var(const Tensor& x, bool unbiased) {
 #pragma omp parallel for num_threads(nt) reduction(+ : ss) if (nt > 1)
   for (int64_t i = 0; i < n; ++i) ss += (px[i] - m) * (px[i] - m);
   Tensor y = scalar_tensor(real(ss / double(n - c)));
-  return record("var", y, {x}, [x, m = real(m), n, c](const Tensor& dy, Grads& g) {
+  return record("var", y, {x}, [x = SavedTensor(x), m = real(m), n, c](const Tensor& dy, Grads& g) {
     const real scale = dy.item() * real(2) / real(n - c);
     g[0] = map(x, [scale, m](real v) { return scale * (v - m); });
   });
@@ -269,7 +269,7 @@ Tensor var(const Tensor& x, int64_t dim, bool unbiased, bool keepdim) {
   Tensor y = empty(reduced_shape(x.shape(), d, keepdim));
   Tensor means = empty({sp.outer, sp.inner});  // m[o, i]
   var_dim_forward(y.data(), means.data(), x.data(), sp, c);
-  return record("var", y, {x}, [x, means, sp, c](const Tensor& dy, Grads& g) {
+  return record("var", y, {x}, [x = SavedTensor(x), means, sp, c](const Tensor& dy, Grads& g) {
     Tensor dx = zeros(x.shape());
     var_dim_backward(dx.data(), dy.data(), x.data(), means.data(), sp, c);
     g[0] = dx;

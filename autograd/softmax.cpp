@@ -195,7 +195,7 @@ Tensor softmax_op(const char* op, const Tensor& x, int64_t dim, bool log) {
   const Split sp = split_at(x.shape(), wrap_dim(op, dim, x.dim()));
   Tensor y = empty(x.shape());
   softmax_forward(y.data(), x.data(), sp, log);
-  return record(op, y, {x}, [y = y.detach(), sp, log](const Tensor& dy, Grads& g) {
+  return record(op, y, {x}, [y = SavedTensor(y.detach()), sp, log](const Tensor& dy, Grads& g) {
     Tensor dx = zeros(y.shape());
     softmax_backward(dx.data(), dy.data(), y.data(), sp, log);
     g[0] = dx;

@@ -48,6 +48,9 @@ Tensor Tensor::abs() const { return heed::abs(*this); }
 Tensor Tensor::neg() const { return heed::neg(*this); }
 Tensor Tensor::pow(real exponent) const { return heed::pow(*this, exponent); }
 Tensor Tensor::clone() const { return heed::clone(*this); }
-Tensor Tensor::contiguous() const { return *this; }
+Tensor Tensor::contiguous() const {
+  if (!defined()) fail_undefined();
+  return *this;
+}
 
 }  // namespace heed

@@ -18,7 +18,7 @@ namespace heed {
 // y = e^x            dx = dy * y
 Tensor exp(const Tensor& x) {
   Tensor y = map(x, [](real v) { return fastmath::exp(v); }, kGrainTranscendental);
-  return record("exp", y, {x}, [y = y.detach()](const Tensor& dy, Grads& g) {
+  return record("exp", y, {x}, [y = SavedTensor(y.detach())](const Tensor& dy, Grads& g) {
     g[0] = zip("exp", dy, y, [](real d, real yv) { return d * yv; });
   });
 }
@@ -26,7 +26,7 @@ Tensor exp(const Tensor& x) {
 // y = log(x)         dx = dy / x
 Tensor log(const Tensor& x) {
   Tensor y = map(x, [](real v) { return fastmath::log(v); }, kGrainTranscendental);
-  return record("log", y, {x}, [x](const Tensor& dy, Grads& g) {
+  return record("log", y, {x}, [x = SavedTensor(x)](const Tensor& dy, Grads& g) {
     g[0] = zip("log", dy, x, [](real d, real xv) { return d / xv; });
   });
 }
@@ -44,7 +44,7 @@ Tensor log1p(const Tensor& x) {
 // y = sqrt(x)        dx = dy / (2 y)
 Tensor sqrt(const Tensor& x) {
   Tensor y = map(x, [](real v) { return std::sqrt(v); });
-  return record("sqrt", y, {x}, [y = y.detach()](const Tensor& dy, Grads& g) {
+  return record("sqrt", y, {x}, [y = SavedTensor(y.detach())](const Tensor& dy, Grads& g) {
     g[0] = zip("sqrt", dy, y, [](real d, real yv) { return d / (2 * yv); });
   });
 }
@@ -52,7 +52,7 @@ Tensor sqrt(const Tensor& x) {
 // y = tanh(x)        dx = dy * (1 - y^2)
 Tensor tanh(const Tensor& x) {
   Tensor y = map(x, [](real v) { return fastmath::tanh(v); }, kGrainTranscendental);
-  return record("tanh", y, {x}, [y = y.detach()](const Tensor& dy, Grads& g) {
+  return record("tanh", y, {x}, [y = SavedTensor(y.detach())](const Tensor& dy, Grads& g) {
     g[0] = zip("tanh", dy, y, [](real d, real yv) { return d * (1 - yv * yv); });
   });
 }
@@ -63,7 +63,7 @@ Tensor tanh(const Tensor& x) {
 // x = 100, and 1 / (1 + e^-x) overflows e^100 at x = -100 (rescued only because 1 / inf = 0).
 Tensor sigmoid(const Tensor& x) {
   Tensor y = map(x, [](real v) { return fastmath::sigmoid(v); }, kGrainTranscendental);
-  return record("sigmoid", y, {x}, [y = y.detach()](const Tensor& dy, Grads& g) {
+  return record("sigmoid", y, {x}, [y = SavedTensor(y.detach())](const Tensor& dy, Grads& g) {
     g[0] = zip("sigmoid", dy, y, [](real d, real yv) { return d * yv * (1 - yv); });
   });
 }
@@ -73,7 +73,7 @@ Tensor sigmoid(const Tensor& x) {
 Tensor relu(const Tensor& x) {
   Tensor y = map(x, [](real v) { return v < 0 ? real(0) : v; });
   // y > 0 exactly where x > 0, so the output is the only state the backward needs.
-  return record("relu", y, {x}, [y = y.detach()](const Tensor& dy, Grads& g) {
+  return record("relu", y, {x}, [y = SavedTensor(y.detach())](const Tensor& dy, Grads& g) {
     g[0] = zip("relu", dy, y, [](real d, real yv) { return yv <= 0 ? real(0) : d; });
   });
 }
@@ -152,7 +152,7 @@ Tensor elu(const Tensor& x, real alpha) {
     const real neg = alpha * fastmath::expm1(v);
     return v > 0 ? v : neg;
   }, kGrainTranscendental);
-  return record("elu", y, {x}, [x, alpha](const Tensor& dy, Grads& g) {
+  return record("elu", y, {x}, [x = SavedTensor(x), alpha](const Tensor& dy, Grads& g) {
     g[0] = zip("elu", dy, x, [alpha](real d, real v) {
       const real neg = d * alpha * fastmath::exp(v);
       return v > 0 ? d : neg;
@@ -163,7 +163,7 @@ Tensor elu(const Tensor& x, real alpha) {
 // y = |x|            dx = dy * sign(x)          (0 at x = 0, as PyTorch)
 Tensor abs(const Tensor& x) {
   Tensor y = map(x, [](real v) { return std::abs(v); });
-  return record("abs", y, {x}, [x](const Tensor& dy, Grads& g) {
+  return record("abs", y, {x}, [x = SavedTensor(x)](const Tensor& dy, Grads& g) {
     g[0] = zip("abs", dy, x, [](real d, real v) { return v > 0 ? d : v < 0 ? -d : real(0); });
   });
 }
@@ -181,7 +181,7 @@ Tensor clamp_op(const char* op, const Tensor& x, real lo, real hi) {
     const real m = v < lo ? lo : v;
     return nan_bound ? std::numeric_limits<real>::quiet_NaN() : m > hi ? hi : m;
   });
-  return record(op, y, {x}, [op, x, lo, hi](const Tensor& dy, Grads& g) {
+  return record(op, y, {x}, [op, x = SavedTensor(x), lo, hi](const Tensor& dy, Grads& g) {
     g[0] = zip(op, dy, x, [lo, hi](real d, real v) { return v >= lo && v <= hi ? d : real(0); });
   });
 }

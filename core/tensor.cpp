@@ -19,11 +19,15 @@ namespace heed {
 
 // ---------------------------------------------------------------- storage
 
+// With the shared_ptr's control block (16 bytes), one 64-byte block of the allocator.
+static_assert(sizeof(Storage) <= 48, "Storage outgrew its 64-byte block");
+
 static bool fits_inline(int64_t numel) { return numel * int64_t(sizeof(real)) <= Storage::kInlineBytes; }
 
-Storage::Storage(int64_t n) : data(reinterpret_cast<real*>(inline_)), numel(n) {
+Storage::Storage(int64_t n) : data(reinterpret_cast<real*>(inline_)) {
   if (!fits_inline(n)) {
     data = static_cast<real*>(alloc::allocate(static_cast<std::size_t>(n) * sizeof(real)));
+    heap_numel = n;
     return;
   }
 #if defined(__SANITIZE_ADDRESS__)
@@ -34,7 +38,8 @@ Storage::Storage(int64_t n) : data(reinterpret_cast<real*>(inline_)), numel(n) {
 }
 
 Storage::~Storage() {
-  if (!fits_inline(numel)) alloc::deallocate(data, static_cast<std::size_t>(numel) * sizeof(real));
+  if (data != reinterpret_cast<real*>(inline_))
+    alloc::deallocate(data, static_cast<std::size_t>(heap_numel) * sizeof(real));
 }
 
 // ---------------------------------------------------------------- metadata
@@ -66,10 +71,23 @@ std::vector<real> Tensor::to_vector() const { return {data(), data() + numel()};
 
 // ---------------------------------------------------------------- in-place updates
 
+uint64_t Tensor::version() const {
+  if (!impl_) fail_undefined();
+  return impl_->storage->version.load(std::memory_order_relaxed);
+}
+
+void Tensor::bump_version() const {
+  if (!impl_) fail_undefined();
+  impl_->storage->bump();
+}
+
+// Every in-place update starts here: refuses a tensor in a graph being recorded, and bumps
+// the version counter (a backward that saved this storage will see the write).
 static void check_inplace(const char* op, const Tensor& t) {
   HEED_CHECK(!(GradMode::enabled() && t.requires_grad()), op,
              "in-place update of a tensor that requires grad while grad mode is on; "
              "wrap it in heed::NoGradGuard (shape ", t.shape(), ")");
+  t.bump_version();
 }
 
 Tensor& Tensor::zero_() { return fill_(0); }

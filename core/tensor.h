@@ -13,6 +13,7 @@
 // Shape letters used in comments across heed: B batch, T time, C channels/features,
 // H heads, D head dim, V vocabulary, N rows. `// (B, T, C)` after a tensor is its shape.
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
@@ -45,7 +46,11 @@ class Tensor {
   int dim() const { return shape().size(); }
   int64_t size(int64_t d) const;  // negative d counts from the end
   int64_t numel() const;
-  real* data() const;                       // contiguous, row-major
+  // Contiguous, row-major. Writes through this pointer are not tracked by the version
+  // counter below (as PyTorch's .data): code that writes a tensor in place through it, after
+  // the tensor may have been saved for a backward, calls bump_version() (the optimizers and
+  // initialisers do).
+  real* data() const;
   real item() const;                        // the value of a one-element tensor
   real at(std::initializer_list<int64_t> index) const;  // one element, bounds-checked
   std::vector<real> to_vector() const;
@@ -61,6 +66,13 @@ class Tensor {
   // Backpropagate from this tensor. A scalar needs no argument; otherwise pass dL/dthis.
   void backward(const Tensor& grad = Tensor(), bool retain_graph = false) const;
   Tensor detach() const;                    // same storage, cut from the graph
+  // The storage's version counter (PyTorch's _version), shared by every view and detach() of
+  // it: each in-place op below bumps it, and an op that saved the tensor for its backward
+  // raises heed::Error in backward when the version it recorded is no longer current
+  // ("one of the variables needed for gradient computation has been modified by an inplace
+  // operation: input 0 of 'mul' (shape (2)) is at version 1; expected version 0").
+  uint64_t version() const;
+  void bump_version() const;                // after writing through data() in place
   // Call hook(leaf) each time a backward pass has finished accumulating into this leaf's
   // grad() (torch's register_post_accumulate_grad_hook): the engine sums every consumer's
   // gradient before it reaches the leaf, so once per backward the leaf's gradient for that
@@ -142,9 +154,17 @@ struct Storage {
   ~Storage();
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
-  real* data;     // inline_ or a block of its own
-  int64_t numel;
-  alignas(16) unsigned char inline_[kInlineBytes];
+  real* data;  // inline_ or a block of its own
+  // In-place writes so far (Tensor::version). Relaxed: two threads writing disjoint views of
+  // one storage at once may lose one bump, but each leaves the counter changed.
+  std::atomic<uint64_t> version{0};
+  union {
+    int64_t heap_numel;  // the block's size in elements, when data is not inline_
+    alignas(16) unsigned char inline_[kInlineBytes];
+  };
+  void bump() {
+    version.store(version.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
 };
 
 // What only a leaf that requires grad (a parameter), or a tensor given .set_grad(), carries:

@@ -56,6 +56,7 @@ Tensor& uniform_(Tensor& t, double a, double b) {
   HEED_CHECK(b - a <= most, "uniform_", "b - a = ", b - a, " (a = ", a, ", b = ", b,
              ") exceeds the largest ", sizeof(real) == 4 ? "float" : "double");
   NoGradGuard ng;
+  t.bump_version();  // written in place below (tensor.h: version)
   real* p = t.data();
   Draws d;
   for (int64_t i = 0; i < t.numel(); ++i) p[i] = real(a + (b - a) * d.uniform());
@@ -69,6 +70,7 @@ Tensor& normal_(Tensor& t, double mean, double std) {
   HEED_CHECK(std::isfinite(mean) && std::isfinite(std), "normal_", "mean ", mean, " and std ",
              std, " must be finite");
   NoGradGuard ng;
+  t.bump_version();  // written in place below (tensor.h: version)
   real* p = t.data();
   Draws d;
   for (int64_t i = 0; i < t.numel(); ++i) p[i] = real(mean + std * d.normal());
@@ -185,6 +187,7 @@ Tensor& orthogonal_(Tensor& t, double gain) {
   }
 
   NoGradGuard ng;
+  t.bump_version();  // written in place below (tensor.h: version)
   real* p = t.data();
   for (int64_t i = 0; i < rows; ++i)
     for (int64_t j = 0; j < cols; ++j)

@@ -44,7 +44,7 @@ Tensor Module::register_parameter(const std::string& name, Tensor t, bool requir
   check_name("register_parameter", name);
   for (auto& [n, p] : params_)
     HEED_CHECK(n != name, "register_parameter", "parameter '", name, "' already registered");
-  t.requires_grad_(requires_grad);
+  if (t.defined()) t.requires_grad_(requires_grad);  // undefined: an absent optional parameter
   params_.emplace_back(name, t);
   return t;
 }
@@ -64,7 +64,8 @@ void Module::add_child(const std::string& name, std::shared_ptr<Module> m) {
 }
 
 void Module::collect(const std::string& prefix, bool recurse, bool buffers, NamedTensors& out) const {
-  for (auto& [n, t] : buffers ? buffers_ : params_) out.emplace_back(prefix + n, t);
+  for (auto& [n, t] : buffers ? buffers_ : params_)
+    if (t.defined()) out.emplace_back(prefix + n, t);  // an absent optional one is skipped
   if (!recurse) return;
   for (auto& [n, c] : children_) c->collect(prefix + n + ".", true, buffers, out);
 }
@@ -159,7 +160,7 @@ void Module::zero_grad(bool set_to_none) {
 
 void Module::summary_into(const std::string& name, int depth, std::string& out) const {
   int64_t own = 0;
-  for (auto& [n, t] : params_) own += t.numel();
+  for (auto& [n, t] : params_) own += t.defined() ? t.numel() : 0;
   out += std::string(2 * depth, ' ') + (name.empty() ? "" : "(" + name + "): ") + repr();
   if (own) out += "  [" + std::to_string(own) + " params]";
   out += "\n";

@@ -78,6 +78,7 @@ void Adam::update(const OptimizerOptions& options, const Tensor& param, const Te
   c.eps = real(o.eps());
   c.l2 = decoupled_ ? real(0) : real(o.weight_decay());
   c.decay = decoupled_ ? real(1 - o.lr() * o.weight_decay()) : real(1);  // x * 1 is x, bit for bit
+  param.bump_version();  // written in place below (tensor.h: version)
   real* p = param.data();
   const real* g = grad.data();
   real* m = state[0].data();

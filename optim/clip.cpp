@@ -48,7 +48,7 @@ double clip_grad_norm_(const std::vector<Tensor>& params, double max_norm, doubl
   const bool inf = std::isinf(norm_type);
   double total = 0;
   for (const Tensor& p : params) {
-    const Tensor g = p.grad();
+    const Tensor g = p.defined() ? p.grad() : Tensor();  // undefined: an absent parameter
     if (!g.defined()) continue;
     const double part = norm_part(g, norm_type);
     total = inf ? nan_max(total, part) : total + part;
@@ -61,8 +61,9 @@ double clip_grad_norm_(const std::vector<Tensor>& params, double max_norm, doubl
   if (!(coef >= 1)) {  // below 1, or NaN (PyTorch's clamp(coef, max=1) keeps a NaN)
     const real c = real(coef);
     for (const Tensor& p : params) {
-      const Tensor g = p.grad();
+      const Tensor g = p.defined() ? p.grad() : Tensor();  // undefined: an absent parameter
       if (!g.defined()) continue;
+      g.bump_version();  // written in place below
       real* x = g.data();
       parallel_for(g.numel(), kGrainElementwise, [&](int64_t b, int64_t e) {
         for (int64_t i = b; i < e; ++i) x[i] *= c;
@@ -76,8 +77,9 @@ void clip_grad_value_(const std::vector<Tensor>& params, double clip_value) {
   HEED_CHECK(clip_value >= 0, "clip_grad_value_", "clip_value ", clip_value, " is negative");
   const real hi = real(clip_value), lo = -hi;
   for (const Tensor& p : params) {
-    const Tensor g = p.grad();
+    const Tensor g = p.defined() ? p.grad() : Tensor();  // undefined: an absent parameter
     if (!g.defined()) continue;
+    g.bump_version();  // written in place below
     real* x = g.data();
     parallel_for(g.numel(), kGrainElementwise, [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) x[i] = std::min(std::max(x[i], lo), hi);  // NaN stays NaN

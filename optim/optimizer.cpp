@@ -1,6 +1,7 @@
 // optimizer.cpp - parameter groups, the step loop, and the named state of optim::Optimizer.
 #include "optimizer.h"
 
+#include <algorithm>
 #include <map>
 
 #include "../autograd/grad_mode.h"
@@ -35,13 +36,15 @@ void Optimizer::init(const std::vector<ParamGroup>& groups) {
 
 void Optimizer::add_param_group(const ParamGroup& group) {
   const size_t gi = groups_.size();
-  HEED_CHECK(!group.params.empty(), name(), "param group ", gi, " has an empty parameter list");
   ParamGroup g(group);
+  // An undefined tensor is an absent optional parameter (a Linear without bias): skipped.
+  const auto absent = [](const Tensor& t) { return !t.defined(); };
+  g.params.erase(std::remove_if(g.params.begin(), g.params.end(), absent), g.params.end());
+  HEED_CHECK(!g.params.empty(), name(), "param group ", gi, " has an empty parameter list");
   if (!g.options) g.options = defaults_->clone();
   check_options(*g.options);
   for (size_t p = 0; p < g.params.size(); ++p) {
     const Tensor& t = g.params[p];
-    HEED_CHECK(t.defined(), name(), "param group ", gi, " parameter ", p, " is undefined");
     HEED_CHECK(t.is_leaf(), name(), "param group ", gi, " parameter ", p, " of shape ", t.shape(),
                " is not a leaf (an optimizer can only update leaves)");
     for (size_t h = 0; h <= gi; ++h) {

@@ -34,6 +34,7 @@ void SGD::update(const OptimizerOptions& options, const Tensor& param, const Ten
   const real lr = real(o.lr()), wd = real(o.weight_decay()), mu = real(o.momentum());
   const real keep = real(1 - o.dampening());
   const bool first = step_count() == 1, nesterov = o.nesterov();
+  param.bump_version();  // written in place below (tensor.h: version)
   real* p = param.data();
   const real* g = grad.data();
   real* b = state.empty() ? nullptr : state[0].data();  // momentum buffer, if momentum != 0
