@@ -20,7 +20,15 @@ MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 2)
 endif
 
 CXX      ?= g++
-ARCH     ?= -march=native
+# The library runs on any x86-64-v2 CPU (SSE4.2, every x86-64 since 2009) and picks its hot
+# kernels for the CPU it runs on (core/cpu.h): core/*_avx2.cpp and core/*_avx512.cpp are
+# compiled for those levels, with LEVEL_FLAGS below. `make ARCH=native` (or
+# ARCH=-march=native) builds everything for this machine: a little faster here, and not
+# portable (a libheed.a built so on an AVX-512 machine dies with SIGILL on an AVX2 one).
+ARCH     ?= -march=x86-64-v2 -mtune=generic
+ifeq ($(ARCH),native)
+override ARCH := -march=native
+endif
 CXXFLAGS ?= -O3 $(ARCH)
 PREFIX   ?= /usr/local
 BUILD    ?= build
@@ -54,6 +62,14 @@ F64FLAGS ?= $(patsubst -O%,-O1,$(CXXFLAGS)) -DHEED_DOUBLE
 BASEFLAGS := -std=c++17 -Wall -Wextra -Wno-unused-parameter -fno-math-errno -fno-trapping-math -fopenmp -MMD -MP -I$(BLAS_INC) -I$(BUILD)/include
 LDLIBS    := -L$(BLAS_LIB) -Wl,-rpath,$(BLAS_LIB) -lopenblas -fopenmp
 
+# The per-level kernel files (core/cpu.h); `override` so that a CXXFLAGS given on the command
+# line (make sanitize, make fuzz) still gets them. x86-64-v3 is AVX2 + FMA + BMI2; x86-64-v4
+# adds AVX-512 F/BW/DQ/VL/CD, and GCC's autovectoriser uses all 512 bits only when asked.
+AVX2_FLAGS   := -march=x86-64-v3
+AVX512_FLAGS := -march=x86-64-v4 -mprefer-vector-width=512
+$(BUILD)/%_avx2.o: override CXXFLAGS += $(AVX2_FLAGS)
+$(BUILD)/%_avx512.o: override CXXFLAGS += $(AVX512_FLAGS)
+
 LIB_DIRS  := core autograd layers optim
 # Files named *_mpi.{h,cpp} need MPI: they stay out of libheed.a and the umbrella header,
 # and go into libheed_mpi.a (section "data parallel training over MPI" below).
@@ -72,7 +88,7 @@ TEST_F64_OBJS := $(TEST_F64_SRCS:%.cpp=$(BUILD)/f64/%.o)
 EXAMPLES      := $(patsubst examples/%.cpp,$(BUILD)/examples/%,$(wildcard examples/*.cpp))
 BENCHES       := $(patsubst tests/bench/%.cpp,$(BUILD)/bench/%,$(wildcard tests/bench/*.cpp))
 
-.PHONY: all deps test check-vectorised test-mpi bench-allreduce bench-overlap install-mpi check-install-mpi sanitize tsan fuzz fuzz-seeds soak soak-tiny demo examples bench goldens install uninstall check-install clean
+.PHONY: all deps test check-vectorised test-mpi bench-allreduce bench-overlap install-mpi check-install-mpi check-portable sanitize tsan fuzz fuzz-seeds soak soak-tiny demo examples bench goldens install uninstall check-install clean
 
 all: $(BUILD)/libheed.a
 
@@ -198,12 +214,67 @@ SMOKE_EXAMPLES := translate char_gpt classify lstm_vs_attention
 test: $(BUILD)/tests_f32 $(BUILD)/tests_f64 $(SMOKE_EXAMPLES:%=$(BUILD)/examples/%) $(BUILD)/soak/soak
 	@$(MAKE) --no-print-directory check-vectorised
 	$(BUILD)/tests_f32
+	@$(MAKE) --no-print-directory check-portable
 	$(BUILD)/tests_f64
 	@$(MAKE) --no-print-directory soak-tiny
 	@mkdir -p $(BUILD)/smoke
 	@for e in $(SMOKE_EXAMPLES); do echo "$(BUILD)/examples/$$e --smoke --out $(BUILD)/smoke"; \
 	  $(BUILD)/examples/$$e --smoke --out $(BUILD)/smoke || exit 1; done
 	@$(MAKE) --no-print-directory check-install
+
+# ---- portability: the default build on older CPUs, and every kernel level on this one ----
+# The default build must run on any x86-64-v2 CPU. check-portable runs, under QEMU's user-mode
+# emulation of a Nehalem (SSE4.2, the v2 baseline) and a Haswell (AVX2 + FMA), the README's
+# complete program (taken from README.md) and a quick subset of the float tests, and compares
+# what they print with the same programs run natively at that level (HEED_CPU, and OpenBLAS
+# told the same core with OPENBLAS_CORETYPE, so both sides sum in the same order): every
+# line but doctest's assertion count, which is larger natively, where test_packed_gemm also
+# runs the levels above the emulated CPU's. Then the
+# whole float suite runs once per level this CPU supports below its best (the best is
+# `make test`'s own run), so every kernel variant is tested wherever CI lands.
+# Any unexpected instruction kills the emulated run with SIGILL. (QEMU's warnings about CPU
+# features it does not emulate go to stderr, which is not compared.)
+PORTABLE   := $(BUILD)/portable
+# test cases that take well under a second natively (QEMU is 10-50x slower)
+QEMU_TESTS := -sf=*test_packed_gemm*,*test_softmax*,*test_lstm_layer*,*test_gru_layer*
+QEMU_CPUS  := Nehalem:v2:NEHALEM Haswell:avx2:HASWELL
+
+$(PORTABLE)/readme_program.cpp: README.md
+	@mkdir -p $(@D)
+	@awk '/^```cpp/ { inside = 1; block = ""; next } /^```/ && inside { inside = 0; if (block ~ /int main/) { printf "%s", block; exit } next } inside { block = block $$0 "\n" }' $< > $@
+	@grep -q 'int main' $@ || { echo "check-portable: no complete program (a cpp block with main) in README.md"; exit 1; }
+
+$(PORTABLE)/readme_program: $(PORTABLE)/readme_program.cpp $(BUILD)/libheed.a | $(UMBRELLA)
+	$(CXX) $(BASEFLAGS) $(CXXFLAGS) -I$(INC) $< -o $@ $(BUILD)/libheed.a $(LDLIBS)
+
+$(PORTABLE)/cpu_levels: tests/portable/cpu_levels.cpp $(BUILD)/libheed.a | $(UMBRELLA)
+	@mkdir -p $(@D)
+	$(CXX) $(BASEFLAGS) $(CXXFLAGS) -I$(INC) $< -o $@ $(BUILD)/libheed.a $(LDLIBS)
+
+check-portable: DEPS += qemu-user:/usr/bin/qemu-x86_64
+check-portable: $(BUILD)/tests_f32 $(PORTABLE)/readme_program $(PORTABLE)/cpu_levels | deps
+	@case "$(CXXFLAGS)" in *-march=native*) echo "check-portable: skipped (built with -march=native, which is not portable)"; exit 0;; esac; \
+	for f in $(BUILD)/f32/core/*_avx2.o $(BUILD)/f32/core/*_avx512.o; do \
+	  weak=$$(nm -C --defined-only $$f | grep -E ' [WVu] '); \
+	  [ -z "$$weak" ] || { echo "check-portable: $$f defines shared symbols another file may link to:"; echo "$$weak"; exit 1; }; \
+	done; \
+	for c in $(QEMU_CPUS); do \
+	  cpu=$${c%%:*}; rest=$${c#*:}; level=$${rest%%:*}; blas=$${rest#*:}; \
+	  for prog in "$(PORTABLE)/readme_program" "$(BUILD)/tests_f32 $(QEMU_TESTS) --no-colors --no-version"; do \
+	    HEED_CPU=$$level OPENBLAS_CORETYPE=$$blas $$prog > $(PORTABLE)/native.txt || \
+	      { cat $(PORTABLE)/native.txt; echo "check-portable: $$prog failed natively at HEED_CPU=$$level"; exit 1; }; \
+	    OPENBLAS_CORETYPE=$$blas qemu-x86_64 -cpu $$cpu $$prog > $(PORTABLE)/emulated.txt 2> $(PORTABLE)/qemu.err || \
+	      { cat $(PORTABLE)/emulated.txt $(PORTABLE)/qemu.err; echo "check-portable: $$prog failed under qemu-x86_64 -cpu $$cpu"; exit 1; }; \
+	    for f in native emulated; do grep -v 'assertions:' $(PORTABLE)/$$f.txt | tr -s ' ' > $(PORTABLE)/$$f.cmp; done; \
+	    diff $(PORTABLE)/native.cmp $(PORTABLE)/emulated.cmp || \
+	      { echo "check-portable: $$prog printed differently under qemu-x86_64 -cpu $$cpu"; exit 1; }; \
+	    echo "check-portable: $$(echo $$prog | cut -d' ' -f1) under qemu-x86_64 -cpu $$cpu printed what it prints natively at $$level: $$(grep -E 'loss|test cases' $(PORTABLE)/native.txt | tail -n 1)"; \
+	  done; \
+	done; \
+	levels=$$($(PORTABLE)/cpu_levels) || exit 1; best=$$(echo "$$levels" | tail -n 1); \
+	for level in $$levels; do [ $$level = $$best ] && continue; \
+	  echo "HEED_CPU=$$level $(BUILD)/tests_f32"; HEED_CPU=$$level $(BUILD)/tests_f32 || exit 1; \
+	done
 
 # AddressSanitizer + UndefinedBehaviorSanitizer: the library and both test binaries built
 # into $(BUILD)/sanitize and run; any report stops the run. The caching allocator poisons
@@ -342,7 +413,8 @@ $(BUILD)/bench/%: tests/bench/%.cpp $(BUILD)/libheed.a | $(UMBRELLA)
 
 # PyTorch's side runs on the pthread OpenBLAS (tests/bench/bench_models_torch.py).
 bench: DEPS += libopenblas0-pthread:/usr/lib/$(MULTIARCH)/openblas-pthread/libopenblas.so.0
-bench: deps $(BENCHES)
+bench: deps $(BENCHES) $(BUILD)/portable/cpu_levels
+	@echo "bench: heed $(HEED_VERSION), kernels for $$($(BUILD)/portable/cpu_levels --in-use), $(ARCH),$$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
 	$(BUILD)/bench/bench_core $(BUILD)/bench/heed.txt
 	/usr/bin/python3 tests/bench/bench_torch.py $(BUILD)/bench/heed.txt
 	$(BUILD)/bench/bench_attention $(BUILD)/bench/heed_attention.txt

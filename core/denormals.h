@@ -7,7 +7,7 @@
 // softmax's exp(s - max) lands in [2^-149, 2^-126), i.e. scores 87 to 104 below the row's
 // maximum, and then multiplies those weights by the values.
 //
-// Measured on the machine heed is tuned on (AMD EPYC; tests/bench/bench_denormals.cpp, in
+// Measured by tests/bench/bench_denormals.cpp (on an AMD EPYC; it runs in
 // `make bench`; numbers in the README, "Reliability"), attention forward + backward with
 // 13% of its probabilities denormal and values of 1e-36 runs within ~1.3x of the same
 // attention on normal inputs, so heed keeps IEEE denormals by default: results then match

@@ -19,6 +19,7 @@
 #pragma once
 #include <limits>
 
+#include "cpu.h"
 #include "fastmath.h"
 #include "parallel.h"
 #include "shape.h"
@@ -29,28 +30,35 @@ namespace heed {
 namespace detail {
 
 // The loops themselves: y[i] = f(a[i * IA], b[i * IB]) for i in [0, n), IA and IB 1 (walk
-// the operand) or 0 (hold its one element). [[gnu::flatten]] inlines f, and all it calls,
-// into the loop: a large f (gelu's backward) called from the several loops of zip is not
-// otherwise inlined into each, and a loop that calls a function stays scalar.
+// the operand) or 0 (hold its one element). Each runs at the CPU's level (run_at_cpu_level,
+// core/cpu.h: compiled for v2, AVX2 and AVX-512, f and all it calls inlined into each, since
+// a loop that calls a function stays scalar).
 template <int64_t IA, int64_t IB, class F>
-[[gnu::flatten]] void zip_loop(real* y, const real* a, const real* b, int64_t n, const F& f) {
-  for (int64_t i = 0; i < n; ++i) y[i] = f(a[i * IA], b[i * IB]);
+void zip_loop(real* y, const real* a, const real* b, int64_t n, const F& f) {
+  run_at_cpu_level([&] {
+      for (int64_t i = 0; i < n; ++i) y[i] = f(a[i * IA], b[i * IB]);
+  });
 }
 
 template <class F>
-[[gnu::flatten]] void map_loop(real* y, const real* x, int64_t n, const F& f) {
-  for (int64_t i = 0; i < n; ++i) y[i] = f(x[i]);
+void map_loop(real* y, const real* x, int64_t n, const F& f) {
+  run_at_cpu_level([&] {
+      for (int64_t i = 0; i < n; ++i) y[i] = f(x[i]);
+  });
 }
 
 template <class F>
-[[gnu::flatten]] void map_d_loop(real* y, real* d, const real* x, int64_t n, const F& f) {
-  for (int64_t i = 0; i < n; ++i) y[i] = f(x[i], d[i]);
+void map_d_loop(real* y, real* d, const real* x, int64_t n, const F& f) {
+  run_at_cpu_level([&] {
+      for (int64_t i = 0; i < n; ++i) y[i] = f(x[i], d[i]);
+  });
 }
 
 template <class F>
-[[gnu::flatten]] void map3_loop(real* y, const real* a, const real* b, const real* c, int64_t n,
-                                const F& f) {
-  for (int64_t i = 0; i < n; ++i) y[i] = f(a[i], b[i], c[i]);
+void map3_loop(real* y, const real* a, const real* b, const real* c, int64_t n, const F& f) {
+  run_at_cpu_level([&] {
+      for (int64_t i = 0; i < n; ++i) y[i] = f(a[i], b[i], c[i]);
+  });
 }
 
 }  // namespace detail
@@ -163,40 +171,45 @@ constexpr int64_t kSumBlock = 256;
 // a NaN never wins the max: the nan lanes catch it instead).
 inline real row_max(const real* x, int64_t n) {
   constexpr real kNegInf = -std::numeric_limits<real>::infinity();
-  real m[kLanes], nan[kLanes];
-  for (int l = 0; l < kLanes; ++l) m[l] = kNegInf, nan[l] = 0;
-  int64_t k = 0;
-  for (; k + kLanes <= n; k += kLanes)
-#pragma GCC unroll 1
-    for (int l = 0; l < kLanes; ++l) {
-      const real v = x[k + l];
-      m[l] = v > m[l] ? v : m[l];
-      nan[l] = v != v ? v : nan[l];
-    }
-  for (; k < n; ++k) {
-    m[0] = x[k] > m[0] ? x[k] : m[0];
-    nan[0] = x[k] != x[k] ? x[k] : nan[0];
-  }
   real r = kNegInf;
-  for (int l = 0; l < kLanes; ++l) r = m[l] > r ? m[l] : r;
-  for (int l = 0; l < kLanes; ++l) r = nan[l] != nan[l] ? nan[l] : r;
+  run_at_cpu_level([&] {
+    real m[kLanes], nan[kLanes];
+    for (int l = 0; l < kLanes; ++l) m[l] = kNegInf, nan[l] = 0;
+    int64_t k = 0;
+    for (; k + kLanes <= n; k += kLanes)
+#pragma GCC unroll 1
+      for (int l = 0; l < kLanes; ++l) {
+        const real v = x[k + l];
+        m[l] = v > m[l] ? v : m[l];
+        nan[l] = v != v ? v : nan[l];
+      }
+    for (; k < n; ++k) {
+      m[0] = x[k] > m[0] ? x[k] : m[0];
+      nan[0] = x[k] != x[k] ? x[k] : nan[0];
+    }
+    for (int l = 0; l < kLanes; ++l) r = m[l] > r ? m[l] : r;
+    for (int l = 0; l < kLanes; ++l) r = nan[l] != nan[l] ? nan[l] : r;
+  });
   return r;
 }
 
-// sum_k f(k) over [0, n), f(k) a `real`: the blocked, laned loop shared by the sums below.
+// sum_k f(k) over [0, n), f(k) a `real`: the blocked, laned loop shared by the sums below,
+// at the CPU's level.
 template <class F>
 double row_accumulate(int64_t n, const F& f) {
   double total = 0;
-  for (int64_t b = 0; b < n; b += kSumBlock) {
-    const int64_t e = b + kSumBlock < n ? b + kSumBlock : n;
-    real acc[kLanes] = {};
-    int64_t k = b;
-    for (; k + kLanes <= e; k += kLanes)
+  run_at_cpu_level([&] {
+    for (int64_t b = 0; b < n; b += kSumBlock) {
+      const int64_t e = b + kSumBlock < n ? b + kSumBlock : n;
+      real acc[kLanes] = {};
+      int64_t k = b;
+      for (; k + kLanes <= e; k += kLanes)
 #pragma GCC unroll 1
-      for (int l = 0; l < kLanes; ++l) acc[l] += f(k + l);
-    for (; k < e; ++k) acc[0] += f(k);
-    for (int l = 0; l < kLanes; ++l) total += acc[l];
-  }
+        for (int l = 0; l < kLanes; ++l) acc[l] += f(k + l);
+      for (; k < e; ++k) acc[0] += f(k);
+      for (int l = 0; l < kLanes; ++l) total += acc[l];
+    }
+  });
   return total;
 }
 
@@ -217,7 +230,7 @@ inline double row_sum_exp(const real* x, int64_t n, real m) {
   double total = 0;
   for (int64_t b = 0; b < n; b += kSumBlock) {
     const int64_t len = b + kSumBlock < n ? kSumBlock : n - b;
-    for (int64_t k = 0; k < len; ++k) e[k] = fastmath::exp(x[b + k] - m);
+    detail::map_loop(e, x + b, len, [m](real v) { return fastmath::exp(v - m); });
     total += row_sum(e, len);
   }
   return total;

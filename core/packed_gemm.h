@@ -13,10 +13,16 @@
 // Layout: the columns of B are cut into panels of kPanel; panel p holds columns
 // [p*kPanel, (p+1)*kPanel) as K rows of kPanel values, zero beyond N. The rows of A go in
 // blocks of MR <= 6 rows (for_each_row_block); the kernel keeps an (MR x kPanel) block of C in
-// registers (kPanel = two 256-bit vectors) and, for each k, adds the broadcast A[i][k] times
-// row k of the panel: 2*MR fused multiply-adds from 2 vector loads and MR broadcasts, which
-// read MR rows of A front to back (MR streams the prefetcher follows; copying A into one
-// stream first, as BLAS does, cost 5% of an LSTM step and made the kernel no faster).
+// registers (with AVX2, kPanel = two 256-bit vectors) and, for each k, adds the broadcast
+// A[i][k] times row k of the panel: 2*MR fused multiply-adds from 2 vector loads and MR
+// broadcasts, which read MR rows of A front to back (MR streams the prefetcher follows;
+// copying A into one stream first, as BLAS does, cost 5% of an LSTM step in bench_models'
+// lstm case and made the kernel no faster).
+//
+// The kernel is compiled once per CPU level and chosen at run time (core/cpu.h): 4-wide
+// SSE on any x86-64, 8-wide with AVX2 + FMA, and with AVX-512 16-wide over two panels side
+// by side (an MR x 32 block of C in 12 of its 32 registers). The panel layout is the same
+// for every level. The kernel itself is in core/packed_gemm_kernel.inc.
 //
 // Flash attention (autograd/flash_attention.cpp) multiplies its tiles with the same kernel:
 // there A is read transposed for two of the backward's products (P^T dO_i, dS^T Q_i).
@@ -32,7 +38,7 @@
 
 namespace heed {
 
-constexpr int64_t kPanel = 2 * 32 / int64_t(sizeof(real));  // two 256-bit vectors: 16 floats
+constexpr int64_t kPanel = 64 / int64_t(sizeof(real));  // one 64-byte cache line: 16 floats
 constexpr int kMaxRows = 6;  // MR of the main kernel: 12 accumulators + 2 panel rows + 1 broadcast
 
 struct PackedB {
@@ -56,10 +62,11 @@ void reserve_b(PackedB& p, int64_t K, int64_t N);
 
 // Calls f(first row, rows) for the row blocks of an M-row A, in order: blocks of 3 to 6 rows
 // once M >= 4 (32 rows: 5, 5, 5, 5, 6, 6; a block of 1 or 2 rows has too few accumulators to
-// hide the multiply-add latency), the rows spread evenly.
-template <class F>
+// hide the multiply-add latency), the rows spread evenly. MaxRows < 6 for a kernel with fewer
+// registers (the SSE one: 3).
+template <int MaxRows = kMaxRows, class F>
 void for_each_row_block(int64_t M, F f) {
-  const int64_t blocks = (M + kMaxRows - 1) / kMaxRows;
+  const int64_t blocks = (M + MaxRows - 1) / MaxRows;
   for (int64_t blk = 0, i = 0; blk < blocks; ++blk) {
     const int64_t mr = (M - i) / (blocks - blk);  // the rows left, spread evenly
     f(i, mr);

@@ -3,6 +3,9 @@
 // this file with the library's own flags and -fopt-info-vec-optimized and fails unless GCC
 // reports every marked loop vectorised. (A flag change once left them all scalar, 4-5x slower,
 // and every test still passed: speed is not a test, but this is a property of the build.)
+// The last loops run inside run_avx2 / run_avx512 (core/cpu.h), as core/elementwise.h's loops
+// do: their copies for those levels must vectorise too.
+#include "../core/cpu.h"
 #include "../core/fastmath.h"
 
 namespace fm = heed::fastmath;
@@ -24,4 +27,14 @@ void probe_sigmoid_in_place(float* y, long n) {  // the recurrent layers' gates 
 }
 void probe_erf(const float* __restrict x, float* __restrict y, long n) {
   for (long i = 0; i < n; ++i) y[i] = fm::erf(x[i]);  // VECTORISE
+}
+void probe_gelu_avx2(const float* __restrict x, float* __restrict y, long n) {
+  heed::run_avx2([&] {
+    for (long i = 0; i < n; ++i) y[i] = x[i] * fm::normal_cdf(x[i]);  // VECTORISE
+  });
+}
+void probe_tanh_avx512(const float* __restrict x, float* __restrict y, long n) {
+  heed::run_avx512([&] {
+    for (long i = 0; i < n; ++i) y[i] = fm::tanh(x[i]);  // VECTORISE
+  });
 }

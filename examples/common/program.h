@@ -8,7 +8,8 @@
 // parse(argc, argv, help) returns the options (with fields `threads` and `out`); an
 // args::UsageError becomes "name: message (see --help)" and exit status 2. Then the thread
 // count is set (0: leave OpenMP's default, every core), the --out directory is made (one
-// level) and checked writable, and body(options) runs; any exception it throws (a heed::Error
+// level) and checked writable, one line names heed's version and the CPU level its kernels
+// run at (heed::cpu_capability(); HEED_CPU forces a lower one), and body(options) runs; any exception it throws (a heed::Error
 // from a bad checkpoint, an unreadable file, a PNG that cannot be written) becomes
 // "name: message" and exit status 2. Nothing escapes as a crash.
 #pragma once
@@ -40,6 +41,7 @@ int run(const char* name, const char* usage, int argc, char** argv, Parse parse,
     if (o.threads > 0) heed::set_num_threads(o.threads);
     ::mkdir(o.out.c_str(), 0755);
     if (::access(o.out.c_str(), W_OK) != 0) throw std::runtime_error("cannot write into --out directory " + o.out);
+    std::printf("%s: heed %s, kernels for %s\n", name, heed::version(), heed::cpu_capability());
     return body(o);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s: %s\n", name, e.what());
