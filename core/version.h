@@ -1,7 +1,7 @@
 // version.h - heed's version, in one place.
 //
 // The Makefile reads these three lines (heed.pc, heed-mpi.pc, heedConfigVersion.cmake), and
-// `make check-version` proves the installed files and heed::version() agree with them.
+// `make check-install` proves the installed files and heed::version() agree with them.
 #pragma once
 
 #define HEED_VERSION_MAJOR 0
