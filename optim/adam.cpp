@@ -54,7 +54,7 @@ void adam_loop(real* __restrict p, const real* __restrict g, real* __restrict m,
     m[i] = m[i] * c.b1 + c.one_minus_b1 * gi;               // m = beta1 * m + (1 - beta1) * g
     v[i] = v[i] * c.b2 + c.one_minus_b2 * gi * gi;          // v = beta2 * v + (1 - beta2) * g^2
     real vi = v[i];
-    if constexpr (kAmsgrad) vi = v_max[i] = std::max(v_max[i], v[i]);
+    if constexpr (kAmsgrad) vi = v_max[i] = v[i] > v_max[i] || v[i] != v[i] ? v[i] : v_max[i];  // NaN stays
     const real denom = std::sqrt(vi) / c.bc2_sqrt + c.eps;  // sqrt(v_hat) + eps
     p[i] -= c.step_size * (m[i] / denom);                   // p = p - lr * m_hat / denom
   }

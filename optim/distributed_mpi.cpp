@@ -86,12 +86,14 @@ void broadcast_parameters(nn::Module& model) {
     check_same_on_all_ranks(t.numel(), "broadcast_parameters", "a parameter's size");
     check(MPI_Bcast(t.data(), mpi_count(t.numel(), "broadcast_parameters"), real_type(), 0, MPI_COMM_WORLD),
           "MPI_Bcast");
+    t.bump_version();  // written in place: a backward that saved it must not run on the new values
   }
 }
 
 void allreduce_sum_(Tensor& t) {
   check(MPI_Allreduce(MPI_IN_PLACE, t.data(), mpi_count(t.numel(), "allreduce_sum_"), real_type(), MPI_SUM,
                       MPI_COMM_WORLD), "MPI_Allreduce");
+  t.bump_version();
 }
 
 void allreduce_mean_(Tensor& t) {

@@ -394,3 +394,20 @@ TEST_CASE("optim: large tensors (the parallel loops) update exactly as small one
   CHECK(optim::clip_grad_norm_({big}, 1e9) == Approx(std::sqrt(280000.0)));
   CHECK(optim::clip_grad_norm_({big}, 1e9, std::numeric_limits<double>::infinity()) == 3);
 }
+
+TEST_CASE("optim: AMSGrad keeps a NaN second moment in its running maximum, as torch.maximum") {
+  Tensor w = zeros({3}).requires_grad_();
+  optim::Adam opt({w}, optim::AdamOptions(0.1).amsgrad(true));
+  const real nan = std::numeric_limits<real>::quiet_NaN();
+  for (const std::vector<real>& g : {std::vector<real>{1, nan, 2}, std::vector<real>{1, 1, 1}}) {
+    w.set_grad(from_vector(g, {3}));
+    opt.step();
+  }
+  Tensor v_max;
+  for (const auto& [name, t] : opt.state())
+    if (name.find("max_exp_avg_sq") != std::string::npos) v_max = t;
+  REQUIRE(v_max.defined());
+  CHECK(std::isfinite(v_max.data()[0]));
+  CHECK(std::isnan(v_max.data()[1]));  // std::max(v_max, NaN) would have kept the old value
+  CHECK(std::isfinite(v_max.data()[2]));
+}
