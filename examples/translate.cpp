@@ -57,7 +57,7 @@ struct Options {
   int64_t embed = 32, hidden = 64, attn_dim = 64, window = 8;  // lstm
   std::string score = "additive";  // additive | dot | general | concat | local-p
   int64_t d_model = 64, heads = 4, layers = 2, ff = 256;      // transformer: encoder and decoder layers each
-  double dropout = 0.1;
+  double dropout = 0;
   // training
   int epochs = 4;
   int64_t batch = 64, warmup = 100;
@@ -80,15 +80,15 @@ const char* kUsage =
     "  learn human-written dates -> ISO dates with an attention encoder-decoder\n"
     "  --model M            lstm | transformer                            (lstm)\n"
     "  --score S            lstm: additive | dot | general | concat | local-p  (additive)\n"
-    "  --epochs N           passes over the training set                  (4)\n"
+    "  --epochs N           passes over the training set                  (4; transformer 6)\n"
     "  --batch N            sentences per step                            (64)\n"
     "  --lr X               peak Adam learning rate                       (0.003)\n"
-    "  --warmup N           linear warmup steps, then cosine decay        (100)\n"
+    "  --warmup N           linear warmup steps, then cosine decay        (100; transformer 200)\n"
     "  --clip X             gradient norm clipping                        (1)\n"
     "  --teacher-forcing X  probability of feeding the true previous char (1)\n"
     "  --embed N --hidden N --attn-dim N --window N   lstm sizes          (32 64 64 8)\n"
     "  --d-model N --heads N --layers N --ff N        transformer sizes   (64 4 2 256)\n"
-    "  --dropout X          transformer dropout                           (0.1)\n"
+    "  --dropout X          transformer dropout                           (0)\n"
     "  --train N --valid N --test N                   data set sizes      (20000 1000 1000)\n"
     "  --beam N             beam width for the test set and --translate   (3)\n"
     "  --length-alpha X     beam score log p(y|x) / |y|^X (0: none)       (1)\n"
@@ -119,8 +119,8 @@ Options parse_options(int argc, char** argv, bool& help) {
   if (o.model != "lstm" && o.model != "transformer")
     throw args::UsageError("--model must be lstm or transformer, got '" + o.model + "'");
   if (o.model == "transformer") {  // its own defaults (README); every option may still override them
-    o.lr = 1e-3, o.warmup = 300;
-    if (o.smoke) o.d_model = 16, o.heads = 2, o.layers = 1, o.ff = 32, o.dropout = 0, o.lr = 3e-3, o.warmup = 5;
+    o.epochs = 6, o.lr = 3e-3, o.warmup = 200;
+    if (o.smoke) o.epochs = 2, o.d_model = 16, o.heads = 2, o.layers = 1, o.ff = 32, o.lr = 1e-2, o.warmup = 5;
   }
   o.score = p.get("score", o.score);
   if (!seq2seq::known_score(o.score))
