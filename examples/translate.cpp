@@ -453,10 +453,10 @@ int run_training(Model& model, const Options& o, std::chrono::steady_clock::time
               prefix.c_str(), curve.first, curve.second, o.save.empty() || losses.empty() ? "" : ", checkpoint ",
               o.save.empty() || losses.empty() ? "" : o.save.c_str());
 
-  std::printf("test exact match: %.1f%% greedy, %.1f%% beam %lld, on %zu unseen dates | %lld steps, training %.1f s, "
+  std::printf("test exact match: %.1f%% greedy, %.1f%% beam %lld, on %zu unseen dates | training %.1f s, "
               "total %.1f s wall, %d threads\n",
-              100 * greedy, 100 * beam, (long long)o.beam, data.test.size(), (long long)losses.size(), train_s,
-              progress::seconds_since(t0), get_num_threads());
+              100 * greedy, 100 * beam, (long long)o.beam, data.test.size(), train_s, progress::seconds_since(t0),
+              get_num_threads());
 
   if (100 * greedy < o.min_accuracy) {
     std::printf("test exact match %.1f%% is below --min-accuracy %.1f%%\n", 100 * greedy, o.min_accuracy);
