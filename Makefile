@@ -208,7 +208,7 @@ check-vectorised:
 	echo "check-vectorised: $$(echo "$$want" | wc -l) fastmath loops vectorise"
 
 # Every example has a --smoke run (tiny sizes, seconds) that exits 1 unless its loss falls
-# and its PNGs are valid files of the size drawn.
+# and its PNGs are valid files of the size drawn; translate runs once per --model.
 SMOKE_EXAMPLES := translate char_gpt classify lstm_vs_attention
 
 test: $(BUILD)/tests_f32 $(BUILD)/tests_f64 $(SMOKE_EXAMPLES:%=$(BUILD)/examples/%) $(BUILD)/soak/soak
@@ -220,6 +220,7 @@ test: $(BUILD)/tests_f32 $(BUILD)/tests_f64 $(SMOKE_EXAMPLES:%=$(BUILD)/examples
 	@mkdir -p $(BUILD)/smoke
 	@for e in $(SMOKE_EXAMPLES); do echo "$(BUILD)/examples/$$e --smoke --out $(BUILD)/smoke"; \
 	  $(BUILD)/examples/$$e --smoke --out $(BUILD)/smoke || exit 1; done
+	$(BUILD)/examples/translate --smoke --model transformer --out $(BUILD)/smoke
 	@$(MAKE) --no-print-directory check-install
 
 # ---- portability: the default build on older CPUs, and every kernel level on this one ----
