@@ -8,8 +8,9 @@
 //   Corpus         any UTF-8 file, or by default the Debian `fortunes` package's files
 //                  concatenated in sorted order; characters are code points; 90% / 10%
 //                  train / validation split (the validation text is the file's end)
-//   GPT            embedding + positions (learned | sinusoidal | rotary) -> N blocks -> norm -> logits,
-//                  with nanoGPT's module names and its output layer tied to the embedding
+//   GPT            (common/gpt.h) embedding + positions (learned | sinusoidal | rotary) -> N blocks
+//                  -> norm -> logits, with nanoGPT's module names and its output layer tied to the
+//                  embedding; built from a GPTConfig that config() fills from the options
 //   train          AdamW with decoupled weight decay on the matrices only (Loshchilov & Hutter
 //                  2019), linear warmup + cosine decay, gradient clipping, validation loss
 //                  every eval interval, checkpoints
@@ -56,6 +57,7 @@
 #include <vector>
 
 #include "common/args.h"
+#include "common/gpt.h"
 #include "common/plots.h"
 #include "common/program.h"
 #include "common/progress.h"
@@ -276,141 +278,14 @@ std::pair<IndexTensor, IndexTensor> get_batch(const std::vector<int64_t>& data, 
 }
 
 // ------------------------------------------------------------------ model
-// Module names and shapes are nanoGPT's (karpathy/nanoGPT, model.py), so its GPT loads an
-// --export file and char_gpt --import loads its weights:
-//   transformer.wte (V, E)   transformer.wpe (block, E)   transformer.h.{i}.ln_1, .attn.c_attn
-//   (3E, E), .attn.c_proj, .ln_2, .mlp.c_fc (4E, E), .mlp.c_proj (E, 4E)   transformer.ln_f
-//   lm_head (V, E), the same tensor as transformer.wte (tied, Press & Wolf 2017)
+// The GPT itself is in common/gpt.h (with nanoGPT's module names); the sizes come from the
+// options.
+using gpt::GPT;
 
-// Causal multi-head self-attention: one packed projection to Q, K, V, rotary positions on
-// Q and K when asked, heed::flash_attention with a causal mask, the output projection.
-class CausalSelfAttention : public nn::Module {
- public:
-  CausalSelfAttention(int64_t E, int64_t H, double dropout, bool rope) : E_(E), H_(H) {
-    c_attn = register_module("c_attn", std::make_shared<nn::Linear>(E, 3 * E));
-    c_proj = register_module("c_proj", std::make_shared<nn::Linear>(E, E));
-    resid_dropout = register_module("resid_dropout", std::make_shared<nn::Dropout>(dropout));
-    if (rope) this->rope = register_module("rope", std::make_shared<nn::RotaryEmbedding>(E / H));
-  }
-  Tensor forward(const Tensor& x) {  // (B, T, E) -> (B, T, E)
-    const int64_t B = x.size(0), T = x.size(1), D = E_ / H_;
-    Tensor qkv = c_attn->forward(x);  // (B, T, 3E): q, k, v side by side
-    auto head = [&](int64_t i) { return narrow(qkv, 2, i * E_, E_).reshape({B, T, H_, D}).transpose(1, 2); };
-    Tensor q = head(0), k = head(1), v = head(2);  // (B, H, T, D) each
-    if (rope) q = rope->forward(q), k = rope->forward(k);
-    Tensor y = flash_attention(q, k, v, nn::AttentionMask().causal());  // (B, H, T, D)
-    return resid_dropout->forward(c_proj->forward(y.transpose(1, 2).reshape({B, T, E_})));
-  }
-  std::string repr() const override { return "CausalSelfAttention"; }
-  std::shared_ptr<nn::Linear> c_attn, c_proj;
-  std::shared_ptr<nn::Dropout> resid_dropout;
-  std::shared_ptr<nn::RotaryEmbedding> rope;  // only with --pos rope
-
- private:
-  int64_t E_, H_;
-};
-
-// mlp(x) = dropout(c_proj(gelu(c_fc(x)))), hidden width 4E.
-class MLP : public nn::Module {
- public:
-  MLP(int64_t E, double dropout) {
-    c_fc = register_module("c_fc", std::make_shared<nn::Linear>(E, 4 * E));
-    c_proj = register_module("c_proj", std::make_shared<nn::Linear>(4 * E, E));
-    this->dropout = register_module("dropout", std::make_shared<nn::Dropout>(dropout));
-  }
-  Tensor forward(const Tensor& x) { return dropout->forward(c_proj->forward(gelu(c_fc->forward(x)))); }
-  std::string repr() const override { return "MLP"; }
-  std::shared_ptr<nn::Linear> c_fc, c_proj;
-  std::shared_ptr<nn::Dropout> dropout;
-};
-
-// x = x + attn(ln_1(x));  x = x + mlp(ln_2(x))
-class Block : public nn::Module {
- public:
-  Block(int64_t E, int64_t H, double dropout, bool rope) {
-    ln_1 = register_module("ln_1", std::make_shared<nn::LayerNorm>(nn::LayerNormOptions({E})));
-    attn = register_module("attn", std::make_shared<CausalSelfAttention>(E, H, dropout, rope));
-    ln_2 = register_module("ln_2", std::make_shared<nn::LayerNorm>(nn::LayerNormOptions({E})));
-    mlp = register_module("mlp", std::make_shared<MLP>(E, dropout));
-  }
-  Tensor forward(Tensor x) {  // (B, T, E)
-    x = x + attn->forward(ln_1->forward(x));
-    return x + mlp->forward(ln_2->forward(x));
-  }
-  std::string repr() const override { return "Block"; }
-  std::shared_ptr<nn::LayerNorm> ln_1, ln_2;
-  std::shared_ptr<CausalSelfAttention> attn;
-  std::shared_ptr<MLP> mlp;
-};
-
-// nanoGPT's `transformer` ModuleDict: embeddings, positions, the blocks, the final norm.
-class Trunk : public nn::Module {
- public:
-  Trunk(const Options& o, int64_t V) {
-    wte = register_module("wte", std::make_shared<nn::Embedding>(V, o.width));
-    if (o.pos == "learned") wpe = register_module("wpe", std::make_shared<nn::LearnedPositionalEmbedding>(o.block, o.width));
-    if (o.pos == "sinusoidal")
-      sinusoidal = register_module("pos_enc", std::make_shared<nn::SinusoidalPositionalEncoding>(o.width, o.block));
-    drop = register_module("drop", std::make_shared<nn::Dropout>(o.dropout));
-    h = register_module("h", std::make_shared<nn::LayerStack<Block>>());
-    for (int64_t i = 0; i < o.layers; ++i) h->push_back(std::make_shared<Block>(o.width, o.heads, o.dropout, o.pos == "rope"));
-    ln_f = register_module("ln_f", std::make_shared<nn::LayerNorm>(nn::LayerNormOptions({o.width})));
-  }
-  Tensor forward(const IndexTensor& ids) {  // (B, T) -> (B, T, E)
-    Tensor x = wte->forward(ids);
-    if (wpe) x = wpe->forward(x);
-    if (sinusoidal) x = sinusoidal->forward(x);
-    x = drop->forward(x);
-    for (size_t i = 0; i < h->size(); ++i) x = (*h)[i].forward(x);
-    return ln_f->forward(x);
-  }
-  std::string repr() const override { return "Trunk"; }
-  std::shared_ptr<nn::Embedding> wte;
-  std::shared_ptr<nn::LearnedPositionalEmbedding> wpe;
-  std::shared_ptr<nn::SinusoidalPositionalEncoding> sinusoidal;
-  std::shared_ptr<nn::Dropout> drop;
-  std::shared_ptr<nn::LayerStack<Block>> h;
-  std::shared_ptr<nn::LayerNorm> ln_f;
-};
-
-// The output layer, logits = x W^T with W the token embedding itself: registering wte's
-// tensor here ties them (one parameter, two names; Module::named_parameters lists it once).
-class TiedHead : public nn::Module {
- public:
-  explicit TiedHead(const Tensor& wte) { weight = register_parameter("weight", wte); }
-  Tensor forward(const Tensor& x) { return linear(x, weight); }  // (B, T, E) -> (B, T, V)
-  std::string repr() const override { return "TiedHead(weight=transformer.wte.weight)"; }
-  Tensor weight;  // (V, E)
-};
-
-class GPT : public nn::Module {
- public:
-  GPT(const Options& o, int64_t V) : block_(o.block), pos_(o.pos) {
-    transformer = register_module("transformer", std::make_shared<Trunk>(o, V));
-    lm_head = register_module("lm_head", std::make_shared<TiedHead>(transformer->wte->weight));
-    init_gpt2(o.layers);
-  }
-  Tensor forward(const IndexTensor& ids) { return lm_head->forward(transformer->forward(ids)); }  // (B, T) -> (B, T, V)
-  std::string repr() const override { return "GPT(pos=" + pos_ + ")"; }
-  int64_t block() const { return block_; }
-
-  std::shared_ptr<Trunk> transformer;
-  std::shared_ptr<TiedHead> lm_head;
-
- private:
-  // GPT-2's initialisation (Radford et al. 2019, sec. 2.3): every matrix N(0, 0.02), the
-  // projections that write into the residual stream N(0, 0.02 / sqrt(2 L)), biases 0.
-  void init_gpt2(int64_t L) {
-    NoGradGuard no_grad;
-    for (auto& [name, p] : named_parameters()) {
-      const bool residual = name.find("c_proj.weight") != std::string::npos;
-      if (p.dim() >= 2) p.copy_(randn(p.shape()) * real(residual ? 0.02 / std::sqrt(2.0 * L) : 0.02));
-      else if (name.find("bias") != std::string::npos) p.zero_();
-    }
-  }
-  int64_t block_;
-  std::string pos_;
-};
+gpt::GPTConfig config(const Options& o, int64_t V) {
+  return gpt::GPTConfig().block_size(o.block).vocab_size(V).n_layer(o.layers).n_head(o.heads).n_embd(o.width)
+      .dropout(o.dropout).pos(o.pos);
+}
 
 // ------------------------------------------------------------------ processes
 // What training needs to know about the other processes. Without HEED_WITH_MPI there is one,
@@ -593,7 +468,7 @@ int run(const Options& o, std::chrono::steady_clock::time_point t0) {
   if (prompt.empty()) prompt.push_back(c.id.count('\n') ? c.id['\n'] : 0);
 
   manual_seed(o.seed);
-  GPT model(o, c.vocab());
+  GPT model(config(o, c.vocab()));
   // AdamW decays the matrices (embeddings, projections) but not biases and LayerNorm gains.
   std::vector<Tensor> decay, no_decay;
   for (const Tensor& p : model.parameters()) (p.dim() >= 2 ? decay : no_decay).push_back(p);
