@@ -14,7 +14,8 @@
 //   train          AdamW with decoupled weight decay on the matrices only (Loshchilov & Hutter
 //                  2019), linear warmup + cosine decay, gradient clipping, validation loss
 //                  every eval interval, checkpoints
-//   generate       sampling with temperature and top-k from a prompt
+//   generate       (common/gpt.h) continues the prompt with nn::sample: temperature, top-k,
+//                  top-p (layers/sampling.h); the context is the last `block` characters
 //
 // One block (pre-norm, causal):
 //   x = x + Dropout(W_o · Attention(rope?(LN1(x) W_q), rope?(LN1(x) W_k), LN1(x) W_v))
@@ -77,8 +78,9 @@ struct Options {
   double lr = 2e-3, min_lr = 1e-4, weight_decay = 0.1, clip = 1.0, valid_fraction = 0.1;
   // sampling
   std::string prompt = "The ";
-  double temperature = 0.8;
+  double temperature = 0.8, top_p = 1.0;
   int64_t top_k = 20, samples = 2, sample_len = 300;
+  bool no_cache = false;  // recompute the context every step (the only path without a KV cache)
   // running
   uint64_t seed = 1;
   int threads = 1;  // see examples/translate.cpp and the README: spinning OpenMP threads on a shared machine
@@ -105,8 +107,12 @@ const char* kUsage =
     "  --eval-iters N       batches per loss estimate                      (20)\n"
     "  --valid-fraction X   the text's end held out for validation         (0.1)\n"
     "  --prompt TEXT        start of every sample                          (\"The \")\n"
-    "  --temperature X      divide the logits by X before sampling         (0.8)\n"
+    "  --temperature X      divide the logits by X (0: greedy)             (0.8)\n"
     "  --top-k N            sample among the N likeliest (0: all)          (20)\n"
+    "  --top-p X            sample among the likeliest whose probability reaches X\n"
+    "                       (nucleus sampling, after top-k; 1: all)        (1)\n"
+    "  --no-cache           recompute the whole context each step (the default until\n"
+    "                       the KV cache is wired)\n"
     "  --samples N --sample-len N   how many samples, characters each      (2 300)\n"
     "  --seed N             initialisation, batches and sampling           (1)\n"
     "  --threads N          threads (0: every core)                        (1)\n"
@@ -124,7 +130,7 @@ const char* kUsage =
     "  --help\n";
 
 Options parse_options(int argc, char** argv, bool& help) {
-  args::Parser p(argc, argv, {"help", "smoke"});
+  args::Parser p(argc, argv, {"help", "smoke", "no-cache"});
   Options o;
   help = p.flag("help");
   o.smoke = p.flag("smoke");
@@ -157,8 +163,11 @@ Options parse_options(int argc, char** argv, bool& help) {
   o.eval_iters = p.get_int("eval-iters", o.eval_iters, 1, 100000);
   o.valid_fraction = p.get_double("valid-fraction", o.valid_fraction, 0.01, 0.5);
   o.prompt = p.get("prompt", o.prompt);
-  o.temperature = p.get_double("temperature", o.temperature, 1e-3, 100);
+  o.temperature = p.get_double("temperature", o.temperature, 0, 100);
   o.top_k = p.get_int("top-k", o.top_k, 0, 1000000);
+  o.top_p = p.get_double("top-p", o.top_p, 0, 1);
+  if (o.top_p <= 0) throw args::UsageError("--top-p must be in (0, 1], got 0");
+  o.no_cache = p.flag("no-cache");
   o.samples = p.get_int("samples", o.samples, 0, 1000);
   o.sample_len = p.get_int("sample-len", o.sample_len, 1, 100000);
   o.seed = p.get_int("seed", o.seed, 0, INT64_MAX);
@@ -365,36 +374,6 @@ TrainResult train(GPT& model, optim::AdamW& opt, const Options& o, const Corpus&
   return r;
 }
 
-// ------------------------------------------------------------------ sampling
-// Continues `prompt` by n characters: each step runs the model on the last `block`
-// characters, divides the last position's logits by the temperature, keeps the top_k
-// largest (0: all), and draws from their softmax.
-std::vector<int64_t> generate(GPT& model, std::vector<int64_t> ids, int64_t n, double temperature, int64_t top_k,
-                              std::mt19937_64& rng) {
-  NoGradGuard no_grad;
-  model.eval();
-  for (int64_t i = 0; i < n; ++i) {
-    const int64_t T = std::min<int64_t>(ids.size(), model.block());
-    std::vector<int64_t> ctx(ids.end() - T, ids.end());
-    Tensor logits = model.forward(IndexTensor(ctx, {1, T}));  // (1, T, V)
-    const int64_t V = logits.size(2);
-    const real* last = logits.data() + (T - 1) * V;
-    std::vector<double> z(last, last + V);
-    double cut = -INFINITY;
-    if (top_k > 0 && top_k < V) {
-      std::vector<double> sorted = z;
-      std::nth_element(sorted.begin(), sorted.begin() + (top_k - 1), sorted.end(), std::greater<double>());
-      cut = sorted[top_k - 1];
-    }
-    const double zmax = *std::max_element(z.begin(), z.end());
-    std::vector<double> p(V);
-    for (int64_t v = 0; v < V; ++v) p[v] = z[v] >= cut ? std::exp((z[v] - zmax) / temperature) : 0;
-    ids.push_back(std::discrete_distribution<int64_t>(p.begin(), p.end())(rng));
-  }
-  model.train();
-  return ids;
-}
-
 // ------------------------------------------------------------------ safetensors
 // The vocabulary as one UTF-8 string, its characters in id order (nanoGPT's char-level
 // prepare.py sorts them the same way, by code point).
@@ -503,11 +482,13 @@ int run(const Options& o, std::chrono::steady_clock::time_point t0) {
   if (procs.rank != 0) return 0;  // the others hold the same model: rank 0 samples and plots
   if (!o.export_path.empty()) export_model(o.export_path, model, o, c);
   if (!o.dump_logits.empty()) dump_logits(o.dump_logits, model, prompt);
-  std::mt19937_64 rng(o.seed + 99);
+  heed::manual_seed(o.seed + 99);  // the samples repeat for a seed, whatever training drew
+  const auto sampling = nn::SamplingOptions().temperature(o.temperature).top_k(o.top_k).top_p(o.top_p);
+  const gpt::Step step = gpt::recompute_step(model);  // --no-cache: the only path for now
   for (int64_t s = 0; s < o.samples; ++s) {
-    std::vector<int64_t> ids = generate(model, prompt, o.sample_len, o.temperature, o.top_k, rng);
-    std::printf("\n--- sample %lld (temperature %g, top-k %lld) ---\n%s\n", (long long)s + 1, o.temperature,
-                (long long)o.top_k, c.decode(ids).c_str());
+    const IndexTensor ids = gpt::generate(model, IndexTensor(prompt, {1, int64_t(prompt.size())}), o.sample_len, sampling, step);
+    std::printf("\n--- sample %lld (temperature %g, top-k %lld, top-p %g) ---\n%s\n", (long long)s + 1, o.temperature,
+                (long long)o.top_k, o.top_p, c.decode(ids.vec()).c_str());
   }
   if (r.losses.empty()) return 0;
 
