@@ -426,6 +426,7 @@ bench: deps $(BENCHES) $(BUILD)/portable/cpu_levels
 	$(BUILD)/bench/bench_models --busy gpt_baby seq2seq lstm gru
 	$(BUILD)/bench/bench_models --anomaly gpt_baby seq2seq
 	$(BUILD)/bench/bench_denormals
+	/usr/bin/python3 tests/bench/bench_generate_torch.py
 
 # ---- PyTorch goldens (needs python3-torch; the committed .bin files keep `make test` free of it) ----
 goldens:
@@ -600,4 +601,4 @@ install-mpi: $(BUILD)/libheed_mpi.a $(UMBRELLA)
 clean:
 	rm -rf $(BUILD)
 
--include $(MPI_OBJS:.o=.d) $(OBJS_F32:.o=.d) $(OBJS_F64:.o=.d) $(TEST_F32_OBJS:.o=.d) $(TEST_F64_OBJS:.o=.d) $(EXAMPLES:=.d) $(BUILD)/soak/soak.d
+-include $(MPI_OBJS:.o=.d) $(OBJS_F32:.o=.d) $(OBJS_F64:.o=.d) $(TEST_F32_OBJS:.o=.d) $(TEST_F64_OBJS:.o=.d) $(EXAMPLES:=.d) $(BENCHES:=.d) $(BUILD)/soak/soak.d

@@ -33,6 +33,8 @@ TEST_CASE("README one-line examples compile and run") {
   F::nll_loss(log_softmax(logits, 1), targets);
   F::mse_loss(logits, logits, nn::MSEOptions().reduction(nn::Reduction::Sum));
   F::binary_cross_entropy_with_logits(logits, sigmoid(logits), nn::BCEWithLogitsOptions().pos_weight(ones({5})));
+  IndexTensor next = nn::sample(logits, nn::SamplingOptions().temperature(0.8).top_k(20).top_p(0.9));
+  CHECK(next.shape() == Shape({3}));
   auto params = fc.parameters(); auto body = params; auto head = params;
   { optim::SGD opt(params, optim::SGDOptions(0.1).momentum(0.9).nesterov(true).weight_decay(1e-4)); }
   { optim::Adam opt(params, optim::AdamOptions(1e-3).betas({0.9, 0.98}).eps(1e-9).amsgrad(true)); }
