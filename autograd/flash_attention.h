@@ -141,6 +141,36 @@ Tensor flash_attention_packed(const Tensor& q, const Tensor& kv, int64_t num_hea
                               std::optional<double> scale = {},
                               const FlashOptions& options = FlashOptions());
 
+// Attention to the first `len` keys of preallocated storage, read in place: a key/value
+// cache (layers/kv_cache.h) keeps k (B, H, L, D) and v (B, H, L, Dv) for L = max_len
+// positions, of which [0, len) are filled; the kernel reads each head's filled rows where
+// they are (head stride L*D, row stride D), never gathering them into a (B, H, len, D) copy.
+//   flash_attention_prefix        q (B, H, Tq, D)   -> (B, H, Tq, Dv)
+//   flash_attention_heads_prefix  q (B, Tq, H*D), heads side by side -> (B, Tq, H*Dv)
+// Masks and causal are for the scores (B, H, Tq, len): causal aligns the last query with
+// key len - 1 (so Tq new tokens after len - Tq cached ones see what a full causal pass shows
+// them), key_padding is (B, len). Equals flash_attention(q, narrow(k, 2, 0, len),
+// narrow(v, 2, 0, len)) (and the _heads form with the heads split), outputs and gradients:
+// dk and dv are zero past len. heed::Error naming the entry when the shapes do not fit or
+// len is outside [0, L].
+Tensor flash_attention_prefix(const Tensor& q, const Tensor& k, const Tensor& v, int64_t len,
+                              const nn::AttentionMask& mask = {},
+                              std::optional<double> scale = {},
+                              const FlashOptions& options = FlashOptions());
+Tensor flash_attention_heads_prefix(const Tensor& q, const Tensor& k, const Tensor& v,
+                                    int64_t len, const nn::AttentionMask& mask = {},
+                                    std::optional<double> scale = {},
+                                    const FlashOptions& options = FlashOptions());
+
+namespace detail {
+// flash_attention_heads_prefix with q's heads in columns [q0, q0 + H*D) of q (B, Tq, W):
+// nn::MultiheadAttention reads the queries inside its one (B, Tq, 3E) projection.
+Tensor flash_attention_heads_prefix_at(const Tensor& q, int64_t q0, const Tensor& k,
+                                       const Tensor& v, int64_t len,
+                                       const nn::AttentionMask& mask, std::optional<double> scale,
+                                       const FlashOptions& options);
+}  // namespace detail
+
 // The reference: nn::attend(matmul(q, k^T) * scale, v, mask).context, which forms the
 // full (B, H, Tq, Tk) scores and weights. Same arguments and result as flash_attention.
 Tensor flash_attention_composed(const Tensor& q, const Tensor& k, const Tensor& v,
