@@ -11,6 +11,7 @@
 #include <heed/autograd/reduce.h>
 #include <heed/autograd/arith.h>
 #include <heed/layers/kv_cache.h>
+#include <heed/layers/multihead_attention.h>
 #include "helpers.h"
 
 using namespace heed;
@@ -227,4 +228,132 @@ TEST_CASE("KVCache: errors name KVCache and the offending values; nothing is wri
                    flash_attention_heads_prefix(zeros({B, 1, d}), cache.key_storage(), cache.value_storage(), 2);
                  }),
                  "flash_attention_heads_prefix"));
+}
+
+// ---- nn::MultiheadAttention with a cache -------------------------------------------------
+
+namespace {
+
+// Splits of T tokens fed one call each: all at once, one at a time, a prompt then singles.
+std::vector<std::vector<int64_t>> chunkings(int64_t T) {
+  std::vector<std::vector<int64_t>> all = {{T}, std::vector<int64_t>(T, 1), {5}, {3}};
+  while (all[2].size() < size_t(T - 4)) all[2].push_back(1);  // 5, 1, 1, ...
+  for (int64_t n = 3; n < T; n += 3) all[3].push_back(std::min<int64_t>(3, T - n));  // 3, 3, ...
+  return all;
+}
+
+// Self-attention of x (B, T, E), fed chunk by chunk through a cache, against one causal
+// forward over all T: the outputs of every position, and (need_weights) the weights rows.
+void check_self_attention(nn::MultiheadAttention& mha, const Tensor& x, const Tensor& pad,
+                          bool need_weights) {
+  const int64_t B = x.size(0), T = x.size(1), H = mha.options.num_heads();
+  AttentionMask full_mask = AttentionMask().causal();
+  if (pad.defined()) full_mask.key_padding(pad);
+  NoGradGuard no_grad;
+  const nn::AttentionOutput full = mha.forward(x, x, x, full_mask, {}, need_weights, true);
+  for (const auto& chunks : chunkings(T)) {
+    KVCache cache(B, H, T + 2, mha.options.head_dim_k(), mha.options.head_dim_v());
+    int64_t at = 0;
+    for (int64_t t : chunks) {
+      CAPTURE(at); CAPTURE(t); CAPTURE(need_weights); CAPTURE(chunks.size());
+      const Tensor xt = narrow(x, 1, at, t);  // (B, t, E)
+      AttentionMask m = AttentionMask().causal();
+      if (pad.defined()) m.key_padding(narrow(pad, 1, 0, at + t));  // (B, at + t)
+      const nn::AttentionOutput step = mha.forward(xt, xt, xt, m, {}, need_weights, true, &cache);
+      CHECK(cache.size() == at + t);
+      CHECK(allclose(step.output, narrow(full.output, 1, at, t), 1e-5, 1e-5));
+      if (need_weights)  // rows at .. at+t-1 of the full weights, over the keys seen so far
+        CHECK(allclose(step.weights, narrow(narrow(full.weights, 1, at, t), 2, 0, at + t), 1e-5, 1e-6));
+      at += t;
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("MultiheadAttention with a KV cache equals the full causal forward at every position") {
+  manual_seed(11);
+  const int64_t B = 2, T = 9, E = 8;
+  const Tensor x = randn({B, T, E});
+  Tensor pad = ones({B, T});  // row 1 hides keys 0 and 4
+  pad.data()[T] = 0, pad.data()[T + 4] = 0;
+  // packed (3E, E) weight: one GEMM appends from [Q | K | V]; separate weights: head dims 3 / 5
+  for (const nn::MultiheadAttentionOptions& o :
+       {nn::MultiheadAttentionOptions(E, 2), nn::MultiheadAttentionOptions(E, 2).head_dim_k(3).head_dim_v(5),
+        nn::MultiheadAttentionOptions(E, 4).bias(false)}) {
+    nn::MultiheadAttention mha(o);
+    for (bool need_weights : {false, true}) {  // the flash path and the composed reference
+      check_self_attention(mha, x, Tensor(), need_weights);
+      check_self_attention(mha, x, pad, need_weights);
+    }
+  }
+}
+
+TEST_CASE("MultiheadAttention cross-attention: the memory projected once, cached equals uncached") {
+  manual_seed(12);
+  const int64_t B = 2, Ts = 6, E = 8;
+  const Tensor y = randn({B, 5, E});
+  Tensor mem_pad = ones({B, Ts});
+  mem_pad.data()[Ts + 5] = 0;
+  for (const nn::MultiheadAttentionOptions& o :
+       {nn::MultiheadAttentionOptions(E, 2), nn::MultiheadAttentionOptions(E, 2).kdim(6).vdim(7)}) {
+    nn::MultiheadAttention mha(o);
+    const Tensor mk = randn({B, Ts, o.kdim()}), mv = o.kdim() == E ? mk : randn({B, Ts, o.vdim()});
+    for (bool need_weights : {false, true}) {
+      NoGradGuard no_grad;
+      KVCache cache;  // undefined: allocated on the first call for Ts keys
+      const AttentionMask m = AttentionMask().key_padding(mem_pad);
+      int64_t at = 0;
+      for (int64_t t : {2, 1, 1, 1}) {
+        const Tensor yt = narrow(y, 1, at, t);
+        const nn::AttentionOutput ref = mha.forward(yt, mk, mv, m, {}, need_weights);
+        const nn::AttentionOutput got = mha.forward(yt, mk, mv, m, {}, need_weights, true, &cache);
+        CHECK(cache.size() == Ts);
+        CHECK(cache.max_len() == Ts);
+        CHECK(allclose(got.output, ref.output, 1e-5, 1e-6));
+        if (need_weights) CHECK(allclose(got.weights, ref.weights, 1e-5, 1e-6));
+        at += t;
+      }
+      // later calls read the cache, not key: a different memory of the same shape is ignored
+      const Tensor y1 = narrow(y, 1, 0, 1);
+      const Tensor before = mha.forward(y1, mk, mv, m, {}, need_weights, true, &cache).output;
+      CHECK(allclose(mha.forward(y1, mk * 2, mv * 2, m, {}, need_weights, true, &cache).output, before, 0, 0));
+    }
+  }
+}
+
+TEST_CASE("MultiheadAttention with a cache: errors name the op and the values") {
+  manual_seed(13);
+  nn::MultiheadAttention mha(nn::MultiheadAttentionOptions(8, 2));
+  const Tensor x = randn({2, 3, 8}), mem = randn({2, 5, 8});
+  {
+    NoGradGuard no_grad;
+    KVCache none;
+    CHECK(contains(error_of([&] { mha.forward(x, x, x, {}, {}, false, true, &none); }),
+                   "self-attention with an undefined KVCache"));
+    KVCache wrong_heads(2, 4, 8, 2, 2);
+    CHECK(contains(error_of([&] { mha.forward(x, x, x, {}, {}, false, true, &wrong_heads); }),
+                   "(2, 4, 2, 2)"));
+    KVCache small(2, 2, 4, 4, 4);
+    mha.forward(x, x, x, AttentionMask().causal(), {}, false, true, &small);
+    const std::string over = error_of([&] { mha.forward(x, x, x, {}, {}, false, true, &small); });
+    CHECK(contains(over, "KVCache"));
+    CHECK(contains(over, "overflows max_len 4"));
+    CHECK(small.size() == 3);
+    // the mask is for (Tq, size() + Tq) keys
+    KVCache c(2, 2, 8, 4, 4);
+    mha.forward(x, x, x, {}, {}, false, true, &c);
+    CHECK(contains(error_of([&] { mha.forward(x, x, x, AttentionMask().key_padding(ones({2, 3})),
+                                               {}, false, true, &c); }),
+                   "MultiheadAttention"));
+    CHECK(c.size() == 3);  // nothing appended by the failed call
+    KVCache cross;
+    mha.forward(x, mem, mem, {}, {}, false, true, &cross);
+    const Tensor other = randn({2, 4, 8});
+    CHECK(contains(error_of([&] { mha.forward(x, other, other, {}, {}, false, true, &cross); }),
+                   "holds 5 memory keys but key has 4"));
+  }
+  KVCache c(2, 2, 8, 4, 4);  // grad mode on, parameters require grad: refused
+  CHECK(contains(error_of([&] { mha.forward(x, x, x, {}, {}, false, true, &c); }), "NoGradGuard"));
+  CHECK(c.size() == 0);
 }
