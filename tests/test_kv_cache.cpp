@@ -12,6 +12,8 @@
 #include <heed/autograd/arith.h>
 #include <heed/layers/kv_cache.h>
 #include <heed/layers/multihead_attention.h>
+#include <heed/layers/transformer_decoder.h>
+#include <heed/autograd/indexing.h>
 #include "helpers.h"
 
 using namespace heed;
@@ -356,4 +358,122 @@ TEST_CASE("MultiheadAttention with a cache: errors name the op and the values") 
   KVCache c(2, 2, 8, 4, 4);  // grad mode on, parameters require grad: refused
   CHECK(contains(error_of([&] { mha.forward(x, x, x, {}, {}, false, true, &c); }), "NoGradGuard"));
   CHECK(c.size() == 0);
+}
+
+// ---- nn::TransformerDecoder with a cache --------------------------------------------------
+
+namespace {
+
+std::shared_ptr<nn::TransformerDecoder> small_decoder(bool norm_first) {
+  auto dec = std::make_shared<nn::TransformerDecoder>(nn::TransformerDecoderOptions(
+      nn::TransformerDecoderLayerOptions(8, 2).dim_feedforward(16).norm_first(norm_first), 2)
+                                                          .norm(true));
+  dec->eval();  // dropout 0.1 by default: off
+  return dec;
+}
+
+// Feeds tgt[:, from : from + sum(chunks)] through the cache, checking each step's output
+// against the same rows of `full`.
+void decode_and_check(nn::TransformerDecoder& dec, nn::TransformerDecoderCache& cache,
+                      const Tensor& tgt, const Tensor& memory, const AttentionMask& mem_mask,
+                      const Tensor& full, int64_t from, const std::vector<int64_t>& chunks) {
+  int64_t at = from;
+  for (int64_t t : chunks) {
+    CAPTURE(at); CAPTURE(t);
+    const Tensor y = dec.forward(narrow(tgt, 1, at, t), memory, AttentionMask().causal(), mem_mask, &cache);
+    CHECK(allclose(y, narrow(full, 1, at, t), 1e-5, 1e-5));
+    at += t;
+    CHECK(cache.size() == at);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("TransformerDecoder with a cache equals the full causal forward, step by step") {
+  manual_seed(21);
+  const int64_t B = 2, T = 8, Ts = 5, E = 8;
+  const Tensor tgt = randn({B, T, E}), memory = randn({B, Ts, E});
+  Tensor mem_pad = ones({B, Ts});
+  mem_pad.data()[Ts + 3] = 0;
+  const AttentionMask mem_mask = AttentionMask().key_padding(mem_pad);
+  for (bool norm_first : {false, true}) {
+    CAPTURE(norm_first);
+    auto dec = small_decoder(norm_first);
+    NoGradGuard no_grad;
+    const Tensor full = dec->forward(tgt, memory, AttentionMask().causal(), mem_mask);  // (B, T, E)
+    for (const auto& chunks : chunkings(T)) {
+      nn::TransformerDecoderCache cache = dec->make_cache(B, T);
+      decode_and_check(*dec, cache, tgt, memory, mem_mask, full, 0, chunks);
+      CHECK(cache.layers[1].cross_attn.size() == Ts);
+    }
+    // memory: 2 layers x (self: B H (d_k + d_v) per token, cross: the same for Ts tokens)
+    nn::TransformerDecoderCache cache = dec->make_cache(B, T);
+    CHECK(cache.bytes_per_token() == 2 * B * 2 * E * int64_t(sizeof(real)));
+    CHECK(cache.bytes() == cache.bytes_per_token() * T);
+    dec->forward(narrow(tgt, 1, 0, 1), memory, AttentionMask().causal(), mem_mask, &cache);
+    CHECK(cache.bytes() == cache.bytes_per_token() * (T + Ts));
+    // reset: a new memory of another length, decoded afresh
+    cache.reset();
+    CHECK(cache.size() == 0);
+    const Tensor memory2 = randn({B, 3, E});
+    const Tensor full2 = dec->forward(tgt, memory2, AttentionMask().causal());
+    decode_and_check(*dec, cache, tgt, memory2, {}, full2, 0, {3, 1, 1, 1, 1, 1});
+  }
+}
+
+TEST_CASE("TransformerDecoder cache: reorder then continue equals the reordered batch from scratch") {
+  manual_seed(22);
+  const int64_t B = 3, T = 7, Ts = 4, E = 8;
+  const Tensor tgt = randn({B, T, E}), memory = randn({B, Ts, E});
+  Tensor mem_pad = ones({B, Ts});
+  mem_pad.data()[Ts + 3] = 0;  // row 1 hides its last source token
+  auto dec = small_decoder(false);
+  NoGradGuard no_grad;
+  for (const IndexTensor& rows : {IndexTensor({2, 0, 1}), IndexTensor({1, 1, 0, 1})}) {  // a permutation; 3 -> 4 beams
+    nn::TransformerDecoderCache cache = dec->make_cache(B, T);
+    dec->forward(narrow(tgt, 1, 0, 4), memory, AttentionMask().causal(),
+                 AttentionMask().key_padding(mem_pad), &cache);
+    cache.reorder(rows);
+    // from scratch: the reordered rows, every position
+    const Tensor tgt_r = index_select(tgt, 0, rows), mem_r = index_select(memory, 0, rows);
+    const AttentionMask mask_r = AttentionMask().key_padding(index_select(mem_pad, 0, rows));
+    const Tensor full_r = dec->forward(tgt_r, mem_r, AttentionMask().causal(), mask_r);
+    decode_and_check(*dec, cache, tgt_r, mem_r, mask_r, full_r, 4, {1, 1, 1});
+  }
+}
+
+TEST_CASE("TransformerDecoder cache: crop then re-append equals a fresh decode") {
+  manual_seed(23);
+  const int64_t B = 2, T = 6, E = 8;
+  const Tensor a = randn({B, T, E}), memory = randn({B, 4, E});
+  Tensor b = a.clone();  // b shares a's first 3 tokens, then differs
+  for (int64_t i = 0; i < B; ++i)
+    for (int64_t t = 3; t < T; ++t)
+      for (int64_t e = 0; e < E; ++e) b.data()[(i * T + t) * E + e] += real(0.5);
+  auto dec = small_decoder(true);
+  NoGradGuard no_grad;
+  nn::TransformerDecoderCache cache = dec->make_cache(B, T);
+  dec->forward(a, memory, AttentionMask().causal(), {}, &cache);  // all of a
+  cache.crop(3);
+  CHECK(cache.size() == 3);
+  const Tensor full_b = dec->forward(b, memory, AttentionMask().causal());
+  decode_and_check(*dec, cache, b, memory, {}, full_b, 3, {2, 1});
+}
+
+TEST_CASE("TransformerDecoder cache: errors") {
+  auto dec = small_decoder(false);
+  const Tensor x = randn({2, 3, 8}), memory = randn({2, 4, 8});
+  NoGradGuard no_grad;
+  nn::TransformerDecoderCache cache = dec->make_cache(2, 4);
+  cache.layers.pop_back();
+  CHECK(contains(error_of([&] { dec->forward(x, memory, AttentionMask().causal(), {}, &cache); }),
+                 "the cache has 1 layers, the decoder 2"));
+  cache = dec->make_cache(2, 4);
+  dec->forward(x, memory, AttentionMask().causal(), {}, &cache);
+  CHECK(contains(error_of([&] { dec->forward(x, memory, AttentionMask().causal(), {}, &cache); }),
+                 "overflows max_len 4"));
+  CHECK(contains(error_of([&] { cache.crop(5); }), "crop to 5"));
+  CHECK(contains(error_of([&] { cache.reorder(IndexTensor({0, 2})); }), "KVCache::reorder"));
+  CHECK(cache.layers[0].self_attn.batch() == 2);  // the failed reorder changed nothing
+  CHECK(contains(error_of([&] { dec->make_cache(0, 4); }), "KVCache"));
 }
