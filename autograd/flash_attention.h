@@ -14,6 +14,8 @@
 //   flash_attention_heads    q (B, Tq, H*D)  k (B, Tk, H*D)  v (B, Tk, H*Dv)  ->  (B, Tq, H*Dv)
 //   flash_attention_packed   qkv (B, T, 3*H*D), [Q | K | V] from one GEMM  ->  (B, T, H*D)
 //                            or q (B, Tq, H*D) and kv (B, Tk, 2*H*D), [K | V] from one GEMM
+// and two read the keys and values from the filled prefix of a key/value cache's
+// preallocated (B, H, L, D) storage (flash_attention_prefix, flash_attention_heads_prefix).
 // The kernel reads each head with a row stride (H*D, or 3*H*D) instead of copying it out,
 // and backward accumulates dQ, dK, dV at the same strides: for the packed form straight
 // into the columns of one (B, T, 3*H*D) gradient, which feeds the one projection GEMM.

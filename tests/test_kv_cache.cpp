@@ -13,6 +13,7 @@
 #include <heed/layers/kv_cache.h>
 #include <heed/layers/multihead_attention.h>
 #include <heed/layers/transformer_decoder.h>
+#include <heed/layers/positional.h>
 #include <heed/autograd/indexing.h>
 #include "helpers.h"
 
@@ -476,4 +477,48 @@ TEST_CASE("TransformerDecoder cache: errors") {
   CHECK(contains(error_of([&] { cache.reorder(IndexTensor({0, 2})); }), "KVCache::reorder"));
   CHECK(cache.layers[0].self_attn.batch() == 2);  // the failed reorder changed nothing
   CHECK(contains(error_of([&] { dec->make_cache(0, 4); }), "KVCache"));
+}
+
+// ---- positions with an offset: the cache's size() is the position of the next token --------
+
+TEST_CASE("positions with an offset equal slices of the full positions (rotary, sinusoidal, learned)") {
+  manual_seed(31);
+  const int64_t B = 2, H = 2, T = 9, D = 6;
+  nn::RotaryEmbedding rope(D);
+  nn::SinusoidalPositionalEncoding sin_pe(D, 16);
+  nn::LearnedPositionalEmbedding learned(16, D);
+  const Tensor xr = randn({B, H, T, D}), xa = randn({B, T, D});
+  const Tensor rope_full = rope.forward(xr), sin_full = sin_pe.forward(xa), learned_full = learned.forward(xa);
+  for (const auto& chunks : chunkings(T)) {
+    int64_t at = 0;
+    for (int64_t t : chunks) {
+      CAPTURE(at); CAPTURE(t);
+      CHECK(allclose(rope.forward(narrow(xr, 2, at, t), at), narrow(rope_full, 2, at, t), 1e-6, 1e-6));
+      CHECK(allclose(sin_pe.forward(narrow(xa, 1, at, t), at), narrow(sin_full, 1, at, t), 0, 0));
+      CHECK(allclose(learned.forward(narrow(xa, 1, at, t), at), narrow(learned_full, 1, at, t), 0, 0));
+      at += t;
+    }
+  }
+  // past the table: an error naming the module and the positions
+  const std::string past = error_of([&] { learned.forward(randn({1, 2, D}), 15); });
+  CHECK(contains(past, "LearnedPositionalEmbedding"));
+  CHECK(contains(past, "15 .. 16"));
+  CHECK(contains(error_of([&] { sin_pe.forward(randn({1, 1, D}), 16); }), "SinusoidalPositionalEncoding"));
+  CHECK(contains(error_of([&] { learned.forward(randn({1, 1, D}), -1); }), "LearnedPositionalEmbedding"));
+}
+
+TEST_CASE("a user module's rotary attention decoded through KVCache equals the full causal pass") {
+  manual_seed(32);
+  const int64_t B = 2, H = 3, T = 10, D = 4;
+  nn::RotaryEmbedding rope(D);
+  const Tensor q = randn({B, H, T, D}), k = randn({B, H, T, D}), v = randn({B, H, T, D});
+  const Tensor full = flash_attention(rope.forward(q), rope.forward(k), v, AttentionMask().causal());
+  NoGradGuard no_grad;
+  KVCache cache(B, H, T, D, D);
+  for (int64_t t : {4, 1, 1, 1, 1, 1, 1}) {
+    const int64_t at = cache.size();  // the position of the first new token
+    cache.append(rope.forward(narrow(k, 2, at, t), at), narrow(v, 2, at, t));
+    const Tensor o = cache.attend(rope.forward(narrow(q, 2, at, t), at), AttentionMask().causal());
+    CHECK(allclose(o, narrow(full, 2, at, t), 1e-5, 1e-5));
+  }
 }
