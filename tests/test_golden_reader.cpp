@@ -13,6 +13,8 @@
 #include <string>
 
 #include "golden/golden.h"
+#include <heed/autograd/compare.h>
+#include <heed/autograd/linalg.h>
 #include "helpers.h"
 
 using namespace heed;

@@ -6,6 +6,8 @@
 #include <set>
 
 #include "../examples/common/decode.h"
+#include <heed/core/elementwise.h>
+#include <heed/core/random.h>
 #include "helpers.h"
 
 using namespace heed;
