@@ -12,6 +12,7 @@
 #include <functional>
 #include <utility>
 
+#include <heed/autograd/arith.h>
 #include <heed/autograd/attend.h>
 #include <heed/autograd/attention_mask.h>
 #include <heed/autograd/grad_mode.h>

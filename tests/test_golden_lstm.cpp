@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <functional>
 
+#include <heed/autograd/arith.h>
 #include <heed/autograd/grad_mode.h>
 #include <heed/autograd/reduce.h>
 #include <heed/layers/gru.h>

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "golden/golden.h"
+#include <heed/autograd/arith.h>
 #include <heed/autograd/compare.h>
 #include <heed/autograd/linalg.h>
 #include "helpers.h"

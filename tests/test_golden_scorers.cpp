@@ -11,6 +11,7 @@
 #include <map>
 
 #include <heed/core/elementwise.h>
+#include <heed/autograd/arith.h>
 #include <heed/autograd/attend.h>
 #include <heed/autograd/attention_mask.h>
 #include <heed/autograd/grad_mode.h>
