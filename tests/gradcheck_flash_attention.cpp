@@ -4,7 +4,12 @@
 // (B, T, H*D) and packed (B, T, 3*H*D); and, in double, flash == composed to 1e-12.
 #include <utility>
 
+#include <heed/core/random.h>
+#include <heed/autograd/arith.h>
+#include <heed/autograd/attention_mask.h>
+#include <heed/autograd/compare.h>
 #include <heed/autograd/flash_attention.h>
+#include <heed/autograd/reduce.h>
 #include "helpers.h"
 
 using namespace heed;

@@ -5,6 +5,27 @@
 #include <fstream>
 #include <sstream>
 
+#include <heed/core/random.h>
+#include <heed/autograd/arith.h>
+#include <heed/autograd/loss_ops.h>
+#include <heed/autograd/softmax.h>
+#include <heed/autograd/unary.h>
+#include <heed/layers/activation.h>
+#include <heed/layers/dropout.h>
+#include <heed/layers/embedding.h>
+#include <heed/layers/gru.h>
+#include <heed/layers/init.h>
+#include <heed/layers/layer_norm.h>
+#include <heed/layers/linear.h>
+#include <heed/layers/loss.h>
+#include <heed/layers/lstm.h>
+#include <heed/layers/sequential.h>
+#include <heed/optim/adam.h>
+#include <heed/optim/checkpoint_file.h>
+#include <heed/optim/clip.h>
+#include <heed/optim/optimizer.h>
+#include <heed/optim/schedule.h>
+#include <heed/optim/sgd.h>
 #include "helpers.h"
 
 using namespace heed;

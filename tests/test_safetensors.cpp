@@ -5,6 +5,15 @@
 #include <cstring>
 #include <filesystem>
 
+#include <heed/core/random.h>
+#include <heed/autograd/views.h>
+#include <heed/layers/activation.h>
+#include <heed/layers/embedding.h>
+#include <heed/layers/layer_norm.h>
+#include <heed/layers/linear.h>
+#include <heed/layers/module.h>
+#include <heed/layers/sequential.h>
+#include <heed/optim/safetensors.h>
 #include "helpers.h"
 #include "tmp_files.h"
 

@@ -9,6 +9,8 @@
 
 #include "../examples/common/decode.h"
 #include "../examples/common/transformer_seq2seq.h"
+#include <heed/core/elementwise.h>
+#include <heed/core/random.h>
 #include "helpers.h"
 
 using namespace heed;
