@@ -10,6 +10,7 @@
 #include <heed/autograd/shape_ops.h>
 #include <heed/autograd/reduce.h>
 #include <heed/autograd/arith.h>
+#include <heed/core/random.h>
 #include <heed/layers/kv_cache.h>
 #include <heed/layers/multihead_attention.h>
 #include <heed/layers/transformer_decoder.h>

@@ -12,6 +12,7 @@
 #include <heed/autograd/unary.h>
 #include <heed/layers/activation.h>
 #include <heed/layers/dropout.h>
+#include <heed/layers/sampling.h>
 #include <heed/layers/embedding.h>
 #include <heed/layers/gru.h>
 #include <heed/layers/init.h>

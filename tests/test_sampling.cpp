@@ -9,6 +9,11 @@
 #include <string>
 #include <vector>
 
+#include <heed/autograd/arith.h>
+#include <heed/autograd/reduce_minmax.h>
+#include <heed/autograd/shape_ops.h>
+#include <heed/autograd/softmax.h>
+#include <heed/core/random.h>
 #include <heed/layers/sampling.h>
 #include "helpers.h"
 
