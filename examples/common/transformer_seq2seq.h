@@ -18,9 +18,15 @@
 // The embeddings start as N(0, 1/E), so that sqrt(E) E[y] is N(0, 1), as large as the
 // positions' sines and cosines.
 //
-// Decoding (decode.h) goes through begin(), advance() and reorder() on a TransformerDecoding:
-// advance() runs the decoder again over every token so far and keeps the last position's
-// logits. The state is where a key/value cache belongs (see TransformerDecoding).
+// Decoding (decode.h) goes through begin(), advance() and reorder() on a TransformerDecoding.
+// With use_cache (the default) the state holds the decoder's key/value cache
+// (layers/kv_cache.h): advance() embeds only the newest token, at position cache.size(), and
+// each decoder layer attends to its cached keys and values plus the new ones; the
+// cross-attention projects the memory once, on the first step. reorder() selects the cache's
+// rows as it selects the memory's (beam search: each survivor continues its parent's rows).
+// Without it (translate --no-cache) advance() runs the decoder again over every token so far
+// and keeps the last position's logits: O(t) positions per step instead of one. Both give
+// the same tokens and logits (tests/test_translate.cpp).
 // cross_attention() gives the last decoder layer's cross-attention weights for a chosen
 // output, per head: the picture translate.cpp draws.
 #pragma once
@@ -62,10 +68,8 @@ class TransformerOptions {
 struct TransformerDecoding {
   Tensor memory;                             // (B, S, E) the encoder's output
   nn::AttentionMask memory_mask;             // key_padding (B, S)
-  std::vector<std::vector<int64_t>> tokens;  // (B, t) <s> and the tokens chosen so far
-  // A key/value cache for the decoder's layers goes here: advance() would then feed only the
-  // newest token (its position t - 1 as the positional offset) and reorder() reorder the
-  // cache's rows too; `tokens` would no longer be re-read.
+  std::vector<std::vector<int64_t>> tokens;  // (B, t) <s> and the tokens chosen so far (recompute)
+  nn::TransformerDecoderCache cache;         // every decoder layer's keys and values (use_cache)
 };
 
 struct TransformerStep {
@@ -97,9 +101,9 @@ class TransformerSeq2Seq : public nn::Module {
     out = register_module("out", std::make_shared<nn::Linear>(E, dates::kTargetVocab));
   }
 
-  // ids (B, T) -> sqrt(E) emb[ids] + PE(0 .. T-1)   (B, T, E)
-  Tensor embed(nn::Embedding& emb, const IndexTensor& ids) {
-    return position->forward(emb.forward(ids) * heed::real(std::sqrt(double(options.d_model()))));
+  // ids (B, T) -> sqrt(E) emb[ids] + PE(offset .. offset + T-1)   (B, T, E)
+  Tensor embed(nn::Embedding& emb, const IndexTensor& ids, int64_t offset = 0) {
+    return position->forward(emb.forward(ids) * heed::real(std::sqrt(double(options.d_model()))), offset);
   }
 
   // src (B, S) with lengths (B) -> memory (B, S, E); `mask` gets the source's key_padding.
@@ -126,11 +130,18 @@ class TransformerSeq2Seq : public nn::Module {
     TransformerDecoding d;
     d.memory = encode(b.src, b.lengths, d.memory_mask);
     d.tokens.assign(b.src.size(0), std::vector<int64_t>());
+    // As many target positions as the position table has: the recompute path's limit too.
+    if (use_cache) d.cache = decoder->make_cache(b.src.size(0), position->options.max_len());
     return d;
   }
   // y_prev (B) -> logits (B, V) of the next token; d remembers y_prev.
   TransformerStep advance(const IndexTensor& y_prev, TransformerDecoding& d) {
     const int64_t B = d.tokens.size();
+    if (use_cache) {  // only y_prev, at position t - 1 = cache.size()
+      Tensor x = embed(*tgt_emb, y_prev.reshape({B, 1}), d.cache.size());  // (B, 1, E)
+      Tensor o = decoder->forward(x, d.memory, nn::AttentionMask().causal(), d.memory_mask, &d.cache);
+      return {heed::select(out->forward(o), 1, 0), Tensor()};  // (B, 1, V) -> (B, V)
+    }
     std::vector<int64_t> ids;
     for (int64_t b = 0; b < B; ++b) {
       d.tokens[b].push_back(y_prev.data()[b]);
@@ -144,6 +155,7 @@ class TransformerSeq2Seq : public nn::Module {
     std::vector<std::vector<int64_t>> tokens;
     for (int64_t i = 0; i < rows.numel(); ++i) tokens.push_back(d.tokens.at(rows.data()[i]));
     d.tokens = std::move(tokens);
+    if (use_cache) d.cache.reorder(rows);
     d.memory = heed::index_select(d.memory, 0, rows);
     d.memory_mask = nn::AttentionMask().key_padding(heed::index_select(d.memory_mask.key_padding(), 0, rows));
   }
@@ -177,6 +189,7 @@ class TransformerSeq2Seq : public nn::Module {
   }
 
   TransformerOptions options;
+  bool use_cache = true;  // decode through the decoder's KV cache; false: recompute every step
   std::shared_ptr<nn::Embedding> src_emb, tgt_emb;
   std::shared_ptr<nn::SinusoidalPositionalEncoding> position;
   std::shared_ptr<nn::TransformerEncoder> encoder;
