@@ -10,7 +10,7 @@
 //   make_data          42 surface formats of 36,525 days, split by day (common/dates.h)
 //   make_model         --model lstm: embedding -> bidirectional LSTM -> LSTMCell decoder with
 //                      attention (common/seq2seq.h; Bahdanau et al. 2015, Luong et al. 2015)
-//                      --model transformer: nn::TransformerEncoder + nn::TransformerDecoder,
+//                      --model transformer: nn::Transformer (encoder-decoder stacks),
 //                      sinusoidal positions, padding masks (common/transformer_seq2seq.h)
 //   train              Adam, linear warmup + cosine decay, gradient clipping, teacher forcing
 //   exact_match        greedy or beam-search decoding (common/decode.h) of whole dates

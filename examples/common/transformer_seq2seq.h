@@ -1,7 +1,8 @@
 // transformer_seq2seq.h - the date translator of examples/translate.cpp as a Transformer
-// (`--model transformer`; Vaswani et al. 2017), written against <heed/heed.h> only: the
-// encoder-decoder of torch.nn.Transformer built from nn::TransformerEncoder and
-// nn::TransformerDecoder, pre-norm (Xiong et al. 2020) with a final LayerNorm on each stack.
+// (`--model transformer`; Vaswani et al. 2017), written against <heed/heed.h> only: an
+// nn::Transformer (torch.nn.Transformer's encoder-decoder, layers/transformer_model.h),
+// pre-norm (Xiong et al. 2020) with a final LayerNorm on each stack, between embeddings with
+// sinusoidal positions and an output projection.
 //
 //   x_j   = sqrt(E) E_src[src_j] + PE(j)               source characters, sinusoidal PE  (B, S, E)
 //   m     = Encoder(x), source padding masked          memory, the h_j of the README     (B, S, E)
@@ -92,12 +93,9 @@ class TransformerSeq2Seq : public nn::Module {
     }
     position = register_module("position", std::make_shared<nn::SinusoidalPositionalEncoding>(
                                                nn::SinusoidalPositionalEncodingOptions(E).max_len(dates::kMaxSourceLen + 1)));
-    const auto layer = nn::TransformerLayerOptions(E, o.nhead())
-                           .dim_feedforward(o.dim_feedforward()).dropout(o.dropout()).norm_first(true);
-    encoder = register_module("encoder", std::make_shared<nn::TransformerEncoder>(
-                                             nn::TransformerEncoderOptions(layer, o.encoder_layers()).norm(true)));
-    decoder = register_module("decoder", std::make_shared<nn::TransformerDecoder>(
-                                             nn::TransformerDecoderOptions(layer, o.decoder_layers()).norm(true)));
+    transformer = register_module("transformer", std::make_shared<nn::Transformer>(
+        nn::TransformerOptions(E, o.nhead()).num_encoder_layers(o.encoder_layers()).num_decoder_layers(o.decoder_layers())
+            .dim_feedforward(o.dim_feedforward()).dropout(o.dropout()).norm_first(true)));
     out = register_module("out", std::make_shared<nn::Linear>(E, dates::kTargetVocab));
   }
 
@@ -109,12 +107,12 @@ class TransformerSeq2Seq : public nn::Module {
   // src (B, S) with lengths (B) -> memory (B, S, E); `mask` gets the source's key_padding.
   Tensor encode(const IndexTensor& src, const std::vector<int64_t>& lengths, nn::AttentionMask& mask) {
     mask = nn::AttentionMask().key_padding(real_characters(lengths, src.size(1)));
-    return encoder->forward(embed(*src_emb, src), mask);
+    return transformer->encode(embed(*src_emb, src), mask);
   }
 
   // tgt_in (B, T) = <s> y_0 .. y_{T-2} -> logits (B, T, V) for y_0 .. y_{T-1}
   Tensor decode(const IndexTensor& tgt_in, const Tensor& memory, const nn::AttentionMask& memory_mask) {
-    Tensor o = decoder->forward(embed(*tgt_emb, tgt_in), memory, nn::AttentionMask().causal(), memory_mask);
+    Tensor o = transformer->decode(embed(*tgt_emb, tgt_in), memory, nn::AttentionMask().causal(), memory_mask);
     return out->forward(o);
   }
 
@@ -131,7 +129,7 @@ class TransformerSeq2Seq : public nn::Module {
     d.memory = encode(b.src, b.lengths, d.memory_mask);
     d.tokens.assign(b.src.size(0), std::vector<int64_t>());
     // As many target positions as the position table has: the recompute path's limit too.
-    if (use_cache) d.cache = decoder->make_cache(b.src.size(0), position->options.max_len());
+    if (use_cache) d.cache = transformer->make_cache(b.src.size(0), position->options.max_len());
     return d;
   }
   // y_prev (B) -> logits (B, V) of the next token; d remembers y_prev.
@@ -139,7 +137,7 @@ class TransformerSeq2Seq : public nn::Module {
     const int64_t B = d.tokens.size();
     if (use_cache) {  // only y_prev, at position t - 1 = cache.size()
       Tensor x = embed(*tgt_emb, y_prev.reshape({B, 1}), d.cache.size());  // (B, 1, E)
-      Tensor o = decoder->forward(x, d.memory, nn::AttentionMask().causal(), d.memory_mask, &d.cache);
+      Tensor o = transformer->decode(x, d.memory, nn::AttentionMask().causal(), d.memory_mask, &d.cache);
       return {heed::select(out->forward(o), 1, 0), Tensor()};  // (B, 1, V) -> (B, V)
     }
     std::vector<int64_t> ids;
@@ -173,9 +171,10 @@ class TransformerSeq2Seq : public nn::Module {
     IndexTensor y(tokens, {1, T});
     Tensor x = embed(*tgt_emb, shift_right(y));  // (1, T, E)
     const nn::AttentionMask causal = nn::AttentionMask().causal();
-    const size_t N = decoder->layers->size();
-    for (size_t i = 0; i + 1 < N; ++i) x = (*decoder->layers)[i].forward(x, memory, causal, mask);
-    nn::TransformerDecoderLayer& last = (*decoder->layers)[N - 1];
+    const nn::LayerStack<nn::TransformerDecoderLayer>& layers = *transformer->decoder->layers;
+    const size_t N = layers.size();
+    for (size_t i = 0; i + 1 < N; ++i) x = layers[i].forward(x, memory, causal, mask);
+    nn::TransformerDecoderLayer& last = layers[N - 1];
     Tensor h = last.norm1->forward(x);
     x = x + last.self_attn->forward(h, h, h, causal, {}, /*need_weights=*/false).output;  // x + SelfAttn(norm1(x))
     Tensor q = last.norm2->forward(x);
@@ -192,8 +191,7 @@ class TransformerSeq2Seq : public nn::Module {
   bool use_cache = true;  // decode through the decoder's KV cache; false: recompute every step
   std::shared_ptr<nn::Embedding> src_emb, tgt_emb;
   std::shared_ptr<nn::SinusoidalPositionalEncoding> position;
-  std::shared_ptr<nn::TransformerEncoder> encoder;
-  std::shared_ptr<nn::TransformerDecoder> decoder;
+  std::shared_ptr<nn::Transformer> transformer;  // "transformer.encoder.*", "transformer.decoder.*"
   std::shared_ptr<nn::Linear> out;
 
  private:
