@@ -10,7 +10,7 @@
 //   make_data          42 surface formats of 36,525 days, split by day (common/dates.h)
 //   make_model         --model lstm: embedding -> bidirectional LSTM -> LSTMCell decoder with
 //                      attention (common/seq2seq.h; Bahdanau et al. 2015, Luong et al. 2015)
-//                      --model transformer: nn::TransformerEncoder + nn::TransformerDecoder,
+//                      --model transformer: nn::Transformer (encoder-decoder stacks),
 //                      sinusoidal positions, padding masks (common/transformer_seq2seq.h)
 //   train              Adam, linear warmup + cosine decay, gradient clipping, teacher forcing
 //   exact_match        greedy or beam-search decoding (common/decode.h) of whole dates
@@ -66,6 +66,7 @@ struct Options {
   int64_t beam = 3;
   double length_alpha = 1.0;
   double min_accuracy = 0;  // exit 1 when greedy test exact match (%) is below it (make demo: 99)
+  bool no_cache = false;    // transformer: decode by recomputing every token, not with the KV cache
   // running
   uint64_t seed = 1;
   // One thread: at these sizes (64 x 128 matrices) a second thread gains little, and on a
@@ -92,6 +93,8 @@ const char* kUsage =
     "  --train N --valid N --test N                   data set sizes      (20000 1000 1000)\n"
     "  --beam N             beam width for the test set and --translate   (3)\n"
     "  --length-alpha X     beam score log p(y|x) / |y|^X (0: none)       (1)\n"
+    "  --no-cache           transformer: decode by running the decoder over every token so far\n"
+    "                       at each step, instead of through its key/value cache\n"
     "  --min-accuracy P     exit 1 if test exact match is below P percent (0)\n"
     "  --seed N             data and initialisation seed                  (1)\n"
     "  --threads N          threads (0: every core)                       (1)\n"
@@ -107,10 +110,11 @@ const char* kUsage =
     "  --help\n";
 
 Options parse_options(int argc, char** argv, bool& help) {
-  args::Parser p(argc, argv, {"help", "smoke"});
+  args::Parser p(argc, argv, {"help", "smoke", "no-cache"});
   Options o;
   help = p.flag("help");
   o.smoke = p.flag("smoke");
+  o.no_cache = p.flag("no-cache");
   if (o.smoke) {  // tiny sizes; every other option may still override them
     o.train_size = 512, o.valid_size = 64, o.test_size = 64, o.epochs = 2, o.batch = 32;
     o.embed = 8, o.hidden = 16, o.attn_dim = 16, o.warmup = 5, o.lr = 1e-2, o.out = "build/smoke";
@@ -158,6 +162,8 @@ Options parse_options(int argc, char** argv, bool& help) {
   o.graph = p.get("graph", "");
   if (p.given("translate") && o.translate.empty())
     throw args::UsageError("--translate needs a date, e.g. \"12 Dec 1999\"");
+  if (o.model == "lstm" && o.no_cache)
+    throw args::UsageError("--no-cache selects the Transformer's recompute decoding; it takes --model transformer");
   if (o.model == "transformer" && !o.graph.empty())
     throw args::UsageError("--graph draws a step of the LSTM decoder; it takes --model lstm");
   p.finish();
@@ -177,8 +183,10 @@ std::shared_ptr<Seq2Seq> make_lstm(const Options& o) {
 
 std::shared_ptr<TransformerSeq2Seq> make_transformer(const Options& o) {
   manual_seed(o.seed);
-  return std::make_shared<TransformerSeq2Seq>(seq2seq::TransformerOptions().d_model(o.d_model).nhead(o.heads)
+  auto model = std::make_shared<TransformerSeq2Seq>(seq2seq::TransformerOptions().d_model(o.d_model).nhead(o.heads)
       .encoder_layers(o.layers).decoder_layers(o.layers).dim_feedforward(o.ff).dropout(o.dropout));
+  model->use_cache = !o.no_cache;
+  return model;
 }
 
 // What the two models differ in, beyond decode.h's interface: their training forward pass,
@@ -433,8 +441,14 @@ int run_training(Model& model, const Options& o, std::chrono::steady_clock::time
 
   std::vector<double> losses = train(model, opt, o, data);
   const double train_s = progress::seconds_since(t0);
+  auto t_decode = std::chrono::steady_clock::now();
   const double greedy = exact_match(model, data.test, 1, o.length_alpha);
+  const double greedy_s = progress::seconds_since(t_decode);
+  t_decode = std::chrono::steady_clock::now();
   const double beam = o.beam > 1 ? exact_match(model, data.test, o.beam, o.length_alpha) : greedy;
+  const double beam_s = progress::seconds_since(t_decode);
+  std::printf("test decoding: greedy %.2f s, beam %lld %.2f s%s\n", greedy_s, (long long)o.beam, beam_s,
+              o.model == "lstm" ? "" : o.no_cache ? " (recompute, --no-cache)" : " (KV cache)");
 
   show(model, data.test, o, o.smoke ? 1 : 3);
   const size_t k = showcase(data.test);

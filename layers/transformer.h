@@ -1,5 +1,6 @@
 // transformer.h - what the Transformer layers share: their options and the layer stack.
-// The layers themselves: transformer_encoder.h (read first), transformer_decoder.h; the
+// The layers themselves: transformer_encoder.h (read first), transformer_decoder.h; the two
+// stacks joined as torch.nn.Transformer: transformer_model.h; the
 // feed-forward network: feed_forward.h; the attention: multihead_attention.h.
 //
 // A Transformer layer (Vaswani et al. 2017, "Attention Is All You Need") is a stack of

@@ -1,6 +1,7 @@
 // gradcheck_transformer.cpp - finite-difference checks (double build) of the Transformer
 // layers: encoder and decoder layers, pre- and post-norm, relu and gelu, with key padding
-// masks and a causal target mask (Tt != Ts in cross-attention); the stacks; the FFN.
+// masks and a causal target mask (Tt != Ts in cross-attention); the stacks; nn::Transformer;
+// the FFN.
 // Each is checked with respect to its inputs and a few parameters from every sub-layer.
 // Sizes: B=2, T=3 (Ts=4), E=4, H=2, F=6, dropout 0.
 #include <string>
@@ -12,6 +13,7 @@
 #include <heed/layers/transformer.h>
 #include <heed/layers/transformer_decoder.h>
 #include <heed/layers/transformer_encoder.h>
+#include <heed/layers/transformer_model.h>
 #include "helpers.h"
 
 using namespace heed;
@@ -91,5 +93,23 @@ TEST_CASE("gradcheck PositionwiseFeedForward: relu and gelu") {
     Tensor x = param({2, 3, 4});
     check_grad([&](const V&) { return ff->forward(x); },
                {x, ff->linear1->weight, ff->linear1->bias, ff->linear2->weight, ff->linear2->bias});
+  }
+}
+
+TEST_CASE("gradcheck Transformer: src and tgt through encoder and decoder, post/pre-norm, every mask") {
+  manual_seed(25);
+  for (bool pre : {false, true}) {
+    CAPTURE(pre);
+    auto model = std::make_shared<nn::Transformer>(nn::TransformerOptions(4, 2).num_encoder_layers(1)
+                                                       .num_decoder_layers(2).dim_feedforward(6).dropout(0).norm_first(pre));
+    Tensor src = param({2, 4, 4}), tgt = param({2, 3, 4});
+    const nn::AttentionMask src_mask = nn::AttentionMask().key_padding(padding(4));
+    const nn::AttentionMask tgt_mask = nn::AttentionMask().causal().key_padding(padding(3));
+    auto f = [&](const V&) { return model->forward(src, tgt, src_mask, tgt_mask, src_mask); };
+    check_grad(f, {src, tgt});
+    nn::TransformerEncoderLayer& e0 = (*model->encoder->layers)[0];
+    nn::TransformerDecoderLayer& d1 = (*model->decoder->layers)[1];
+    check_grad(f, {e0.self_attn->in_proj_weight, e0.linear2->weight, model->encoder->norm->weight,
+                   d1.multihead_attn->in_proj_weight, d1.norm3->bias, model->decoder->norm->weight});
   }
 }

@@ -1,4 +1,4 @@
-// test_golden_transformer.cpp - heed's Transformer layers against torch.nn's
+// test_golden_transformer.cpp - heed's Transformer layers and nn::Transformer against torch.nn's
 // (tests/golden/transformer.bin, made by tests/golden/gen_transformer.py: batch_first=True,
 // dropout=0, E=8, H=2, F=16, B=2, Ts=5, Tt=4).
 //
@@ -21,6 +21,7 @@
 #include <heed/layers/transformer.h>
 #include <heed/layers/transformer_decoder.h>
 #include <heed/layers/transformer_encoder.h>
+#include <heed/layers/transformer_model.h>
 #include "golden/golden.h"
 #include "helpers.h"
 
@@ -157,4 +158,28 @@ TEST_CASE("golden transformer: TransformerDecoder, 2 pre-norm layers + final nor
   const Tensor y = dec.forward(in.at("tgt"), in.at("memory"), nn::AttentionMask().causal(),
                                padding(c, "memory_visible"));
   compare_all(c, dec, in, y, {"memory_visible"});
+}
+
+TEST_CASE("golden transformer: Transformer, 2 + 2 post-norm layers, src/tgt/memory padding, causal tgt") {
+  const std::string c = "transformer_post";
+  nn::Transformer model(nn::TransformerOptions(E, H).num_encoder_layers(2).num_decoder_layers(2)
+                            .dim_feedforward(F).dropout(0));
+  const Inputs in = inputs(c, {"src", "tgt"});
+  load(c, model, in);
+  const Tensor y = model.forward(in.at("src"), in.at("tgt"), padding(c, "src_visible"),
+                                 padding(c, "tgt_visible").causal(), padding(c, "memory_visible"));
+  compare_all(c, model, in, y, {"src_visible", "tgt_visible", "memory_visible"});
+}
+
+TEST_CASE("golden transformer: Transformer, 1 + 2 pre-norm gelu layers, eps 1e-6, the subsequent mask as a tensor") {
+  const std::string c = "transformer_pre_gelu";
+  nn::Transformer model(nn::TransformerOptions(E, H).num_encoder_layers(1).num_decoder_layers(2).dim_feedforward(F)
+                            .dropout(0).activation("gelu").layer_norm_eps(1e-6).norm_first(true));
+  const Inputs in = inputs(c, {"src", "tgt"});
+  load(c, model, in);
+  const int64_t T = in.at("tgt").size(1);
+  const Tensor y = model.forward(in.at("src"), in.at("tgt"), padding(c, "src_visible"),
+                                 padding(c, "tgt_visible").mask(nn::Transformer::generate_square_subsequent_mask(T)),
+                                 padding(c, "memory_visible"));
+  compare_all(c, model, in, y, {"src_visible", "tgt_visible", "memory_visible"});
 }

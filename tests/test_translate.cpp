@@ -2,7 +2,9 @@
 // data (no string means two dates, the splits share no day) and the decoders, for the LSTM
 // and the Transformer model (beam search with width 1 is greedy decoding; a padded batch
 // decodes as each sentence alone; beam search's scores are those of its outputs, so each
-// hypothesis kept its parent's state when the state was reordered).
+// hypothesis kept its parent's state when the state was reordered; the Transformer's
+// decoding through its key/value cache picks the same tokens, with the same logits at every
+// step, as recomputing the whole prefix, greedy and beam search).
 // The training run itself is smoke-tested by `make test` (translate --smoke).
 #include <map>
 #include <set>
@@ -14,6 +16,19 @@
 #include "helpers.h"
 
 using namespace heed;
+
+// Rows 0 .. n-1 of a data set.
+static std::vector<int64_t> first(int64_t n) {
+  std::vector<int64_t> rows(n);
+  for (int64_t i = 0; i < n; ++i) rows[i] = i;
+  return rows;
+}
+
+// The options of a tiny Transformer translator, after seeding heed's generator with `seed`.
+static seq2seq::TransformerOptions small_transformer(uint64_t seed) {
+  manual_seed(seed);
+  return seq2seq::TransformerOptions().d_model(16).nhead(4).encoder_layers(2).decoder_layers(2).dim_feedforward(24);
+}
 
 TEST_CASE("translate data: the README's example formats, weekdays, ISO targets") {
   dates::Date d{2021, 3, 3};
@@ -93,13 +108,9 @@ TEST_CASE("translate decoders: beam search with width 1 is exactly greedy, for e
 
 TEST_CASE("translate decoders: the Transformer's beam width 1 is exactly greedy; a padded batch decodes as alone") {
   dates::Splits data = dates::make_splits(5, 1, 1, 16);
-  manual_seed(11);
-  seq2seq::TransformerSeq2Seq model(
-      seq2seq::TransformerOptions().d_model(16).nhead(4).encoder_layers(2).decoder_layers(2).dim_feedforward(24));
+  seq2seq::TransformerSeq2Seq model(small_transformer(11));
   model.eval();
-  std::vector<int64_t> all;
-  for (int64_t i = 0; i < 16; ++i) all.push_back(i);
-  std::vector<seq2seq::Translation> batched = seq2seq::greedy(model, seq2seq::make_batch(data.test, all), 12);
+  std::vector<seq2seq::Translation> batched = seq2seq::greedy(model, seq2seq::make_batch(data.test, first(16)), 12);
   for (int64_t i = 0; i < 16; ++i) {
     CAPTURE(i);
     seq2seq::Batch one = seq2seq::make_batch(data.test, {i});
@@ -155,4 +166,69 @@ TEST_CASE("translate decoders: beam search reorders the state by parent; its sco
     }
   }
   CHECK(differs > 0);
+}
+
+// Forwards decode.h's interface to a TransformerSeq2Seq and keeps every step's logits.
+struct RecordedSteps {
+  seq2seq::TransformerSeq2Seq& model;
+  std::vector<std::vector<real>> logits;  // one (B, V) per advance()
+  seq2seq::TransformerDecoding begin(const seq2seq::Batch& b) { return model.begin(b); }
+  seq2seq::TransformerStep advance(const IndexTensor& y_prev, seq2seq::TransformerDecoding& d) {
+    seq2seq::TransformerStep o = model.advance(y_prev, d);
+    logits.push_back(o.logits.to_vector());
+    return o;
+  }
+  void reorder(seq2seq::TransformerDecoding& d, const IndexTensor& rows) const { model.reorder(d, rows); }
+};
+
+TEST_CASE("translate decoders: the Transformer's cached decoding equals recomputing, tokens and every step's logits") {
+  dates::Splits data = dates::make_splits(13, 1, 1, 12);
+  seq2seq::TransformerSeq2Seq model(small_transformer(5));
+  model.eval();
+  seq2seq::Batch batch = seq2seq::make_batch(data.test, first(12));
+  REQUIRE(batch.src.size(1) > *std::min_element(batch.lengths.begin(), batch.lengths.end()));  // padded
+  // Runs `decode` with the cache and without; both must pick the same tokens with logits
+  // within 1e-5 at every step, and the run must take several steps.
+  auto same = [&](auto decode) {
+    RecordedSteps cached{model, {}}, recomputed{model, {}};
+    model.use_cache = true;
+    auto a = decode(cached);
+    model.use_cache = false;
+    auto b = decode(recomputed);
+    model.use_cache = true;
+    REQUIRE(a.size() == b.size());
+    for (size_t i = 0; i < a.size(); ++i) {
+      CHECK(a[i].tokens == b[i].tokens);
+      CHECK(a[i].log_prob == doctest::Approx(b[i].log_prob).epsilon(1e-5));
+    }
+    REQUIRE(cached.logits.size() == recomputed.logits.size());
+    CHECK(cached.logits.size() >= 5);
+    double worst = 0;
+    for (size_t t = 0; t < cached.logits.size(); ++t) {
+      REQUIRE(cached.logits[t].size() == recomputed.logits[t].size());
+      for (size_t k = 0; k < cached.logits[t].size(); ++k)
+        worst = std::max(worst, std::abs(double(cached.logits[t][k]) - recomputed.logits[t][k]));
+    }
+    CHECK(worst <= 1e-5);
+  };
+  SUBCASE("greedy, the padded batch") {
+    same([&](RecordedSteps& m) { return seq2seq::greedy(m, batch, 12); });
+  }
+  SUBCASE("beam width 3, each sentence: the cache's rows follow their parent hypotheses") {
+    for (int64_t i = 0; i < 12; ++i) {
+      CAPTURE(i);
+      seq2seq::Batch one = seq2seq::make_batch(data.test, {i});
+      same([&](RecordedSteps& m) { return std::vector<seq2seq::Translation>{seq2seq::beam_search(m, one, 3, 12, 0.0)}; });
+    }
+  }
+  SUBCASE("beam width 1 with the cache is exactly greedy with the cache") {
+    model.use_cache = true;
+    for (int64_t i = 0; i < 12; ++i) {
+      seq2seq::Batch one = seq2seq::make_batch(data.test, {i});
+      seq2seq::Translation g = seq2seq::greedy(model, one, 12)[0];
+      seq2seq::Translation b = seq2seq::beam_search(model, one, 1, 12);
+      CHECK(b.tokens == g.tokens);
+      CHECK(b.log_prob == g.log_prob);
+    }
+  }
 }

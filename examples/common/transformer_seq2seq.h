@@ -1,7 +1,8 @@
 // transformer_seq2seq.h - the date translator of examples/translate.cpp as a Transformer
-// (`--model transformer`; Vaswani et al. 2017), written against <heed/heed.h> only: the
-// encoder-decoder of torch.nn.Transformer built from nn::TransformerEncoder and
-// nn::TransformerDecoder, pre-norm (Xiong et al. 2020) with a final LayerNorm on each stack.
+// (`--model transformer`; Vaswani et al. 2017), written against <heed/heed.h> only: an
+// nn::Transformer (torch.nn.Transformer's encoder-decoder, layers/transformer_model.h),
+// pre-norm (Xiong et al. 2020) with a final LayerNorm on each stack, between embeddings with
+// sinusoidal positions and an output projection.
 //
 //   x_j   = sqrt(E) E_src[src_j] + PE(j)               source characters, sinusoidal PE  (B, S, E)
 //   m     = Encoder(x), source padding masked          memory, the h_j of the README     (B, S, E)
@@ -18,9 +19,15 @@
 // The embeddings start as N(0, 1/E), so that sqrt(E) E[y] is N(0, 1), as large as the
 // positions' sines and cosines.
 //
-// Decoding (decode.h) goes through begin(), advance() and reorder() on a TransformerDecoding:
-// advance() runs the decoder again over every token so far and keeps the last position's
-// logits. The state is where a key/value cache belongs (see TransformerDecoding).
+// Decoding (decode.h) goes through begin(), advance() and reorder() on a TransformerDecoding.
+// With use_cache (the default) the state holds the decoder's key/value cache
+// (layers/kv_cache.h): advance() embeds only the newest token, at position cache.size(), and
+// each decoder layer attends to its cached keys and values plus the new ones; the
+// cross-attention projects the memory once, on the first step. reorder() selects the cache's
+// rows as it selects the memory's (beam search: each survivor continues its parent's rows).
+// Without it (translate --no-cache) advance() runs the decoder again over every token so far
+// and keeps the last position's logits: O(t) positions per step instead of one. Both give
+// the same tokens and logits (tests/test_translate.cpp).
 // cross_attention() gives the last decoder layer's cross-attention weights for a chosen
 // output, per head: the picture translate.cpp draws.
 #pragma once
@@ -62,10 +69,8 @@ class TransformerOptions {
 struct TransformerDecoding {
   Tensor memory;                             // (B, S, E) the encoder's output
   nn::AttentionMask memory_mask;             // key_padding (B, S)
-  std::vector<std::vector<int64_t>> tokens;  // (B, t) <s> and the tokens chosen so far
-  // A key/value cache for the decoder's layers goes here: advance() would then feed only the
-  // newest token (its position t - 1 as the positional offset) and reorder() reorder the
-  // cache's rows too; `tokens` would no longer be re-read.
+  std::vector<std::vector<int64_t>> tokens;  // (B, t) <s> and the tokens chosen so far (recompute)
+  nn::TransformerDecoderCache cache;         // every decoder layer's keys and values (use_cache)
 };
 
 struct TransformerStep {
@@ -88,29 +93,26 @@ class TransformerSeq2Seq : public nn::Module {
     }
     position = register_module("position", std::make_shared<nn::SinusoidalPositionalEncoding>(
                                                nn::SinusoidalPositionalEncodingOptions(E).max_len(dates::kMaxSourceLen + 1)));
-    const auto layer = nn::TransformerLayerOptions(E, o.nhead())
-                           .dim_feedforward(o.dim_feedforward()).dropout(o.dropout()).norm_first(true);
-    encoder = register_module("encoder", std::make_shared<nn::TransformerEncoder>(
-                                             nn::TransformerEncoderOptions(layer, o.encoder_layers()).norm(true)));
-    decoder = register_module("decoder", std::make_shared<nn::TransformerDecoder>(
-                                             nn::TransformerDecoderOptions(layer, o.decoder_layers()).norm(true)));
+    transformer = register_module("transformer", std::make_shared<nn::Transformer>(
+        nn::TransformerOptions(E, o.nhead()).num_encoder_layers(o.encoder_layers()).num_decoder_layers(o.decoder_layers())
+            .dim_feedforward(o.dim_feedforward()).dropout(o.dropout()).norm_first(true)));
     out = register_module("out", std::make_shared<nn::Linear>(E, dates::kTargetVocab));
   }
 
-  // ids (B, T) -> sqrt(E) emb[ids] + PE(0 .. T-1)   (B, T, E)
-  Tensor embed(nn::Embedding& emb, const IndexTensor& ids) {
-    return position->forward(emb.forward(ids) * heed::real(std::sqrt(double(options.d_model()))));
+  // ids (B, T) -> sqrt(E) emb[ids] + PE(offset .. offset + T-1)   (B, T, E)
+  Tensor embed(nn::Embedding& emb, const IndexTensor& ids, int64_t offset = 0) {
+    return position->forward(emb.forward(ids) * heed::real(std::sqrt(double(options.d_model()))), offset);
   }
 
   // src (B, S) with lengths (B) -> memory (B, S, E); `mask` gets the source's key_padding.
   Tensor encode(const IndexTensor& src, const std::vector<int64_t>& lengths, nn::AttentionMask& mask) {
     mask = nn::AttentionMask().key_padding(real_characters(lengths, src.size(1)));
-    return encoder->forward(embed(*src_emb, src), mask);
+    return transformer->encode(embed(*src_emb, src), mask);
   }
 
   // tgt_in (B, T) = <s> y_0 .. y_{T-2} -> logits (B, T, V) for y_0 .. y_{T-1}
   Tensor decode(const IndexTensor& tgt_in, const Tensor& memory, const nn::AttentionMask& memory_mask) {
-    Tensor o = decoder->forward(embed(*tgt_emb, tgt_in), memory, nn::AttentionMask().causal(), memory_mask);
+    Tensor o = transformer->decode(embed(*tgt_emb, tgt_in), memory, nn::AttentionMask().causal(), memory_mask);
     return out->forward(o);
   }
 
@@ -126,11 +128,18 @@ class TransformerSeq2Seq : public nn::Module {
     TransformerDecoding d;
     d.memory = encode(b.src, b.lengths, d.memory_mask);
     d.tokens.assign(b.src.size(0), std::vector<int64_t>());
+    // As many target positions as the position table has: the recompute path's limit too.
+    if (use_cache) d.cache = transformer->make_cache(b.src.size(0), position->options.max_len());
     return d;
   }
   // y_prev (B) -> logits (B, V) of the next token; d remembers y_prev.
   TransformerStep advance(const IndexTensor& y_prev, TransformerDecoding& d) {
     const int64_t B = d.tokens.size();
+    if (use_cache) {  // only y_prev, at position t - 1 = cache.size()
+      Tensor x = embed(*tgt_emb, y_prev.reshape({B, 1}), d.cache.size());  // (B, 1, E)
+      Tensor o = transformer->decode(x, d.memory, nn::AttentionMask().causal(), d.memory_mask, &d.cache);
+      return {heed::select(out->forward(o), 1, 0), Tensor()};  // (B, 1, V) -> (B, V)
+    }
     std::vector<int64_t> ids;
     for (int64_t b = 0; b < B; ++b) {
       d.tokens[b].push_back(y_prev.data()[b]);
@@ -144,6 +153,7 @@ class TransformerSeq2Seq : public nn::Module {
     std::vector<std::vector<int64_t>> tokens;
     for (int64_t i = 0; i < rows.numel(); ++i) tokens.push_back(d.tokens.at(rows.data()[i]));
     d.tokens = std::move(tokens);
+    if (use_cache) d.cache.reorder(rows);
     d.memory = heed::index_select(d.memory, 0, rows);
     d.memory_mask = nn::AttentionMask().key_padding(heed::index_select(d.memory_mask.key_padding(), 0, rows));
   }
@@ -161,9 +171,10 @@ class TransformerSeq2Seq : public nn::Module {
     IndexTensor y(tokens, {1, T});
     Tensor x = embed(*tgt_emb, shift_right(y));  // (1, T, E)
     const nn::AttentionMask causal = nn::AttentionMask().causal();
-    const size_t N = decoder->layers->size();
-    for (size_t i = 0; i + 1 < N; ++i) x = (*decoder->layers)[i].forward(x, memory, causal, mask);
-    nn::TransformerDecoderLayer& last = (*decoder->layers)[N - 1];
+    const nn::LayerStack<nn::TransformerDecoderLayer>& layers = *transformer->decoder->layers;
+    const size_t N = layers.size();
+    for (size_t i = 0; i + 1 < N; ++i) x = layers[i].forward(x, memory, causal, mask);
+    nn::TransformerDecoderLayer& last = layers[N - 1];
     Tensor h = last.norm1->forward(x);
     x = x + last.self_attn->forward(h, h, h, causal, {}, /*need_weights=*/false).output;  // x + SelfAttn(norm1(x))
     Tensor q = last.norm2->forward(x);
@@ -177,10 +188,10 @@ class TransformerSeq2Seq : public nn::Module {
   }
 
   TransformerOptions options;
+  bool use_cache = true;  // decode through the decoder's KV cache; false: recompute every step
   std::shared_ptr<nn::Embedding> src_emb, tgt_emb;
   std::shared_ptr<nn::SinusoidalPositionalEncoding> position;
-  std::shared_ptr<nn::TransformerEncoder> encoder;
-  std::shared_ptr<nn::TransformerDecoder> decoder;
+  std::shared_ptr<nn::Transformer> transformer;  // "transformer.encoder.*", "transformer.decoder.*"
   std::shared_ptr<nn::Linear> out;
 
  private:

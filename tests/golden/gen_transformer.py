@@ -1,4 +1,4 @@
-"""gen_transformer.py - PyTorch goldens for heed's Transformer layers -> tests/golden/transformer.bin.
+"""gen_transformer.py - PyTorch goldens for heed's Transformer layers and nn::Transformer -> tests/golden/transformer.bin.
 
 Run from the repo root:  /usr/bin/python3 tests/golden/gen_transformer.py   (or `make goldens`)
 Checked by tests/test_golden_transformer.cpp.
@@ -138,5 +138,28 @@ dlayer = nn.TransformerDecoderLayer(E, H, dim_feedforward=F, dropout=0.0, norm_f
 module_case(w, "decoder_stack", nn.TransformerDecoder(dlayer, 2, norm=nn.LayerNorm(E)),
             {"tgt": (B, TT, E), "memory": (B, TS, E)}, {"memory_visible": memory_visible}, 600,
             decoder_run)
+
+# ---- Transformer: 2 + 2 post-norm layers, each stack's final norm; every mask ----
+def transformer_run(module, ps, src, tgt, src_visible, tgt_visible, memory_visible):
+    return functional_call(module, ps, (src, tgt), {
+        "src_key_padding_mask": hidden(src_visible), "tgt_mask": causal(tgt.shape[1]),
+        "tgt_key_padding_mask": hidden(tgt_visible), "memory_key_padding_mask": hidden(memory_visible)})
+
+
+module_case(w, "transformer_post",
+            nn.Transformer(E, H, num_encoder_layers=2, num_decoder_layers=2, dim_feedforward=F,
+                           dropout=0.0, batch_first=True),
+            {"src": (B, TS, E), "tgt": (B, TT, E)},
+            {"src_visible": src_visible, "tgt_visible": tgt_visible, "memory_visible": memory_visible},
+            700, transformer_run)
+
+# ---- Transformer: 1 + 2 pre-norm gelu layers, eps 1e-6 ----
+module_case(w, "transformer_pre_gelu",
+            nn.Transformer(E, H, num_encoder_layers=1, num_decoder_layers=2, dim_feedforward=F,
+                           dropout=0.0, activation="gelu", layer_norm_eps=1e-6, norm_first=True,
+                           batch_first=True),
+            {"src": (B, TS, E), "tgt": (B, TT, E)},
+            {"src_visible": src_visible, "tgt_visible": tgt_visible, "memory_visible": src_visible},
+            800, transformer_run)
 
 w.write()
