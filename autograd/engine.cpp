@@ -344,7 +344,7 @@ struct GraphTask {
     return (reinterpret_cast<std::uintptr_t>(n) >> 6) & (table.size() - 1);
   }
   void grow() {
-    table.assign(table.size() * 2, kNone);
+    table.assign(table_size(nodes.size()), kNone);  // add() may have outgrown one doubling
     for (std::uint32_t k = 0; k < nodes.size(); ++k) {
       std::size_t h = slot_of(nodes[k].node);
       while (table[h] != kNone) h = (h + 1) & (table.size() - 1);
