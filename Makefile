@@ -150,29 +150,35 @@ $(UMBRELLA): $(HEADERS) Makefile
 	   for h in $(HEADERS); do echo "#include <heed/$$h>"; done; } > $@.tmp && mv $@.tmp $@
 
 # ---- tests ----
-# Every test file begins with #include "helpers.h" (doctest, the standard headers and the whole
-# heed umbrella). It is precompiled once per build (-x c++-header, same flags) and given to each
-# test file with -include, so the test files skip parsing it; main.cpp defines doctest's runner
-# before its include, so it has its own rule.
+# Every test file begins with #include "helpers.h" (doctest, the standard headers and the few
+# heed headers the helpers use: core/tensor.h, core/error.h, core/parallel.h and
+# autograd/gradcheck.h). It is precompiled once per build (-x c++-header, same flags) and
+# given to each test file with -include, so the test files skip parsing it; main.cpp defines
+# doctest's runner before its include, so it has its own rule.
+# Each test file includes the other heed headers it uses by name, not the umbrella, and -MMD
+# records them: touching layers/multihead_attention.h recompiles the tests that include it
+# (and the library files that do), not all of them. A header in helpers.h, above all
+# core/tensor.h, still recompiles every test.
 # Test files compile at -O1 (TEST_CXXFLAGS): they are glue around library calls, and the
-# library they test keeps CXXFLAGS. At -O3 each test file took about twice the compile time,
-# and touching any library header recompiles every test file (they all include the umbrella).
+# library they test keeps CXXFLAGS. At -O3 each test file took about twice the compile time.
 TEST_CXXFLAGS ?= $(patsubst -O%,-O1,$(CXXFLAGS))
-$(BUILD)/f32/tests/pch/helpers.h.gch: tests/helpers.h $(UMBRELLA) | deps
+PCH_F32 := $(BUILD)/f32/tests/pch/helpers.h.gch
+PCH_F64 := $(BUILD)/f64/tests/pch/helpers.h.gch
+$(PCH_F32): tests/helpers.h | deps $(UMBRELLA)
 	@mkdir -p $(@D)
 	$(CXX) $(BASEFLAGS) $(TEST_CXXFLAGS) -x c++-header $< -o $@
 
-$(BUILD)/f64/tests/pch/helpers.h.gch: tests/helpers.h $(UMBRELLA) | deps
+$(PCH_F64): tests/helpers.h | deps $(UMBRELLA)
 	@mkdir -p $(@D)
 	$(CXX) $(BASEFLAGS) $(F64FLAGS) -x c++-header $< -o $@
 
-$(BUILD)/f32/tests/%.o: tests/%.cpp $(BUILD)/f32/tests/pch/helpers.h.gch | deps $(UMBRELLA)
+$(BUILD)/f32/tests/%.o: tests/%.cpp $(PCH_F32) | deps $(UMBRELLA)
 	@mkdir -p $(@D)
-	$(CXX) $(BASEFLAGS) $(TEST_CXXFLAGS) -include $(BUILD)/f32/tests/pch/helpers.h -c $< -o $@
+	$(CXX) $(BASEFLAGS) $(TEST_CXXFLAGS) -include $(PCH_F32:.gch=) -c $< -o $@
 
-$(BUILD)/f64/tests/%.o: tests/%.cpp $(BUILD)/f64/tests/pch/helpers.h.gch | deps $(UMBRELLA)
+$(BUILD)/f64/tests/%.o: tests/%.cpp $(PCH_F64) | deps $(UMBRELLA)
 	@mkdir -p $(@D)
-	$(CXX) $(BASEFLAGS) $(F64FLAGS) -include $(BUILD)/f64/tests/pch/helpers.h -c $< -o $@
+	$(CXX) $(BASEFLAGS) $(F64FLAGS) -include $(PCH_F64:.gch=) -c $< -o $@
 
 # Tests that compare the library's float results bit for bit with a formula written in the
 # test compile with the library's own flags, without the -O1 header: at -O3 GCC contracts
@@ -208,7 +214,7 @@ check-vectorised:
 	echo "check-vectorised: $$(echo "$$want" | wc -l) fastmath loops vectorise"
 
 # Every example has a --smoke run (tiny sizes, seconds) that exits 1 unless its loss falls
-# and its PNGs are valid files of the size drawn.
+# and its PNGs are valid files of the size drawn; translate runs once per --model.
 SMOKE_EXAMPLES := translate char_gpt classify lstm_vs_attention
 
 test: $(BUILD)/tests_f32 $(BUILD)/tests_f64 $(SMOKE_EXAMPLES:%=$(BUILD)/examples/%) $(BUILD)/soak/soak
@@ -220,6 +226,7 @@ test: $(BUILD)/tests_f32 $(BUILD)/tests_f64 $(SMOKE_EXAMPLES:%=$(BUILD)/examples
 	@mkdir -p $(BUILD)/smoke
 	@for e in $(SMOKE_EXAMPLES); do echo "$(BUILD)/examples/$$e --smoke --out $(BUILD)/smoke"; \
 	  $(BUILD)/examples/$$e --smoke --out $(BUILD)/smoke || exit 1; done
+	$(BUILD)/examples/translate --smoke --model transformer --out $(BUILD)/smoke
 	@$(MAKE) --no-print-directory check-install
 
 # ---- portability: the default build on older CPUs, and every kernel level on this one ----
@@ -425,6 +432,7 @@ bench: deps $(BENCHES) $(BUILD)/portable/cpu_levels
 	$(BUILD)/bench/bench_models --busy gpt_baby seq2seq lstm gru
 	$(BUILD)/bench/bench_models --anomaly gpt_baby seq2seq
 	$(BUILD)/bench/bench_denormals
+	/usr/bin/python3 tests/bench/bench_generate_torch.py
 
 # ---- PyTorch goldens (needs python3-torch; the committed .bin files keep `make test` free of it) ----
 goldens:
@@ -599,4 +607,5 @@ install-mpi: $(BUILD)/libheed_mpi.a $(UMBRELLA)
 clean:
 	rm -rf $(BUILD)
 
--include $(MPI_OBJS:.o=.d) $(OBJS_F32:.o=.d) $(OBJS_F64:.o=.d) $(TEST_F32_OBJS:.o=.d) $(TEST_F64_OBJS:.o=.d) $(EXAMPLES:=.d) $(BUILD)/soak/soak.d
+-include $(PCH_F32:.gch=.d) $(PCH_F64:.gch=.d)
+-include $(MPI_OBJS:.o=.d) $(OBJS_F32:.o=.d) $(OBJS_F64:.o=.d) $(TEST_F32_OBJS:.o=.d) $(TEST_F64_OBJS:.o=.d) $(EXAMPLES:=.d) $(BENCHES:=.d) $(BUILD)/soak/soak.d

@@ -683,6 +683,63 @@ Tensor flash_attention_packed(const Tensor& q, const Tensor& kv, int64_t num_hea
 }
 
 
+namespace {
+
+// k (B, H, L, D), v (B, H, L, Dv) and len in [0, L]: the storage a cache attends to.
+void check_prefix(const char* op, const Tensor& k, const Tensor& v, int64_t len) {
+  HEED_CHECK(k.dim() == 4 && v.dim() == 4 && v.size(0) == k.size(0) && v.size(1) == k.size(1) &&
+                 v.size(2) == k.size(2),
+             op, "k ", k.shape(), " and v ", v.shape(), " are not (B, H, L, D) and (B, H, L, Dv)");
+  HEED_CHECK(len >= 0 && len <= k.size(2), op, "len ", len, " is outside [0, L = ", k.size(2),
+             "] for k ", k.shape());
+}
+
+}  // namespace
+
+Tensor flash_attention_prefix(const Tensor& q, const Tensor& k, const Tensor& v, int64_t len,
+                              const nn::AttentionMask& mask, std::optional<double> scale,
+                              const FlashOptions& options) {
+  constexpr const char* op = "flash_attention_prefix";
+  check_prefix(op, k, v, len);
+  HEED_CHECK(q.dim() == 4 && q.size(0) == k.size(0) && q.size(1) == k.size(1) &&
+                 q.size(3) == k.size(3),
+             op, "q ", q.shape(), " is not (B, H, Tq, D) for k ", k.shape());
+  const int64_t B = q.size(0), H = q.size(1), Tq = q.size(2), L = k.size(2);
+  const int64_t D = q.size(3), Dv = v.size(3);
+  Geometry g = geometry(op, B, H, Tq, len, D, Dv, true, mask, nn::attention_scale(q, scale), options);
+  g.q = split_layout(H, Tq, D), g.k = split_layout(H, L, D), g.v = split_layout(H, L, Dv);
+  g.o = split_layout(H, Tq, Dv);
+  return attend_tiled(op, g, {q, k, v}, {0, 1, 2}, empty({B, H, Tq, Dv}), mask, options.backward());
+}
+
+Tensor flash_attention_heads_prefix(const Tensor& q, const Tensor& k, const Tensor& v,
+                                    int64_t len, const nn::AttentionMask& mask,
+                                    std::optional<double> scale, const FlashOptions& options) {
+  HEED_CHECK(k.dim() != 4 || (q.dim() == 3 && q.size(2) == k.size(1) * k.size(3)),
+             "flash_attention_heads_prefix", "q ", q.shape(), " is not (B, Tq, H*D) for k ",
+             k.shape());
+  return detail::flash_attention_heads_prefix_at(q, 0, k, v, len, mask, scale, options);
+}
+
+Tensor detail::flash_attention_heads_prefix_at(const Tensor& q, int64_t q0, const Tensor& k,
+                                               const Tensor& v, int64_t len,
+                                               const nn::AttentionMask& mask,
+                                               std::optional<double> scale,
+                                               const FlashOptions& options) {
+  constexpr const char* op = "flash_attention_heads_prefix";
+  check_prefix(op, k, v, len);
+  const int64_t B = k.size(0), H = k.size(1), L = k.size(2), D = k.size(3), Dv = v.size(3);
+  HEED_CHECK(q.dim() == 3 && q.size(0) == B && q0 >= 0 && q0 + H * D <= q.size(2), op, "q ",
+             q.shape(), " has no (B, Tq, H*D) heads at column ", q0, " for k ", k.shape());
+  const int64_t Tq = q.size(1);
+  Geometry g = geometry(op, B, H, Tq, len, D, Dv, true, mask,
+                        scale ? *scale : 1 / std::sqrt(double(D)), options);
+  g.q = side_by_side(Tq, q.size(2), D, q0), g.k = split_layout(H, L, D);
+  g.v = split_layout(H, L, Dv), g.o = side_by_side(Tq, H * Dv, Dv, 0);
+  return attend_tiled(op, g, {q, k, v}, {0, 1, 2}, empty({B, Tq, H * Dv}), mask,
+                      options.backward());
+}
+
 // c = softmax(mask(matmul(q, k^T) * scale)) v, through the shared attention core.
 Tensor flash_attention_composed(const Tensor& q, const Tensor& k, const Tensor& v,
                                 const nn::AttentionMask& mask, std::optional<double> scale) {

@@ -14,6 +14,8 @@
 //   flash_attention_heads    q (B, Tq, H*D)  k (B, Tk, H*D)  v (B, Tk, H*Dv)  ->  (B, Tq, H*Dv)
 //   flash_attention_packed   qkv (B, T, 3*H*D), [Q | K | V] from one GEMM  ->  (B, T, H*D)
 //                            or q (B, Tq, H*D) and kv (B, Tk, 2*H*D), [K | V] from one GEMM
+// and two read the keys and values from the filled prefix of a key/value cache's
+// preallocated (B, H, L, D) storage (flash_attention_prefix, flash_attention_heads_prefix).
 // The kernel reads each head with a row stride (H*D, or 3*H*D) instead of copying it out,
 // and backward accumulates dQ, dK, dV at the same strides: for the packed form straight
 // into the columns of one (B, T, 3*H*D) gradient, which feeds the one projection GEMM.
@@ -140,6 +142,36 @@ Tensor flash_attention_packed(const Tensor& q, const Tensor& kv, int64_t num_hea
                               const nn::AttentionMask& mask = {},
                               std::optional<double> scale = {},
                               const FlashOptions& options = FlashOptions());
+
+// Attention to the first `len` keys of preallocated storage, read in place: a key/value
+// cache (layers/kv_cache.h) keeps k (B, H, L, D) and v (B, H, L, Dv) for L = max_len
+// positions, of which [0, len) are filled; the kernel reads each head's filled rows where
+// they are (head stride L*D, row stride D), never gathering them into a (B, H, len, D) copy.
+//   flash_attention_prefix        q (B, H, Tq, D)   -> (B, H, Tq, Dv)
+//   flash_attention_heads_prefix  q (B, Tq, H*D), heads side by side -> (B, Tq, H*Dv)
+// Masks and causal are for the scores (B, H, Tq, len): causal aligns the last query with
+// key len - 1 (so Tq new tokens after len - Tq cached ones see what a full causal pass shows
+// them), key_padding is (B, len). Equals flash_attention(q, narrow(k, 2, 0, len),
+// narrow(v, 2, 0, len)) (and the _heads form with the heads split), outputs and gradients:
+// dk and dv are zero past len. heed::Error naming the entry when the shapes do not fit or
+// len is outside [0, L].
+Tensor flash_attention_prefix(const Tensor& q, const Tensor& k, const Tensor& v, int64_t len,
+                              const nn::AttentionMask& mask = {},
+                              std::optional<double> scale = {},
+                              const FlashOptions& options = FlashOptions());
+Tensor flash_attention_heads_prefix(const Tensor& q, const Tensor& k, const Tensor& v,
+                                    int64_t len, const nn::AttentionMask& mask = {},
+                                    std::optional<double> scale = {},
+                                    const FlashOptions& options = FlashOptions());
+
+namespace detail {
+// flash_attention_heads_prefix with q's heads in columns [q0, q0 + H*D) of q (B, Tq, W):
+// nn::MultiheadAttention reads the queries inside its one (B, Tq, 3E) projection.
+Tensor flash_attention_heads_prefix_at(const Tensor& q, int64_t q0, const Tensor& k,
+                                       const Tensor& v, int64_t len,
+                                       const nn::AttentionMask& mask, std::optional<double> scale,
+                                       const FlashOptions& options);
+}  // namespace detail
 
 // The reference: nn::attend(matmul(q, k^T) * scale, v, mask).context, which forms the
 // full (B, H, Tq, Tk) scores and weights. Same arguments and result as flash_attention.

@@ -13,6 +13,7 @@
 #include <algorithm>
 
 #include "../core/blas.h"
+#include "../core/cpu.h"
 #include "../core/error.h"
 #include "../core/fastmath.h"
 #include "../core/packed_gemm.h"
@@ -36,15 +37,17 @@ namespace {
 //   gh = [gh_r | gh_z | gh_n] (3 blocks): h W_hh^T;  b_hn (n) or null
 // Leaves a = [r | z | n | hn] and h (n) = h'.
 void gru_row_forward(real* a, const real* gh, const real* b_hn, real* h, int64_t H, int64_t n) {
-  real *r = a, *z = a + H, *nn = a + 2 * H, *hn = a + 3 * H;
-  // r = sigmoid(gi_r + gh_r)     z = sigmoid(gi_z + gh_z)
-  for (int64_t j = 0; j < n; ++j) r[j] = fastmath::sigmoid(r[j] + gh[j]);
-  for (int64_t j = 0; j < n; ++j) z[j] = fastmath::sigmoid(z[j] + gh[H + j]);
-  // hn = gh_n + b_hn             n = tanh(gi_n + r * hn)
-  for (int64_t j = 0; j < n; ++j) hn[j] = gh[2 * H + j] + (b_hn ? b_hn[j] : real(0));
-  for (int64_t j = 0; j < n; ++j) nn[j] = fastmath::tanh(nn[j] + r[j] * hn[j]);
-  // h' = (1 - z) * n + z * h  =  n + z * (h - n)
-  for (int64_t j = 0; j < n; ++j) h[j] = nn[j] + z[j] * (h[j] - nn[j]);
+  run_at_cpu_level([&] {  // the loops at the CPU's vector width (core/cpu.h)
+    real *r = a, *z = a + H, *nn = a + 2 * H, *hn = a + 3 * H;
+    // r = sigmoid(gi_r + gh_r)     z = sigmoid(gi_z + gh_z)
+    for (int64_t j = 0; j < n; ++j) r[j] = fastmath::sigmoid(r[j] + gh[j]);
+    for (int64_t j = 0; j < n; ++j) z[j] = fastmath::sigmoid(z[j] + gh[H + j]);
+    // hn = gh_n + b_hn             n = tanh(gi_n + r * hn)
+    for (int64_t j = 0; j < n; ++j) hn[j] = gh[2 * H + j] + (b_hn ? b_hn[j] : real(0));
+    for (int64_t j = 0; j < n; ++j) nn[j] = fastmath::tanh(nn[j] + r[j] * hn[j]);
+    // h' = (1 - z) * n + z * h  =  n + z * (h - n)
+    for (int64_t j = 0; j < n; ++j) h[j] = nn[j] + z[j] * (h[j] - nn[j]);
+  });
 }
 
 // a = [r | z | n | hn] and h (n units, the state the step began from) as in the forward; dh
@@ -53,21 +56,23 @@ void gru_row_forward(real* a, const real* gh, const real* b_hn, real* h, int64_t
 // gradients of gi and gh (a_r, a_z, a_n the pre-activations of r, z, n).
 void gru_row_backward(const real* a, const real* h, real* dh, real* dgi, real* dgh, int64_t H,
                       int64_t n) {
-  const real *r = a, *z = a + H, *nn = a + 2 * H, *hn = a + 3 * H;
-  real *da_r = dgi, *da_z = dgi + H, *da_n = dgi + 2 * H, *dhn = dgh + 2 * H;
-  // h' = n + z * (h - n):   dn = dh' * (1 - z)    dz = dh' * (h - n)    dh = dh' * z
-  // n = tanh(a_n):          da_n = dn * (1 - n^2)
-  // z = sigmoid(a_z):       da_z = dz * z * (1 - z)
-  for (int64_t j = 0; j < n; ++j) da_n[j] = dh[j] * (1 - z[j]) * (1 - nn[j] * nn[j]);
-  for (int64_t j = 0; j < n; ++j) da_z[j] = dh[j] * (h[j] - nn[j]) * z[j] * (1 - z[j]);
-  for (int64_t j = 0; j < n; ++j) dh[j] *= z[j];
-  // a_n = gi_n + r * hn:    dgi_n = da_n    dr = da_n * hn    dhn = da_n * r
-  // r = sigmoid(a_r):       da_r = dr * r * (1 - r)
-  for (int64_t j = 0; j < n; ++j) da_r[j] = da_n[j] * hn[j] * r[j] * (1 - r[j]);
-  for (int64_t j = 0; j < n; ++j) dhn[j] = da_n[j] * r[j];
-  // a_r = gi_r + gh_r, a_z = gi_z + gh_z: gi and gh share these gradients
-  std::copy_n(da_r, n, dgh);
-  std::copy_n(da_z, n, dgh + H);
+  run_at_cpu_level([&] {  // the loops at the CPU's vector width (core/cpu.h)
+    const real *r = a, *z = a + H, *nn = a + 2 * H, *hn = a + 3 * H;
+    real *da_r = dgi, *da_z = dgi + H, *da_n = dgi + 2 * H, *dhn = dgh + 2 * H;
+    // h' = n + z * (h - n):   dn = dh' * (1 - z)    dz = dh' * (h - n)    dh = dh' * z
+    // n = tanh(a_n):          da_n = dn * (1 - n^2)
+    // z = sigmoid(a_z):       da_z = dz * z * (1 - z)
+    for (int64_t j = 0; j < n; ++j) da_n[j] = dh[j] * (1 - z[j]) * (1 - nn[j] * nn[j]);
+    for (int64_t j = 0; j < n; ++j) da_z[j] = dh[j] * (h[j] - nn[j]) * z[j] * (1 - z[j]);
+    for (int64_t j = 0; j < n; ++j) dh[j] *= z[j];
+    // a_n = gi_n + r * hn:    dgi_n = da_n    dr = da_n * hn    dhn = da_n * r
+    // r = sigmoid(a_r):       da_r = dr * r * (1 - r)
+    for (int64_t j = 0; j < n; ++j) da_r[j] = da_n[j] * hn[j] * r[j] * (1 - r[j]);
+    for (int64_t j = 0; j < n; ++j) dhn[j] = da_n[j] * r[j];
+    // a_r = gi_r + gh_r, a_z = gi_z + gh_z: gi and gh share these gradients
+    std::copy_n(da_r, n, dgh);
+    std::copy_n(da_z, n, dgh + H);
+  });
 }
 
 }  // namespace

@@ -7,10 +7,12 @@
 //   3. c' = f * c + i * g
 //   4. h' = o * tanh(c')
 // One short loop per result, so that each vectorises (fastmath:: sigmoid and tanh; GCC gives
-// up on a loop that reads and writes one array at several offsets).
+// up on a loop that reads and writes one array at several offsets), compiled at every CPU
+// level and run at the one in use (run_at_cpu_level, core/cpu.h).
 #pragma once
 #include <cstdint>
 
+#include "../core/cpu.h"
 #include "../core/fastmath.h"
 #include "../core/real.h"
 
@@ -30,16 +32,18 @@ inline void lstm_gates_add_bias(real* a, const real* b_ih, const real* b_hh, int
 //
 // a: pre-activations in, activations out.  c in, c1 and h1 out; c1 may be c.
 inline void lstm_gates_forward(real* a, int64_t H, const real* c, real* c1, real* h1, int64_t n) {
-  real *i = a, *f = a + H, *g = a + 2 * H, *o = a + 3 * H;
-  // 2. i = sigmoid(a_i), f = sigmoid(a_f), g = tanh(a_g), o = sigmoid(a_o)
-  for (int64_t j = 0; j < n; ++j) i[j] = fastmath::sigmoid(i[j]);
-  for (int64_t j = 0; j < n; ++j) f[j] = fastmath::sigmoid(f[j]);
-  for (int64_t j = 0; j < n; ++j) g[j] = fastmath::tanh(g[j]);
-  for (int64_t j = 0; j < n; ++j) o[j] = fastmath::sigmoid(o[j]);
-  // 3. c' = f * c + i * g
-  for (int64_t j = 0; j < n; ++j) c1[j] = f[j] * c[j] + i[j] * g[j];
-  // 4. h' = o * tanh(c')
-  for (int64_t j = 0; j < n; ++j) h1[j] = o[j] * fastmath::tanh(c1[j]);
+  run_at_cpu_level([&] {  // the loops at the CPU's vector width (core/cpu.h)
+    real *i = a, *f = a + H, *g = a + 2 * H, *o = a + 3 * H;
+    // 2. i = sigmoid(a_i), f = sigmoid(a_f), g = tanh(a_g), o = sigmoid(a_o)
+    for (int64_t j = 0; j < n; ++j) i[j] = fastmath::sigmoid(i[j]);
+    for (int64_t j = 0; j < n; ++j) f[j] = fastmath::sigmoid(f[j]);
+    for (int64_t j = 0; j < n; ++j) g[j] = fastmath::tanh(g[j]);
+    for (int64_t j = 0; j < n; ++j) o[j] = fastmath::sigmoid(o[j]);
+    // 3. c' = f * c + i * g
+    for (int64_t j = 0; j < n; ++j) c1[j] = f[j] * c[j] + i[j] * g[j];
+    // 4. h' = o * tanh(c')
+    for (int64_t j = 0; j < n; ++j) h1[j] = o[j] * fastmath::tanh(c1[j]);
+  });
 }
 
 // a activations, c and c1 as in the forward; dh1 and dc1 the upstream gradients (n units).
@@ -47,23 +51,25 @@ inline void lstm_gates_forward(real* a, int64_t H, const real* c, real* c1, real
 // dc may be dc1.
 inline void lstm_gates_backward(const real* a, int64_t H, const real* c, const real* c1,
                                 const real* dh1, const real* dc1, real* da, real* dc, int64_t n) {
-  const real *i = a, *f = a + H, *g = a + 2 * H, *o = a + 3 * H;
-  real *di = da, *df = da + H, *dg = da + 2 * H, *d_o = da + 3 * H;  // [di | df | dg | do]
-  // 4. h' = o * tanh(c')       do = dh' * tanh(c')    dc' += dh' * o * (1 - tanh(c')^2)
-  //    o = sigmoid(.):         d(.) = do * o * (1 - o)
-  //    (the whole dc' is parked in dg until step 3 has used it)
-  for (int64_t j = 0; j < n; ++j) {
-    const real tc = fastmath::tanh(c1[j]);
-    d_o[j] = dh1[j] * tc * o[j] * (1 - o[j]);
-    dg[j] = dc1[j] + dh1[j] * o[j] * (1 - tc * tc);
-  }
-  // 3. c' = f * c + i * g      dc = dc' * f   df = dc' * c   di = dc' * g   dg = dc' * i
-  // 2. i, f = sigmoid(.): d(.) = di * i * (1 - i);  g = tanh(.): d(.) = dg * (1 - g^2)
-  if (dc)
-    for (int64_t j = 0; j < n; ++j) dc[j] = dg[j] * f[j];
-  for (int64_t j = 0; j < n; ++j) di[j] = dg[j] * g[j] * i[j] * (1 - i[j]);
-  for (int64_t j = 0; j < n; ++j) df[j] = dg[j] * c[j] * f[j] * (1 - f[j]);
-  for (int64_t j = 0; j < n; ++j) dg[j] = dg[j] * i[j] * (1 - g[j] * g[j]);
+  run_at_cpu_level([&] {  // the loops at the CPU's vector width (core/cpu.h)
+    const real *i = a, *f = a + H, *g = a + 2 * H, *o = a + 3 * H;
+    real *di = da, *df = da + H, *dg = da + 2 * H, *d_o = da + 3 * H;  // [di | df | dg | do]
+    // 4. h' = o * tanh(c')       do = dh' * tanh(c')    dc' += dh' * o * (1 - tanh(c')^2)
+    //    o = sigmoid(.):         d(.) = do * o * (1 - o)
+    //    (the whole dc' is parked in dg until step 3 has used it)
+    for (int64_t j = 0; j < n; ++j) {
+      const real tc = fastmath::tanh(c1[j]);
+      d_o[j] = dh1[j] * tc * o[j] * (1 - o[j]);
+      dg[j] = dc1[j] + dh1[j] * o[j] * (1 - tc * tc);
+    }
+    // 3. c' = f * c + i * g      dc = dc' * f   df = dc' * c   di = dc' * g   dg = dc' * i
+    // 2. i, f = sigmoid(.): d(.) = di * i * (1 - i);  g = tanh(.): d(.) = dg * (1 - g^2)
+    if (dc)
+      for (int64_t j = 0; j < n; ++j) dc[j] = dg[j] * f[j];
+    for (int64_t j = 0; j < n; ++j) di[j] = dg[j] * g[j] * i[j] * (1 - i[j]);
+    for (int64_t j = 0; j < n; ++j) df[j] = dg[j] * c[j] * f[j] * (1 - f[j]);
+    for (int64_t j = 0; j < n; ++j) dg[j] = dg[j] * i[j] * (1 - g[j] * g[j]);
+  });
 }
 
 }  // namespace heed::detail

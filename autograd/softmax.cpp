@@ -176,17 +176,24 @@ void for_each_row(const Split& sp, const RowFn& row, const BlockFn& block) {
   });
 }
 
+// Each row or block runs at the CPU's level (run_at_cpu_level, core/cpu.h: the kernels above
+// compiled for v2, AVX2 and AVX-512).
 void softmax_forward(real* y, const real* x, const Split& sp, bool log) {
   for_each_row(
-      sp, [&](int64_t base) { forward_row(y + base, x + base, sp.n, log); },
-      [&](int64_t base, int64_t len) { forward_block(y + base, x + base, sp.n, sp.inner, len, log); });
+      sp, [&](int64_t base) { run_at_cpu_level([&] { forward_row(y + base, x + base, sp.n, log); }); },
+      [&](int64_t base, int64_t len) {
+        run_at_cpu_level([&] { forward_block(y + base, x + base, sp.n, sp.inner, len, log); });
+      });
 }
 
 void softmax_backward(real* dx, const real* dy, const real* y, const Split& sp, bool log) {
   for_each_row(
-      sp, [&](int64_t base) { backward_row(dx + base, dy + base, y + base, sp.n, log); },
+      sp,
+      [&](int64_t base) {
+        run_at_cpu_level([&] { backward_row(dx + base, dy + base, y + base, sp.n, log); });
+      },
       [&](int64_t base, int64_t len) {
-        backward_block(dx + base, dy + base, y + base, sp.n, sp.inner, len, log);
+        run_at_cpu_level([&] { backward_block(dx + base, dy + base, y + base, sp.n, sp.inner, len, log); });
       });
 }
 

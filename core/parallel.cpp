@@ -41,8 +41,12 @@ Threads& state() {
     t->requested = 1;
 #endif
     t->effective = t->requested.load();
-    const char* env = std::getenv("HEED_DYNAMIC_THREADS");
-    t->dynamic = !(env && std::strcmp(env, "0") == 0);
+    try {
+      t->dynamic = detail::dynamic_threads_setting(std::getenv("HEED_DYNAMIC_THREADS"));
+    } catch (...) {
+      delete t;  // refused again at the next call, as OMP_NUM_THREADS above
+      throw;
+    }
     return t;
   }();
   return *s;
@@ -132,6 +136,11 @@ void set_dynamic_threads(bool on) {
 bool get_dynamic_threads() { return state().dynamic; }
 
 namespace detail {
+bool dynamic_threads_setting(const char* env) {
+  if (env == nullptr || std::strcmp(env, "1") == 0) return true;
+  if (std::strcmp(env, "0") == 0) return false;
+  fail("HEED_DYNAMIC_THREADS", "must be 0 (a fixed thread count) or 1 (dynamic), got '", env, "'");
+}
 
 int threads_now() {
 #ifdef _OPENMP

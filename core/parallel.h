@@ -59,8 +59,9 @@ constexpr int kMaxThreads = 1024;
 // is a heed::Error naming it at the first parallel region or thread query.
 void set_num_threads(int n);
 int get_num_threads();
-// Dynamic threads (on unless HEED_DYNAMIC_THREADS=0): use fewer threads while other
-// processes keep cores busy. Off: always get_num_threads().
+// Dynamic threads: use fewer threads while other processes keep cores busy. Off: always
+// get_num_threads(). HEED_DYNAMIC_THREADS=0 turns it off and =1 on (the default when unset);
+// any other value is a heed::Error naming it at the first parallel region or thread query.
 void set_dynamic_threads(bool on);
 bool get_dynamic_threads();
 
@@ -68,6 +69,8 @@ namespace detail {
 // The threads a parallel region started now should use: 1 inside a parallel region, else
 // get_num_threads() reduced by the load (re-sampled at most every 50 ms when dynamic).
 int threads_now();
+// HEED_DYNAMIC_THREADS's meaning: nullptr or "1" true, "0" false, anything else a heed::Error.
+bool dynamic_threads_setting(const char* env);
 }  // namespace detail
 
 // Elements before a loop goes parallel. A parallel region costs about 1 us with 2 threads

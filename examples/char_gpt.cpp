@@ -8,12 +8,14 @@
 //   Corpus         any UTF-8 file, or by default the Debian `fortunes` package's files
 //                  concatenated in sorted order; characters are code points; 90% / 10%
 //                  train / validation split (the validation text is the file's end)
-//   GPT            embedding + positions (learned | sinusoidal | rotary) -> N blocks -> norm -> logits,
-//                  with nanoGPT's module names and its output layer tied to the embedding
+//   GPT            (common/gpt.h) embedding + positions (learned | sinusoidal | rotary) -> N blocks
+//                  -> norm -> logits, with nanoGPT's module names and its output layer tied to the
+//                  embedding; built from a GPTConfig that config() fills from the options
 //   train          AdamW with decoupled weight decay on the matrices only (Loshchilov & Hutter
 //                  2019), linear warmup + cosine decay, gradient clipping, validation loss
 //                  every eval interval, checkpoints
-//   generate       sampling with temperature and top-k from a prompt
+//   generate       (common/gpt.h) continues the prompt with nn::sample: temperature, top-k,
+//                  top-p (layers/sampling.h); the context is the last `block` characters
 //
 // One block (pre-norm, causal):
 //   x = x + Dropout(W_o · Attention(rope?(LN1(x) W_q), rope?(LN1(x) W_k), LN1(x) W_v))
@@ -56,6 +58,7 @@
 #include <vector>
 
 #include "common/args.h"
+#include "common/gpt.h"
 #include "common/plots.h"
 #include "common/program.h"
 #include "common/progress.h"
@@ -75,8 +78,9 @@ struct Options {
   double lr = 2e-3, min_lr = 1e-4, weight_decay = 0.1, clip = 1.0, valid_fraction = 0.1;
   // sampling
   std::string prompt = "The ";
-  double temperature = 0.8;
+  double temperature = 0.8, top_p = 1.0;
   int64_t top_k = 20, samples = 2, sample_len = 300;
+  bool no_cache = false;  // recompute the context every step (the only path without a KV cache)
   // running
   uint64_t seed = 1;
   int threads = 1;  // see examples/translate.cpp and the README: spinning OpenMP threads on a shared machine
@@ -103,8 +107,12 @@ const char* kUsage =
     "  --eval-iters N       batches per loss estimate                      (20)\n"
     "  --valid-fraction X   the text's end held out for validation         (0.1)\n"
     "  --prompt TEXT        start of every sample                          (\"The \")\n"
-    "  --temperature X      divide the logits by X before sampling         (0.8)\n"
+    "  --temperature X      divide the logits by X (0: greedy)             (0.8)\n"
     "  --top-k N            sample among the N likeliest (0: all)          (20)\n"
+    "  --top-p X            sample among the likeliest whose probability reaches X\n"
+    "                       (nucleus sampling, after top-k; 1: all)        (1)\n"
+    "  --no-cache           recompute the whole context each step (the default until\n"
+    "                       the KV cache is wired)\n"
     "  --samples N --sample-len N   how many samples, characters each      (2 300)\n"
     "  --seed N             initialisation, batches and sampling           (1)\n"
     "  --threads N          threads (0: every core)                        (1)\n"
@@ -122,7 +130,7 @@ const char* kUsage =
     "  --help\n";
 
 Options parse_options(int argc, char** argv, bool& help) {
-  args::Parser p(argc, argv, {"help", "smoke"});
+  args::Parser p(argc, argv, {"help", "smoke", "no-cache"});
   Options o;
   help = p.flag("help");
   o.smoke = p.flag("smoke");
@@ -155,8 +163,11 @@ Options parse_options(int argc, char** argv, bool& help) {
   o.eval_iters = p.get_int("eval-iters", o.eval_iters, 1, 100000);
   o.valid_fraction = p.get_double("valid-fraction", o.valid_fraction, 0.01, 0.5);
   o.prompt = p.get("prompt", o.prompt);
-  o.temperature = p.get_double("temperature", o.temperature, 1e-3, 100);
+  o.temperature = p.get_double("temperature", o.temperature, 0, 100);
   o.top_k = p.get_int("top-k", o.top_k, 0, 1000000);
+  o.top_p = p.get_double("top-p", o.top_p, 0, 1);
+  if (o.top_p <= 0) throw args::UsageError("--top-p must be in (0, 1], got 0");
+  o.no_cache = p.flag("no-cache");
   o.samples = p.get_int("samples", o.samples, 0, 1000);
   o.sample_len = p.get_int("sample-len", o.sample_len, 1, 100000);
   o.seed = p.get_int("seed", o.seed, 0, INT64_MAX);
@@ -276,141 +287,14 @@ std::pair<IndexTensor, IndexTensor> get_batch(const std::vector<int64_t>& data, 
 }
 
 // ------------------------------------------------------------------ model
-// Module names and shapes are nanoGPT's (karpathy/nanoGPT, model.py), so its GPT loads an
-// --export file and char_gpt --import loads its weights:
-//   transformer.wte (V, E)   transformer.wpe (block, E)   transformer.h.{i}.ln_1, .attn.c_attn
-//   (3E, E), .attn.c_proj, .ln_2, .mlp.c_fc (4E, E), .mlp.c_proj (E, 4E)   transformer.ln_f
-//   lm_head (V, E), the same tensor as transformer.wte (tied, Press & Wolf 2017)
+// The GPT itself is in common/gpt.h (with nanoGPT's module names); the sizes come from the
+// options.
+using gpt::GPT;
 
-// Causal multi-head self-attention: one packed projection to Q, K, V, rotary positions on
-// Q and K when asked, heed::flash_attention with a causal mask, the output projection.
-class CausalSelfAttention : public nn::Module {
- public:
-  CausalSelfAttention(int64_t E, int64_t H, double dropout, bool rope) : E_(E), H_(H) {
-    c_attn = register_module("c_attn", std::make_shared<nn::Linear>(E, 3 * E));
-    c_proj = register_module("c_proj", std::make_shared<nn::Linear>(E, E));
-    resid_dropout = register_module("resid_dropout", std::make_shared<nn::Dropout>(dropout));
-    if (rope) this->rope = register_module("rope", std::make_shared<nn::RotaryEmbedding>(E / H));
-  }
-  Tensor forward(const Tensor& x) {  // (B, T, E) -> (B, T, E)
-    const int64_t B = x.size(0), T = x.size(1), D = E_ / H_;
-    Tensor qkv = c_attn->forward(x);  // (B, T, 3E): q, k, v side by side
-    auto head = [&](int64_t i) { return narrow(qkv, 2, i * E_, E_).reshape({B, T, H_, D}).transpose(1, 2); };
-    Tensor q = head(0), k = head(1), v = head(2);  // (B, H, T, D) each
-    if (rope) q = rope->forward(q), k = rope->forward(k);
-    Tensor y = flash_attention(q, k, v, nn::AttentionMask().causal());  // (B, H, T, D)
-    return resid_dropout->forward(c_proj->forward(y.transpose(1, 2).reshape({B, T, E_})));
-  }
-  std::string repr() const override { return "CausalSelfAttention"; }
-  std::shared_ptr<nn::Linear> c_attn, c_proj;
-  std::shared_ptr<nn::Dropout> resid_dropout;
-  std::shared_ptr<nn::RotaryEmbedding> rope;  // only with --pos rope
-
- private:
-  int64_t E_, H_;
-};
-
-// mlp(x) = dropout(c_proj(gelu(c_fc(x)))), hidden width 4E.
-class MLP : public nn::Module {
- public:
-  MLP(int64_t E, double dropout) {
-    c_fc = register_module("c_fc", std::make_shared<nn::Linear>(E, 4 * E));
-    c_proj = register_module("c_proj", std::make_shared<nn::Linear>(4 * E, E));
-    this->dropout = register_module("dropout", std::make_shared<nn::Dropout>(dropout));
-  }
-  Tensor forward(const Tensor& x) { return dropout->forward(c_proj->forward(gelu(c_fc->forward(x)))); }
-  std::string repr() const override { return "MLP"; }
-  std::shared_ptr<nn::Linear> c_fc, c_proj;
-  std::shared_ptr<nn::Dropout> dropout;
-};
-
-// x = x + attn(ln_1(x));  x = x + mlp(ln_2(x))
-class Block : public nn::Module {
- public:
-  Block(int64_t E, int64_t H, double dropout, bool rope) {
-    ln_1 = register_module("ln_1", std::make_shared<nn::LayerNorm>(nn::LayerNormOptions({E})));
-    attn = register_module("attn", std::make_shared<CausalSelfAttention>(E, H, dropout, rope));
-    ln_2 = register_module("ln_2", std::make_shared<nn::LayerNorm>(nn::LayerNormOptions({E})));
-    mlp = register_module("mlp", std::make_shared<MLP>(E, dropout));
-  }
-  Tensor forward(Tensor x) {  // (B, T, E)
-    x = x + attn->forward(ln_1->forward(x));
-    return x + mlp->forward(ln_2->forward(x));
-  }
-  std::string repr() const override { return "Block"; }
-  std::shared_ptr<nn::LayerNorm> ln_1, ln_2;
-  std::shared_ptr<CausalSelfAttention> attn;
-  std::shared_ptr<MLP> mlp;
-};
-
-// nanoGPT's `transformer` ModuleDict: embeddings, positions, the blocks, the final norm.
-class Trunk : public nn::Module {
- public:
-  Trunk(const Options& o, int64_t V) {
-    wte = register_module("wte", std::make_shared<nn::Embedding>(V, o.width));
-    if (o.pos == "learned") wpe = register_module("wpe", std::make_shared<nn::LearnedPositionalEmbedding>(o.block, o.width));
-    if (o.pos == "sinusoidal")
-      sinusoidal = register_module("pos_enc", std::make_shared<nn::SinusoidalPositionalEncoding>(o.width, o.block));
-    drop = register_module("drop", std::make_shared<nn::Dropout>(o.dropout));
-    h = register_module("h", std::make_shared<nn::LayerStack<Block>>());
-    for (int64_t i = 0; i < o.layers; ++i) h->push_back(std::make_shared<Block>(o.width, o.heads, o.dropout, o.pos == "rope"));
-    ln_f = register_module("ln_f", std::make_shared<nn::LayerNorm>(nn::LayerNormOptions({o.width})));
-  }
-  Tensor forward(const IndexTensor& ids) {  // (B, T) -> (B, T, E)
-    Tensor x = wte->forward(ids);
-    if (wpe) x = wpe->forward(x);
-    if (sinusoidal) x = sinusoidal->forward(x);
-    x = drop->forward(x);
-    for (size_t i = 0; i < h->size(); ++i) x = (*h)[i].forward(x);
-    return ln_f->forward(x);
-  }
-  std::string repr() const override { return "Trunk"; }
-  std::shared_ptr<nn::Embedding> wte;
-  std::shared_ptr<nn::LearnedPositionalEmbedding> wpe;
-  std::shared_ptr<nn::SinusoidalPositionalEncoding> sinusoidal;
-  std::shared_ptr<nn::Dropout> drop;
-  std::shared_ptr<nn::LayerStack<Block>> h;
-  std::shared_ptr<nn::LayerNorm> ln_f;
-};
-
-// The output layer, logits = x W^T with W the token embedding itself: registering wte's
-// tensor here ties them (one parameter, two names; Module::named_parameters lists it once).
-class TiedHead : public nn::Module {
- public:
-  explicit TiedHead(const Tensor& wte) { weight = register_parameter("weight", wte); }
-  Tensor forward(const Tensor& x) { return linear(x, weight); }  // (B, T, E) -> (B, T, V)
-  std::string repr() const override { return "TiedHead(weight=transformer.wte.weight)"; }
-  Tensor weight;  // (V, E)
-};
-
-class GPT : public nn::Module {
- public:
-  GPT(const Options& o, int64_t V) : block_(o.block), pos_(o.pos) {
-    transformer = register_module("transformer", std::make_shared<Trunk>(o, V));
-    lm_head = register_module("lm_head", std::make_shared<TiedHead>(transformer->wte->weight));
-    init_gpt2(o.layers);
-  }
-  Tensor forward(const IndexTensor& ids) { return lm_head->forward(transformer->forward(ids)); }  // (B, T) -> (B, T, V)
-  std::string repr() const override { return "GPT(pos=" + pos_ + ")"; }
-  int64_t block() const { return block_; }
-
-  std::shared_ptr<Trunk> transformer;
-  std::shared_ptr<TiedHead> lm_head;
-
- private:
-  // GPT-2's initialisation (Radford et al. 2019, sec. 2.3): every matrix N(0, 0.02), the
-  // projections that write into the residual stream N(0, 0.02 / sqrt(2 L)), biases 0.
-  void init_gpt2(int64_t L) {
-    NoGradGuard no_grad;
-    for (auto& [name, p] : named_parameters()) {
-      const bool residual = name.find("c_proj.weight") != std::string::npos;
-      if (p.dim() >= 2) p.copy_(randn(p.shape()) * real(residual ? 0.02 / std::sqrt(2.0 * L) : 0.02));
-      else if (name.find("bias") != std::string::npos) p.zero_();
-    }
-  }
-  int64_t block_;
-  std::string pos_;
-};
+gpt::GPTConfig config(const Options& o, int64_t V) {
+  return gpt::GPTConfig().block_size(o.block).vocab_size(V).n_layer(o.layers).n_head(o.heads).n_embd(o.width)
+      .dropout(o.dropout).pos(o.pos);
+}
 
 // ------------------------------------------------------------------ processes
 // What training needs to know about the other processes. Without HEED_WITH_MPI there is one,
@@ -490,36 +374,6 @@ TrainResult train(GPT& model, optim::AdamW& opt, const Options& o, const Corpus&
   return r;
 }
 
-// ------------------------------------------------------------------ sampling
-// Continues `prompt` by n characters: each step runs the model on the last `block`
-// characters, divides the last position's logits by the temperature, keeps the top_k
-// largest (0: all), and draws from their softmax.
-std::vector<int64_t> generate(GPT& model, std::vector<int64_t> ids, int64_t n, double temperature, int64_t top_k,
-                              std::mt19937_64& rng) {
-  NoGradGuard no_grad;
-  model.eval();
-  for (int64_t i = 0; i < n; ++i) {
-    const int64_t T = std::min<int64_t>(ids.size(), model.block());
-    std::vector<int64_t> ctx(ids.end() - T, ids.end());
-    Tensor logits = model.forward(IndexTensor(ctx, {1, T}));  // (1, T, V)
-    const int64_t V = logits.size(2);
-    const real* last = logits.data() + (T - 1) * V;
-    std::vector<double> z(last, last + V);
-    double cut = -INFINITY;
-    if (top_k > 0 && top_k < V) {
-      std::vector<double> sorted = z;
-      std::nth_element(sorted.begin(), sorted.begin() + (top_k - 1), sorted.end(), std::greater<double>());
-      cut = sorted[top_k - 1];
-    }
-    const double zmax = *std::max_element(z.begin(), z.end());
-    std::vector<double> p(V);
-    for (int64_t v = 0; v < V; ++v) p[v] = z[v] >= cut ? std::exp((z[v] - zmax) / temperature) : 0;
-    ids.push_back(std::discrete_distribution<int64_t>(p.begin(), p.end())(rng));
-  }
-  model.train();
-  return ids;
-}
-
 // ------------------------------------------------------------------ safetensors
 // The vocabulary as one UTF-8 string, its characters in id order (nanoGPT's char-level
 // prepare.py sorts them the same way, by code point).
@@ -593,7 +447,7 @@ int run(const Options& o, std::chrono::steady_clock::time_point t0) {
   if (prompt.empty()) prompt.push_back(c.id.count('\n') ? c.id['\n'] : 0);
 
   manual_seed(o.seed);
-  GPT model(o, c.vocab());
+  GPT model(config(o, c.vocab()));
   // AdamW decays the matrices (embeddings, projections) but not biases and LayerNorm gains.
   std::vector<Tensor> decay, no_decay;
   for (const Tensor& p : model.parameters()) (p.dim() >= 2 ? decay : no_decay).push_back(p);
@@ -628,11 +482,13 @@ int run(const Options& o, std::chrono::steady_clock::time_point t0) {
   if (procs.rank != 0) return 0;  // the others hold the same model: rank 0 samples and plots
   if (!o.export_path.empty()) export_model(o.export_path, model, o, c);
   if (!o.dump_logits.empty()) dump_logits(o.dump_logits, model, prompt);
-  std::mt19937_64 rng(o.seed + 99);
+  heed::manual_seed(o.seed + 99);  // the samples repeat for a seed, whatever training drew
+  const auto sampling = nn::SamplingOptions().temperature(o.temperature).top_k(o.top_k).top_p(o.top_p);
+  const gpt::Step step = gpt::recompute_step(model);  // --no-cache: the only path for now
   for (int64_t s = 0; s < o.samples; ++s) {
-    std::vector<int64_t> ids = generate(model, prompt, o.sample_len, o.temperature, o.top_k, rng);
-    std::printf("\n--- sample %lld (temperature %g, top-k %lld) ---\n%s\n", (long long)s + 1, o.temperature,
-                (long long)o.top_k, c.decode(ids).c_str());
+    const IndexTensor ids = gpt::generate(model, IndexTensor(prompt, {1, int64_t(prompt.size())}), o.sample_len, sampling, step);
+    std::printf("\n--- sample %lld (temperature %g, top-k %lld, top-p %g) ---\n%s\n", (long long)s + 1, o.temperature,
+                (long long)o.top_k, o.top_p, c.decode(ids.vec()).c_str());
   }
   if (r.losses.empty()) return 0;
 

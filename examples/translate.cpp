@@ -1,5 +1,6 @@
 // translate.cpp - `make demo`: learn to translate human-written dates into ISO dates with an
-// attention encoder-decoder, and draw what the attention learned.
+// attention encoder-decoder (an LSTM with attention, or a Transformer), and draw what the
+// attention learned.
 //
 //   "Wednesday, 3 March 2021"  "mar 3 21"  "03.03.2021"  "the 3rd of March, 2021"  ->  "2021-03-03"
 //
@@ -7,8 +8,10 @@
 // input, and so on), so the attention heatmap can be checked by eye. Read top to bottom:
 //   Options            every setting and its default
 //   make_data          42 surface formats of 36,525 days, split by day (common/dates.h)
-//   make_model         embedding -> bidirectional LSTM -> LSTMCell decoder with attention
-//                      (common/seq2seq.h; Bahdanau et al. 2015, Luong et al. 2015)
+//   make_model         --model lstm: embedding -> bidirectional LSTM -> LSTMCell decoder with
+//                      attention (common/seq2seq.h; Bahdanau et al. 2015, Luong et al. 2015)
+//                      --model transformer: nn::TransformerEncoder + nn::TransformerDecoder,
+//                      sinusoidal positions, padding masks (common/transformer_seq2seq.h)
 //   train              Adam, linear warmup + cosine decay, gradient clipping, teacher forcing
 //   exact_match        greedy or beam-search decoding (common/decode.h) of whole dates
 //   show, draw         translations with their attention as text, and PNG pictures
@@ -17,6 +20,7 @@
 //   build/examples/translate                       train with the defaults (what make demo runs)
 //   build/examples/translate --score dot --save m.ckpt
 //   build/examples/translate --translate "12 Dec 1999" --resume m.ckpt --score dot
+//   build/examples/translate --model transformer     the Transformer, its own defaults
 #include <heed/heed.h>
 
 #include <chrono>
@@ -25,6 +29,7 @@
 #include <random>
 #include <string>
 #include <sys/stat.h>
+#include <type_traits>
 #include <unistd.h>
 #include <vector>
 
@@ -35,19 +40,24 @@
 #include "common/program.h"
 #include "common/progress.h"
 #include "common/seq2seq.h"
+#include "common/transformer_seq2seq.h"
 
 using namespace heed;
 namespace F = heed::nn::functional;
 using seq2seq::Batch;
 using seq2seq::Seq2Seq;
+using seq2seq::TransformerSeq2Seq;
 
 // ------------------------------------------------------------------ options
 struct Options {
   // data
   int64_t train_size = 20000, valid_size = 1000, test_size = 1000;
-  // model (common/seq2seq.h)
-  int64_t embed = 32, hidden = 64, attn_dim = 64, window = 8;
+  // model
+  std::string model = "lstm";  // lstm (common/seq2seq.h) | transformer (common/transformer_seq2seq.h)
+  int64_t embed = 32, hidden = 64, attn_dim = 64, window = 8;  // lstm
   std::string score = "additive";  // additive | dot | general | concat | local-p
+  int64_t d_model = 64, heads = 4, layers = 2, ff = 256;      // transformer: encoder and decoder layers each
+  double dropout = 0;
   // training
   int epochs = 4;
   int64_t batch = 64, warmup = 100;
@@ -68,14 +78,17 @@ struct Options {
 const char* kUsage =
     "usage: translate [options]\n"
     "  learn human-written dates -> ISO dates with an attention encoder-decoder\n"
-    "  --score S            additive | dot | general | concat | local-p   (additive)\n"
-    "  --epochs N           passes over the training set                  (4)\n"
+    "  --model M            lstm | transformer                            (lstm)\n"
+    "  --score S            lstm: additive | dot | general | concat | local-p  (additive)\n"
+    "  --epochs N           passes over the training set                  (4; transformer 6)\n"
     "  --batch N            sentences per step                            (64)\n"
     "  --lr X               peak Adam learning rate                       (0.003)\n"
-    "  --warmup N           linear warmup steps, then cosine decay        (100)\n"
+    "  --warmup N           linear warmup steps, then cosine decay        (100; transformer 200)\n"
     "  --clip X             gradient norm clipping                        (1)\n"
     "  --teacher-forcing X  probability of feeding the true previous char (1)\n"
-    "  --embed N --hidden N --attn-dim N --window N   model sizes         (32 64 64 8)\n"
+    "  --embed N --hidden N --attn-dim N --window N   lstm sizes          (32 64 64 8)\n"
+    "  --d-model N --heads N --layers N --ff N        transformer sizes   (64 4 2 256)\n"
+    "  --dropout X          transformer dropout                           (0)\n"
     "  --train N --valid N --test N                   data set sizes      (20000 1000 1000)\n"
     "  --beam N             beam width for the test set and --translate   (3)\n"
     "  --length-alpha X     beam score log p(y|x) / |y|^X (0: none)       (1)\n"
@@ -83,11 +96,11 @@ const char* kUsage =
     "  --seed N             data and initialisation seed                  (1)\n"
     "  --threads N          threads (0: every core)                       (1)\n"
     "  --out DIR            where the PNGs (and the default checkpoint) go (build/demo)\n"
-    "  --save FILE          checkpoint after every epoch                  (DIR/translate.ckpt)\n"
+    "  --save FILE          checkpoint after every epoch   (DIR/translate.ckpt, DIR/translate_transformer.ckpt)\n"
     "  --resume FILE        continue training from a checkpoint\n"
     "  --translate TEXT     load a checkpoint (--resume, else DIR/translate.ckpt),\n"
     "                       translate TEXT and draw DIR/translation.png\n"
-    "  --graph FILE.dot     after training, write the autograd graph of one decoder step\n"
+    "  --graph FILE.dot     lstm: after training, write the autograd graph of one decoder step\n"
     "                       (Graphviz DOT; render with  dot -Tpng FILE.dot -o FILE.png)\n"
     "  --smoke              a few seconds at tiny sizes; exits 1 unless the loss falls\n"
     "                       and the PNGs are valid (part of make test)\n"
@@ -102,6 +115,13 @@ Options parse_options(int argc, char** argv, bool& help) {
     o.train_size = 512, o.valid_size = 64, o.test_size = 64, o.epochs = 2, o.batch = 32;
     o.embed = 8, o.hidden = 16, o.attn_dim = 16, o.warmup = 5, o.lr = 1e-2, o.out = "build/smoke";
   }
+  o.model = p.get("model", o.model);
+  if (o.model != "lstm" && o.model != "transformer")
+    throw args::UsageError("--model must be lstm or transformer, got '" + o.model + "'");
+  if (o.model == "transformer") {  // its own defaults (README); every option may still override them
+    o.epochs = 6, o.lr = 3e-3, o.warmup = 200;
+    if (o.smoke) o.epochs = 2, o.d_model = 16, o.heads = 2, o.layers = 1, o.ff = 32, o.lr = 1e-2, o.warmup = 5;
+  }
   o.score = p.get("score", o.score);
   if (!seq2seq::known_score(o.score))
     throw args::UsageError("--score must be additive, dot, general, concat or local-p, got '" + o.score + "'");
@@ -115,6 +135,14 @@ Options parse_options(int argc, char** argv, bool& help) {
   o.hidden = p.get_int("hidden", o.hidden, 1, 4096);
   o.attn_dim = p.get_int("attn-dim", o.attn_dim, 1, 4096);
   o.window = p.get_int("window", o.window, 1, dates::kMaxSourceLen);
+  o.d_model = p.get_int("d-model", o.d_model, 1, 4096);
+  o.heads = p.get_int("heads", o.heads, 1, 256);
+  if (o.d_model % o.heads != 0)
+    throw args::UsageError("--heads must divide --d-model, got " + std::to_string(o.heads) + " and " +
+                           std::to_string(o.d_model));
+  o.layers = p.get_int("layers", o.layers, 1, 64);
+  o.ff = p.get_int("ff", o.ff, 1, 65536);
+  o.dropout = p.get_double("dropout", o.dropout, 0, 0.99);
   o.train_size = p.get_int("train", o.train_size, 1, 10000000);
   o.valid_size = p.get_int("valid", o.valid_size, 1, 10000);
   o.test_size = p.get_int("test", o.test_size, 1, 10000);
@@ -124,12 +152,14 @@ Options parse_options(int argc, char** argv, bool& help) {
   o.seed = p.get_int("seed", o.seed, 0, INT64_MAX);
   o.threads = p.get_int("threads", o.threads, 0, 1024);
   o.out = p.get("out", o.out);
-  o.save = p.get("save", o.out + "/translate.ckpt");
+  o.save = p.get("save", o.out + (o.model == "lstm" ? "/translate.ckpt" : "/translate_transformer.ckpt"));
   o.resume = p.get("resume", "");
   o.translate = p.get("translate", "");
   o.graph = p.get("graph", "");
   if (p.given("translate") && o.translate.empty())
     throw args::UsageError("--translate needs a date, e.g. \"12 Dec 1999\"");
+  if (o.model == "transformer" && !o.graph.empty())
+    throw args::UsageError("--graph draws a step of the LSTM decoder; it takes --model lstm");
   p.finish();
   return o;
 }
@@ -139,10 +169,39 @@ dates::Splits make_data(const Options& o) {
   return dates::make_splits(o.seed, o.train_size, o.valid_size, o.test_size);
 }
 
-std::shared_ptr<Seq2Seq> make_model(const Options& o) {
+std::shared_ptr<Seq2Seq> make_lstm(const Options& o) {
   manual_seed(o.seed);
   return std::make_shared<Seq2Seq>(
       seq2seq::ModelOptions().embed(o.embed).hidden(o.hidden).score(o.score).attn_dim(o.attn_dim).window(o.window));
+}
+
+std::shared_ptr<TransformerSeq2Seq> make_transformer(const Options& o) {
+  manual_seed(o.seed);
+  return std::make_shared<TransformerSeq2Seq>(seq2seq::TransformerOptions().d_model(o.d_model).nhead(o.heads)
+      .encoder_layers(o.layers).decoder_layers(o.layers).dim_feedforward(o.ff).dropout(o.dropout));
+}
+
+// What the two models differ in, beyond decode.h's interface: their training forward pass,
+// the name their outputs carry, and where their attention pictures come from.
+Tensor training_logits(Seq2Seq& model, const Batch& b, const Options& o, std::mt19937_64& rng) {
+  return model.forward(b, o.teacher_forcing, rng);  // (B, T, V), one decoder step at a time
+}
+Tensor training_logits(TransformerSeq2Seq& model, const Batch& b, const Options&, std::mt19937_64&) {
+  return model.forward(b);  // (B, T, V), every position at once (causal mask)
+}
+
+std::string describe(const Seq2Seq& model, const Options& o) {
+  char s[160];
+  std::snprintf(s, sizeof s, "%s attention, embed %lld, encoder 2x%lld, decoder %lld", o.score.c_str(),
+                (long long)o.embed, (long long)o.hidden, (long long)(2 * o.hidden));
+  return s;
+}
+std::string describe(const TransformerSeq2Seq& model, const Options& o) {
+  char s[160];
+  std::snprintf(s, sizeof s, "Transformer, d_model %lld, %lld heads, %lld encoder + %lld decoder layers, ff %lld, dropout %g",
+                (long long)o.d_model, (long long)o.heads, (long long)o.layers, (long long)o.layers, (long long)o.ff,
+                o.dropout);
+  return s;
 }
 
 // Batches of similar source length (sorted within chunks of 16 batches, then shuffled),
@@ -167,7 +226,8 @@ std::vector<std::vector<int64_t>> make_batches(int64_t n, int64_t B, std::mt1993
 // ------------------------------------------------------------------ evaluation
 // Fraction of `data` whose whole output (10 characters and </s>) is right: greedy decoding
 // in batches, or beam search one sentence at a time when beam > 1.
-double exact_match(Seq2Seq& model, const std::vector<dates::Example>& data, int64_t beam, double alpha) {
+template <class Model>
+double exact_match(Model& model, const std::vector<dates::Example>& data, int64_t beam, double alpha) {
   model.eval();
   int64_t right = 0;
   const int64_t chunk = beam > 1 ? 1 : 250;
@@ -189,7 +249,8 @@ double exact_match(Seq2Seq& model, const std::vector<dates::Example>& data, int6
 // ------------------------------------------------------------------ training
 // One run of `o.epochs` epochs (continuing from a checkpoint's step with --resume).
 // Returns the loss of every step; validation exact match is printed after each epoch.
-std::vector<double> train(Seq2Seq& model, optim::Adam& opt, const Options& o, const dates::Splits& data) {
+template <class Model>
+std::vector<double> train(Model& model, optim::Adam& opt, const Options& o, const dates::Splits& data) {
   const int64_t steps_per_epoch = (o.train_size + o.batch - 1) / o.batch, total = o.epochs * steps_per_epoch;
   optim::LinearWarmupCosine schedule(optim::WarmupDecayOptions(o.lr, o.warmup, std::max<int64_t>(total, o.warmup + 1))
                                          .min_lr(o.lr / 20));
@@ -203,7 +264,7 @@ std::vector<double> train(Seq2Seq& model, optim::Adam& opt, const Options& o, co
     for (size_t s = 0; s < batches.size(); ++s) {
       Batch b = seq2seq::make_batch(data.train, batches[s]);
       schedule.apply(opt, opt.step_count());
-      Tensor logits = model.forward(b, o.teacher_forcing, rng);  // (B, T, V)
+      Tensor logits = training_logits(model, b, o, rng);  // (B, T, V)
       Tensor loss = F::cross_entropy(logits.reshape({-1, dates::kTargetVocab}), b.tgt.reshape({b.tgt.numel()}),
                                      nn::CrossEntropyOptions().ignore_index(dates::kPad));
       opt.zero_grad();
@@ -233,23 +294,61 @@ void print_attention(const std::string& source, const seq2seq::Translation& y) {
   }
 }
 
-seq2seq::Translation translate_one(Seq2Seq& model, const std::string& text, const Options& o) {
-  model.eval();
-  std::vector<dates::Example> one = {{text, ""}};
-  return seq2seq::beam_search(model, seq2seq::make_batch(one, {0}), o.beam, dates::kTargetLen + 1, o.length_alpha);
+// The attention of a finished translation of `one` (B = 1). The LSTM's rows come with its
+// decoding steps. The Transformer's are its last decoder layer's cross-attention: y.attention
+// gets their mean over heads, and the result holds each head's (H of T_out x S rows).
+using HeadRows = std::vector<std::vector<std::vector<float>>>;
+HeadRows attend(Seq2Seq&, const Batch&, seq2seq::Translation&) { return {}; }
+HeadRows attend(TransformerSeq2Seq& model, const Batch& one, seq2seq::Translation& y) {
+  Tensor w = model.cross_attention(one, y.tokens);  // (1, H, T, S)
+  const int64_t H = w.size(1), T = w.size(2), S = w.size(3);
+  std::vector<real> heads = w.to_vector(), mean = heed::mean(w, 1).to_vector();  // (H T, S), (T, S)
+  HeadRows rows(H);
+  y.attention.clear();
+  for (int64_t t = 0; t < T; ++t) {
+    y.attention.push_back(seq2seq::attention_row(mean, t, S, one.lengths[0]));
+    for (int64_t h = 0; h < H; ++h) rows[h].push_back(seq2seq::attention_row(heads, h * T + t, S, one.lengths[0]));
+  }
+  return rows;
 }
 
-std::pair<int, int> draw_attention(const std::string& path, const std::string& source, const seq2seq::Translation& y,
-                                   const std::string& score, const plot::Font& font) {
+template <class Model>
+seq2seq::Translation translate_one(Model& model, const std::string& text, const Options& o, HeadRows* heads = nullptr) {
+  model.eval();
+  std::vector<dates::Example> one = {{text, ""}};
+  Batch b = seq2seq::make_batch(one, {0});
+  seq2seq::Translation y = seq2seq::beam_search(model, b, o.beam, dates::kTargetLen + 1, o.length_alpha);
+  HeadRows h = attend(model, b, y);
+  if (heads) *heads = std::move(h);
+  return y;
+}
+
+std::pair<int, int> draw_attention(const std::string& path, const std::string& source,
+                                   const std::vector<std::vector<float>>& weights, const std::vector<int64_t>& tokens,
+                                   const std::string& what, const plot::Font& font) {
   std::vector<std::string> src, outs;
   for (char c : source) src.push_back(plot::char_label(c));
-  for (int64_t id : y.tokens) outs.push_back(dates::target_token(id));
-  return plot::attention_heatmap(path, y.attention, src, outs,
-                                 "\"" + source + "\" -> " + dates::decode_target(y.tokens) + "   (" + score + ")", font);
+  for (int64_t id : tokens) outs.push_back(dates::target_token(id));
+  return plot::attention_heatmap(path, weights, src, outs,
+                                 "\"" + source + "\" -> " + dates::decode_target(tokens) + "   (" + what + ")", font);
+}
+
+// The pictures of one translation: `stem`.png (the LSTM's attention, or the Transformer's
+// last-layer cross-attention averaged over heads) and, for the Transformer, `stem`_head<h>.png.
+// Returns the size of `stem`.png.
+std::pair<int, int> draw_translation(const std::string& stem, const std::string& source, const seq2seq::Translation& y,
+                                     const HeadRows& heads, const Options& o, const plot::Font& font) {
+  const std::string what = o.model == "lstm" ? o.score : "last decoder layer, mean of " + std::to_string(heads.size()) + " heads";
+  auto size = draw_attention(stem + ".png", source, y.attention, y.tokens, what, font);
+  for (size_t h = 0; h < heads.size(); ++h)
+    draw_attention(stem + "_head" + std::to_string(h + 1) + ".png", source, heads[h], y.tokens,
+                   "last decoder layer, head " + std::to_string(h + 1), font);
+  return size;
 }
 
 // Translations of a few test dates, with their attention as text.
-void show(Seq2Seq& model, const std::vector<dates::Example>& test, const Options& o, int n) {
+template <class Model>
+void show(Model& model, const std::vector<dates::Example>& test, const Options& o, int n) {
   for (int i = 0; i < n && i < int(test.size()); ++i) {
     seq2seq::Translation y = translate_one(model, test[i].source, o);
     std::string got = dates::decode_target(y.tokens);
@@ -301,53 +400,57 @@ void load(const std::string& path, F&& f) {
   try {
     f();
   } catch (const Error& e) {
-    throw Error(std::string(e.what()) + " (saved with other --score or sizes?)");
+    throw Error(std::string(e.what()) + " (saved with another --model, --score or sizes?)");
   }
 }
 
-int run_translate(const Options& o) {
-  auto model = make_model(o);
+template <class Model>
+int run_translate(Model& model, const Options& o) {
   const std::string path = o.resume.empty() ? o.save : o.resume;
-  load(path, [&] { load_checkpoint(path, *model); });
-  seq2seq::Translation y = translate_one(*model, o.translate, o);
+  load(path, [&] { load_checkpoint(path, model); });
+  HeadRows heads;
+  seq2seq::Translation y = translate_one(model, o.translate, o, &heads);
   std::printf("\"%s\" -> %s  (beam %lld, log p = %.4f)\n", o.translate.c_str(), dates::decode_target(y.tokens).c_str(),
               (long long)o.beam, y.log_prob);
   print_attention(o.translate, y);
   plot::Font font;
-  draw_attention(o.out + "/translation.png", o.translate, y, o.score, font);
-  std::printf("wrote %s/translation.png\n", o.out.c_str());
+  draw_translation(o.out + "/translation", o.translate, y, heads, o, font);
+  std::printf("wrote %s/translation.png%s\n", o.out.c_str(), heads.empty() ? "" : " and translation_head<h>.png");
   return 0;
 }
 
-int run_training(const Options& o, std::chrono::steady_clock::time_point t0) {
+template <class Model>
+int run_training(Model& model, const Options& o, std::chrono::steady_clock::time_point t0) {
   plot::Font font;  // fail now, not after training, if the font is missing
   dates::Splits data = make_data(o);
-  auto model = make_model(o);
-  optim::Adam opt(model->parameters(), optim::AdamOptions(o.lr));
-  if (!o.resume.empty()) load(o.resume, [&] { load_checkpoint(o.resume, *model, opt); });
+  optim::Adam opt(model.parameters(), optim::AdamOptions(o.lr));
+  if (!o.resume.empty()) load(o.resume, [&] { load_checkpoint(o.resume, model, opt); });
   std::printf("data: %zu train / %zu valid / %zu test dates in %zu formats, e.g. \"%s\" -> %s\n", data.train.size(),
               data.valid.size(), data.test.size(), dates::formats().size(), data.train[0].source.c_str(),
               data.train[0].target.c_str());
-  std::printf("model: %s attention, embed %lld, encoder 2x%lld, decoder %lld, %lld parameters, %d threads\n",
-              o.score.c_str(), (long long)o.embed, (long long)o.hidden, (long long)(2 * o.hidden),
-              (long long)model->num_parameters(), get_num_threads());
+  std::printf("model: %s, %lld parameters, %d threads\n", describe(model, o).c_str(),
+              (long long)model.num_parameters(), get_num_threads());
 
-  std::vector<double> losses = train(*model, opt, o, data);
+  std::vector<double> losses = train(model, opt, o, data);
   const double train_s = progress::seconds_since(t0);
-  const double greedy = exact_match(*model, data.test, 1, o.length_alpha);
-  const double beam = o.beam > 1 ? exact_match(*model, data.test, o.beam, o.length_alpha) : greedy;
+  const double greedy = exact_match(model, data.test, 1, o.length_alpha);
+  const double beam = o.beam > 1 ? exact_match(model, data.test, o.beam, o.length_alpha) : greedy;
 
-  show(*model, data.test, o, o.smoke ? 1 : 3);
+  show(model, data.test, o, o.smoke ? 1 : 3);
   const size_t k = showcase(data.test);
-  auto heat = draw_attention(o.out + "/attention.png", data.test[k].source, translate_one(*model, data.test[k].source, o),
-                             o.score, font);
-  auto curve = plot::loss_curve(o.out + "/loss.png", losses, "date translation, " + o.score + " attention", font);
+  const std::string prefix = o.out + (o.model == "lstm" ? "/" : "/transformer_");
+  HeadRows heads;
+  seq2seq::Translation y = translate_one(model, data.test[k].source, o, &heads);
+  auto heat = draw_translation(prefix + "attention", data.test[k].source, y, heads, o, font);
+  auto curve = plot::loss_curve(prefix + "loss.png", losses,
+                                "date translation, " + (o.model == "lstm" ? o.score + " attention" : "Transformer"), font);
   if (!o.graph.empty()) {
-    write_step_graph(*model, data.test[k], o.graph);
+    if constexpr (std::is_same_v<Model, Seq2Seq>) write_step_graph(model, data.test[k], o.graph);
     std::printf("wrote %s (render: dot -Tpng %s -o graph.png)\n", o.graph.c_str(), o.graph.c_str());
   }
-  std::printf("\nwrote %s/attention.png (%dx%d) and %s/loss.png (%dx%d)%s%s\n", o.out.c_str(), heat.first, heat.second,
-              o.out.c_str(), curve.first, curve.second, o.save.empty() || losses.empty() ? "" : ", checkpoint ",
+  std::printf("\nwrote %sattention.png (%dx%d)%s and %sloss.png (%dx%d)%s%s\n", prefix.c_str(), heat.first, heat.second,
+              heads.empty() ? "" : (", " + std::to_string(heads.size()) + " heads in " + prefix + "attention_head<h>.png").c_str(),
+              prefix.c_str(), curve.first, curve.second, o.save.empty() || losses.empty() ? "" : ", checkpoint ",
               o.save.empty() || losses.empty() ? "" : o.save.c_str());
 
   std::printf("test exact match: %.1f%% greedy, %.1f%% beam %lld, on %zu unseen dates | training %.1f s, "
@@ -367,8 +470,10 @@ int run_training(const Options& o, std::chrono::steady_clock::time_point t0) {
     };
     const size_t n = std::min<size_t>(5, losses.size() / 2);
     const bool falls = n > 0 && mean(losses.size() - n, n) < 0.8 * mean(0, n);
-    const bool pngs = plot::png_size(o.out + "/attention.png") == heat && plot::png_size(o.out + "/loss.png") == curve &&
-                      heat.first > 100 && heat.second > 100;
+    bool pngs = plot::png_size(prefix + "attention.png") == heat && plot::png_size(prefix + "loss.png") == curve &&
+                heat.first > 100 && heat.second > 100;
+    for (size_t h = 0; h < heads.size(); ++h)
+      pngs = pngs && plot::png_size(prefix + "attention_head" + std::to_string(h + 1) + ".png").first > 100;
     std::printf("smoke: loss %.3f -> %.3f (%s), PNGs %s\n", n ? mean(0, n) : 0.0, n ? mean(losses.size() - n, n) : 0.0,
                 falls ? "falls" : "DOES NOT FALL", pngs ? "valid" : "INVALID");
     return falls && pngs ? 0 : 1;
@@ -376,7 +481,17 @@ int run_training(const Options& o, std::chrono::steady_clock::time_point t0) {
   return 0;
 }
 
+// Builds the model --model names, then translates one date or trains.
+int run(const Options& o, std::chrono::steady_clock::time_point t0) {
+  if (o.model == "transformer") {
+    auto model = make_transformer(o);
+    return o.translate.empty() ? run_training(*model, o, t0) : run_translate(*model, o);
+  }
+  auto model = make_lstm(o);
+  return o.translate.empty() ? run_training(*model, o, t0) : run_translate(*model, o);
+}
+
 int main(int argc, char** argv) {
   const auto t0 = std::chrono::steady_clock::now();
-  return program::run("translate", kUsage, argc, argv, parse_options, [&](const Options& o) { return o.translate.empty() ? run_training(o, t0) : run_translate(o); });
+  return program::run("translate", kUsage, argc, argv, parse_options, [&](const Options& o) { return run(o, t0); });
 }

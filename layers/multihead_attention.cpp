@@ -101,7 +101,7 @@ void MultiheadAttention::reset_parameters() {
 AttentionOutput MultiheadAttention::forward(const Tensor& query, const Tensor& key,
                                             const Tensor& value, const AttentionMask& mask,
                                             const Tensor& attn_bias, bool need_weights,
-                                            bool average_attn_weights) {
+                                            bool average_attn_weights, KVCache* cache) {
   const int64_t E = options.embed_dim(), H = options.num_heads();
   HEED_CHECK(query.dim() == 3 && query.size(2) == E, kOp, "query ", query.shape(),
              " is not (B, Tq, embed_dim = ", E, ")");
@@ -109,11 +109,13 @@ AttentionOutput MultiheadAttention::forward(const Tensor& query, const Tensor& k
              " is not (B, Tk, kdim = ", options.kdim(), ")");
   HEED_CHECK(value.dim() == 3 && value.size(2) == options.vdim(), kOp, "value ", value.shape(),
              " is not (B, Tk, vdim = ", options.vdim(), ")");
-  const int64_t B = query.size(0), Tq = query.size(1), Tk = key.size(1);
+  const int64_t B = query.size(0), Tq = query.size(1);
   HEED_CHECK(key.size(0) == B && value.size(0) == B, kOp, "batch sizes differ: query ",
              query.shape(), ", key ", key.shape(), ", value ", value.shape());
-  HEED_CHECK(value.size(1) == Tk, kOp, "key ", key.shape(), " and value ", value.shape(),
+  HEED_CHECK(value.size(1) == key.size(1), kOp, "key ", key.shape(), " and value ", value.shape(),
              " have different lengths Tk");
+  const bool self = query.impl() == key.impl() && key.impl() == value.impl();
+  const int64_t Tk = cache ? cached_keys(*cache, self, B, Tq, key.size(1)) : key.size(1);
   AttentionMask m = mask;  // a 3-D mask (B, Tq, Tk) is per batch element: (B, 1, Tq, Tk)
   if (m.mask().defined() && m.mask().dim() == 3) {
     const Shape& ms = m.mask().shape();
@@ -135,23 +137,41 @@ AttentionOutput MultiheadAttention::forward(const Tensor& query, const Tensor& k
 
   // The fast path: when the weights are not wanted (and no dropout acts on them, and no
   // bias is added), the tiled flash kernel computes the context without ever forming the
-  // (Tq, Tk) weights, reading the heads where the projection leaves them.
+  // (Tq, Tk) weights, reading the heads where the projection (or the cache) leaves them.
+  const bool fast = !need_weights && !attn_bias.defined() && !(options.dropout() > 0 && is_training());
   AttentionOutput out;
-  if (!need_weights && !attn_bias.defined() && !(options.dropout() > 0 && is_training())) {
+  if (fast && !cache) {
     out.output = out_proj->forward(flash_context(query, key, value, m));  // (B, Tq, E)
     return out;
   }
 
   // The composed path, the readable reference (tests/test_mha.cpp proves the fast path
-  // equal to it in the output and every gradient):
+  // equal to it in the output and every gradient; tests/test_kv_cache.cpp the cached one):
+  // 1. Q W^Q, K W^K, V W^V for all heads at once; with a cache, K and V of the new tokens
+  //    (self-attention) or of the memory on the first call (cross) go into it, and the
+  //    keys and values attended to are everything it holds.
+  Tensor q, k, v;  // (B, Tq, H d_k) (the first columns of [Q | K | V] (B, Tq, 3E)), (B, Tk, H d)
+  if (cache) {
+    q = project_into(*cache, self, query, key, value);
+    if (fast) {  // the flash kernel reads Q in place and the cache's storage in place
+      const FlashOptions tiles = FlashOptions().blocks(layout);
+      out.output = out_proj->forward(heed::detail::flash_attention_heads_prefix_at(
+          q, 0, cache->key_storage(), cache->value_storage(), Tk, m, {}, tiles));  // (B, Tq, E)
+      return out;
+    }
+    if (q.size(2) != H * options.head_dim_k()) q = narrow(q, 2, 0, H * options.head_dim_k());
+  } else {
+    const Projected p = project(*this, query, key, value);  // (B, T, H d)
+    q = p.q, k = p.k, v = p.v;
+  }
   if (layout.defined())  // the dense form of block-sparse attention
     m.mask(m.mask().defined() ? mul(m.mask().detach(), layout.pattern()) : layout.pattern());
-  // 1. Q W^Q, K W^K, V W^V for all heads at once
-  const auto [q, k, v] = project(*this, query, key, value);  // (B, T, H d)
 
   // 2. head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V), all heads in one batched call
   const Attended heads = scaled_dot_product_attention(
-      split_heads(q, H), split_heads(k, H), split_heads(v, H),  // (B, H, T, d)
+      split_heads(q, H),                                     // (B, H, Tq, d_k)
+      cache ? cache->keys() : split_heads(k, H),             // (B, H, Tk, d_k)
+      cache ? cache->values() : split_heads(v, H),           // (B, H, Tk, d_v)
       m, attn_bias, options.dropout(), is_training());  // weights (B, H, Tq, Tk)
   if (need_weights)
     out.weights = average_attn_weights ? mean(heads.weights, 1) : heads.weights;
@@ -159,6 +179,52 @@ AttentionOutput MultiheadAttention::forward(const Tensor& query, const Tensor& k
   // 3. Concat(head_1, ..., head_h) W^O + b^O
   out.output = out_proj->forward(merge_heads(heads.context));  // (B, Tq, E)
   return out;
+}
+
+// The number of keys a cached call attends to, after checking that the cache fits:
+//   self-attention  size() + Tq: the cached tokens and the new ones
+//   cross           size() once the memory is in (key must then have that length), else
+//                   the memory's length Tk (an undefined cache is allocated on that call)
+int64_t MultiheadAttention::cached_keys(const KVCache& cache, bool self, int64_t B, int64_t Tq,
+                                        int64_t Tk) const {
+  const int64_t H = options.num_heads(), dk = options.head_dim_k(), dv = options.head_dim_v();
+  HEED_CHECK(cache.defined() || !self, kOp, "self-attention with an undefined KVCache: make one "
+             "with KVCache(B, H, max_len, d_k, d_v) = (", B, ", ", H, ", max_len, ", dk, ", ", dv, ")");
+  if (!cache.defined()) return Tk;
+  HEED_CHECK(cache.batch() == B && cache.num_heads() == H && cache.head_dim_k() == dk &&
+                 cache.head_dim_v() == dv,
+             kOp, "the KVCache holds (B, H, d_k, d_v) = (", cache.batch(), ", ", cache.num_heads(),
+             ", ", cache.head_dim_k(), ", ", cache.head_dim_v(), "); this call needs (", B, ", ", H,
+             ", ", dk, ", ", dv, ")");
+  if (self) return cache.size() + Tq;
+  HEED_CHECK(cache.size() == 0 || cache.size() == Tk, kOp, "the cross-attention KVCache holds ",
+             cache.size(), " memory keys but key has ", Tk, " (reset the cache for a new memory; "
+             "self-attention passes one tensor as query, key and value)");
+  return cache.size() > 0 ? cache.size() : Tk;
+}
+
+// Step 1 with a cache. Returns Q's projection (B, Tq, H d_k), or [Q | K | V] (B, Tq, 3E) when
+// one packed GEMM made all three (its first H d_k columns are Q), after writing into the cache
+//   self-attention  K and V of the new tokens, appended (read in place from [Q | K | V])
+//   cross           K and V of the memory, when the cache is empty (allocated if undefined,
+//                   for exactly Tk keys); later calls project only Q
+Tensor MultiheadAttention::project_into(KVCache& cache, bool self, const Tensor& query,
+                                        const Tensor& key, const Tensor& value) {
+  const int64_t H = options.num_heads(), dk = options.head_dim_k(), nq = H * dk;
+  if (self && in_proj_weight.defined()) {
+    const Tensor qkv = linear(query, in_proj_weight, in_proj_bias);  // [Q | K | V] (B, Tq, 3E)
+    cache.append_heads(qkv, qkv, nq, 2 * nq);
+    return qkv;
+  }
+  if (self || cache.size() == 0) {
+    if (!cache.defined())
+      cache = KVCache(query.size(0), H, key.size(1), dk, options.head_dim_v());
+    const Projected p = project(*this, query, key, value);  // (B, T, H d)
+    cache.append_heads(p.k, p.v);
+    return p.q;
+  }
+  return linear(query, in_proj_weight.defined() ? rows(in_proj_weight, 0, nq) : q_proj_weight,
+                rows(in_proj_bias, 0, nq));  // (B, Tq, H d_k)
 }
 
 // Steps 1-2 of the fast path -> Concat(head_1, ..., head_h) (B, Tq, H d_v), no copies:

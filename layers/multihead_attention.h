@@ -42,15 +42,36 @@
 // Cost: projections O(B (Tq E + Tk kdim) H d_k + B Tk vdim H d_v + B Tq H d_v E);
 // attention O(B H Tq Tk (d_k + d_v)) time and O(B H Tq Tk) memory (scores and weights).
 //
+// Incremental decoding (layers/kv_cache.h): forward(..., cache) with a KVCache keeps the
+// keys and values already projected, so each step projects only the new tokens:
+//   self-attention (query, key, value one tensor, (B, t, E)): K and V of the t new tokens
+//     are appended to the cache (KVCache(B, H, max_len, d_k, d_v), made by the caller), and
+//     the t queries attend to all cached keys, the new ones included: Tk = size() after
+//     the append. Masks are for (B, H, t, Tk): .causal() aligns the last query with the
+//     last key, so a prompt of any length and then one token at a time give the rows of a
+//     full causal forward; key_padding is (B, Tk).
+//   cross-attention (key and value the memory (B, Ts, kdim)): the first call, with the
+//     cache empty or undefined (then allocated for exactly Ts keys), projects the memory
+//     and stores it; later calls project only the queries and attend to the stored keys
+//     (key must still be the memory's shape; reset() the cache for a new memory).
+// The flash path reads the cache's (B, H, max_len, d) storage in place; the composed path
+// (need_weights, attn_bias, dropout) attends to keys()/values(), copies of the filled part.
+// Decode under heed::NoGradGuard: the cache refuses tensors that require grad (kv_cache.h).
+// A step of t tokens after n cached costs O(B t E (3E + ...)) projections and
+// O(B H t (n + t) (d_k + d_v)) attention: O(n) per token, not O(n^2).
+//
 //   auto mha = std::make_shared<nn::MultiheadAttention>(nn::MultiheadAttentionOptions(512, 8));
 //   auto [y, w] = mha->forward(x, x, x, nn::AttentionMask().key_padding(pad).causal());
 //   auto [y2, w2] = mha->forward(x, x, x, nn::AttentionMask().causal(),
 //                                nn::alibi_bias(8, T, T).unsqueeze(0));   // + ALiBi bias
+//   nn::KVCache kv(B, 8, 1024, 64, 64);                    // decoding, under NoGradGuard
+//   Tensor y_t = mha->forward(x_t, x_t, x_t, nn::AttentionMask().causal(), {}, false, true, &kv).output;
 #pragma once
 #include <memory>
 
 #include "../autograd/attend.h"
 #include "../autograd/block_layout.h"
+#include "kv_cache.h"
 #include "linear.h"
 #include "module.h"
 
@@ -106,9 +127,14 @@ class MultiheadAttention : public Module {
   // need_weights = false (and no dropout at work, no attn_bias) runs the tiled flash
   // kernel, which never forms the (Tq, Tk) weights (autograd/flash_attention.h); with an
   // attn_bias the composed path runs. average_attn_weights = false returns them per head.
+  // cache: incremental decoding (above); then Tk is the number of keys attended to, and a
+  // heed::Error names MultiheadAttention when the cache's (B, H, d_k, d_v) do not fit, a
+  // self-attention cache is undefined, or a cross cache holds another memory's length
+  // (KVCache's own errors: overflow past max_len, grad mode on).
   AttentionOutput forward(const Tensor& query, const Tensor& key, const Tensor& value,
                           const AttentionMask& mask = {}, const Tensor& attn_bias = {},
-                          bool need_weights = true, bool average_attn_weights = true);
+                          bool need_weights = true, bool average_attn_weights = true,
+                          KVCache* cache = nullptr);
   std::string repr() const override;  // MultiheadAttention(embed_dim=8, num_heads=2)
   void reset_parameters();  // xavier_uniform_ projections, zero biases, as PyTorch
 
@@ -121,6 +147,11 @@ class MultiheadAttention : public Module {
   // The projections and the flash kernel, heads read in place: Concat(heads) (B, Tq, H d_v).
   Tensor flash_context(const Tensor& query, const Tensor& key, const Tensor& value,
                        const AttentionMask& m);
+  // With a cache: the number of keys attended to, and step 1 writing K and V into it
+  // (multihead_attention.cpp says which).
+  int64_t cached_keys(const KVCache& cache, bool self, int64_t B, int64_t Tq, int64_t Tk) const;
+  Tensor project_into(KVCache& cache, bool self, const Tensor& query, const Tensor& key,
+                      const Tensor& value);
 };
 
 }  // namespace heed::nn

@@ -29,15 +29,17 @@ TransformerDecoderLayer::TransformerDecoderLayer(const TransformerDecoderLayerOp
 }
 
 // dropout1(MultiHead(x, x, x))
-Tensor TransformerDecoderLayer::sa_block(const Tensor& x, const AttentionMask& mask) {
-  return dropout1->forward(self_attn->forward(x, x, x, mask, {}, /*need_weights=*/false).output);
+Tensor TransformerDecoderLayer::sa_block(const Tensor& x, const AttentionMask& mask,
+                                         KVCache* cache) {
+  return dropout1->forward(
+      self_attn->forward(x, x, x, mask, {}, /*need_weights=*/false, true, cache).output);
 }
 
 // dropout2(MultiHead(x, memory, memory)): queries from the decoder, keys and values from memory
 Tensor TransformerDecoderLayer::mha_block(const Tensor& x, const Tensor& memory,
-                                          const AttentionMask& mask) {
+                                          const AttentionMask& mask, KVCache* cache) {
   return dropout2->forward(
-      multihead_attn->forward(x, memory, memory, mask, {}, /*need_weights=*/false).output);
+      multihead_attn->forward(x, memory, memory, mask, {}, /*need_weights=*/false, true, cache).output);
 }
 
 // dropout3(linear2(dropout(act(linear1(x)))))
@@ -47,23 +49,31 @@ Tensor TransformerDecoderLayer::ff_block(const Tensor& x) {
 }
 
 Tensor TransformerDecoderLayer::forward(const Tensor& tgt, const Tensor& memory,
-                                        const AttentionMask& tgt_mask, const AttentionMask& memory_mask) {
+                                        const AttentionMask& tgt_mask, const AttentionMask& memory_mask,
+                                        DecoderLayerCache* cache) {
   const char* op = "TransformerDecoderLayer";
   check_sequence(op, "tgt", tgt, options.d_model());
   check_sequence(op, "memory", memory, options.d_model());
   HEED_CHECK(tgt.size(0) == memory.size(0), op, "tgt ", tgt.shape(), " and memory ", memory.shape(),
              " have different batch sizes");
+  KVCache* sc = cache ? &cache->self_attn : nullptr;   // the target's keys and values so far
+  KVCache* cc = cache ? &cache->cross_attn : nullptr;  // the projected memory
   Tensor x = tgt;  // (B, Tt, E)
   if (options.norm_first()) {
-    x = x + sa_block(norm1->forward(x), tgt_mask);               // x + dropout1(SelfAttn(norm1(x)))
-    x = x + mha_block(norm2->forward(x), memory, memory_mask);   // x + dropout2(CrossAttn(norm2(x), m))
-    x = x + ff_block(norm3->forward(x));                         // x + dropout3(FFN(norm3(x)))
+    x = x + sa_block(norm1->forward(x), tgt_mask, sc);                 // x + dropout1(SelfAttn(norm1(x)))
+    x = x + mha_block(norm2->forward(x), memory, memory_mask, cc);     // x + dropout2(CrossAttn(norm2(x), m))
+    x = x + ff_block(norm3->forward(x));                               // x + dropout3(FFN(norm3(x)))
   } else {
-    x = norm1->forward(x + sa_block(x, tgt_mask));               // norm1(x + dropout1(SelfAttn(x)))
-    x = norm2->forward(x + mha_block(x, memory, memory_mask));   // norm2(x + dropout2(CrossAttn(x, m)))
+    x = norm1->forward(x + sa_block(x, tgt_mask, sc));                 // norm1(x + dropout1(SelfAttn(x)))
+    x = norm2->forward(x + mha_block(x, memory, memory_mask, cc));     // norm2(x + dropout2(CrossAttn(x, m)))
     x = norm3->forward(x + ff_block(x));                         // norm3(x + dropout3(FFN(x)))
   }
   return x;
+}
+
+DecoderLayerCache TransformerDecoderLayer::make_cache(int64_t batch, int64_t max_len) const {
+  const MultiheadAttentionOptions& o = self_attn->options;
+  return {KVCache(batch, o.num_heads(), max_len, o.head_dim_k(), o.head_dim_v()), KVCache()};
 }
 
 std::string TransformerDecoderLayer::repr() const {
@@ -83,10 +93,54 @@ TransformerDecoder::TransformerDecoder(const TransformerDecoderOptions& opts) : 
 }
 
 Tensor TransformerDecoder::forward(const Tensor& tgt, const Tensor& memory,
-                                   const AttentionMask& tgt_mask, const AttentionMask& memory_mask) {
+                                   const AttentionMask& tgt_mask, const AttentionMask& memory_mask,
+                                   TransformerDecoderCache* cache) {
+  HEED_CHECK(!cache || cache->layers.size() == layers->size(), "TransformerDecoder", "the cache has ",
+             cache ? cache->layers.size() : 0, " layers, the decoder ", layers->size(),
+             " (make it with make_cache)");
   Tensor x = tgt;  // (B, Tt, E); each layer checks the shapes
-  for (size_t i = 0; i < layers->size(); ++i) x = (*layers)[i].forward(x, memory, tgt_mask, memory_mask);
+  for (size_t i = 0; i < layers->size(); ++i)
+    x = (*layers)[i].forward(x, memory, tgt_mask, memory_mask, cache ? &cache->layers[i] : nullptr);
   return norm ? norm->forward(x) : x;
+}
+
+TransformerDecoderCache TransformerDecoder::make_cache(int64_t batch, int64_t max_len) const {
+  TransformerDecoderCache cache;
+  for (size_t i = 0; i < layers->size(); ++i) cache.layers.push_back((*layers)[i].make_cache(batch, max_len));
+  return cache;
+}
+
+int64_t TransformerDecoderCache::size() const {
+  return layers.empty() ? 0 : layers[0].self_attn.size();
+}
+
+void TransformerDecoderCache::reset() {
+  for (DecoderLayerCache& l : layers) {
+    l.self_attn.reset();
+    l.cross_attn = KVCache();  // the next memory may differ in length
+  }
+}
+
+void TransformerDecoderCache::crop(int64_t len) {
+  for (DecoderLayerCache& l : layers) l.self_attn.crop(len);
+}
+
+void TransformerDecoderCache::reorder(const IndexTensor& rows) {
+  for (DecoderLayerCache& l : layers)
+    for (KVCache* c : {&l.self_attn, &l.cross_attn})
+      if (c->defined()) c->reorder(rows);
+}
+
+int64_t TransformerDecoderCache::bytes_per_token() const {
+  int64_t n = 0;
+  for (const DecoderLayerCache& l : layers) n += l.self_attn.bytes_per_token();
+  return n;
+}
+
+int64_t TransformerDecoderCache::bytes() const {
+  int64_t n = 0;
+  for (const DecoderLayerCache& l : layers) n += l.self_attn.bytes() + l.cross_attn.bytes();
+  return n;
 }
 
 std::string TransformerDecoder::repr() const {

@@ -39,6 +39,20 @@
 //   parameters      8 E^2 + 2 E F + 15 E + F     (4,204,032 for E = 512, H = 8, F = 2048)
 //   saved for backward  O(nt (E + F) + ns E) + the (B, H, Tt, Tt) and (B, H, Tt, Ts) weights
 //
+// Incremental decoding (layers/kv_cache.h): each layer keeps a DecoderLayerCache, the
+// self-attention's keys and values of the target so far and the cross-attention's projected
+// memory; the stack keeps one per layer in a TransformerDecoderCache. A step feeds only the
+// new target tokens (B, t, E), with tgt_mask .causal() (and key_padding (B, size() + t) if
+// the targets are padded): each layer's self-attention attends to all cached tokens and the
+// new ones, its cross-attention to the memory projected on the first step. The result
+// equals rows size() .. size() + t - 1 of a full causal forward (tests/test_kv_cache.cpp).
+// Memory: bytes_per_token() = num_layers * B * 2E * sizeof(real) for the self caches, plus
+// num_layers * B * Ts * 2E * sizeof(real) for the memory. Decode under heed::NoGradGuard.
+//   auto cache = decoder->make_cache(B, max_len);
+//   heed::NoGradGuard no_grad;
+//   for (...) y_t = decoder->forward(tgt_t, memory, nn::AttentionMask().causal(), src_mask, &cache);
+//   cache.reorder(parent_beams);   // beam search: row b continues old row parent_beams[b]
+//
 // Example:
 //   auto dec = std::make_shared<nn::TransformerDecoderLayer>(nn::TransformerDecoderLayerOptions(512, 8));
 //   Tensor y = dec->forward(tgt, memory, nn::AttentionMask().causal(),      // (B, Tt, 512)
@@ -46,9 +60,11 @@
 #pragma once
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "../autograd/attend.h"
 #include "dropout.h"
+#include "kv_cache.h"
 #include "layer_norm.h"
 #include "linear.h"
 #include "module.h"
@@ -57,13 +73,42 @@
 
 namespace heed::nn {
 
+// One decoder layer's caches (layers/kv_cache.h).
+struct DecoderLayerCache {
+  KVCache self_attn;   // (B, H, max_len, E/H) keys and values of the target tokens so far
+  KVCache cross_attn;  // (B, H, Ts, E/H) the projected memory; undefined until the first step
+};
+
+// Every layer's caches, for TransformerDecoder::forward. The operations act on all layers.
+class TransformerDecoderCache {
+ public:
+  std::vector<DecoderLayerCache> layers;  // one per decoder layer, in order
+
+  int64_t size() const;  // target tokens cached: the position offset of the next token
+  // Forgets the target and the memory (the cross caches become undefined, refilled from the
+  // next memory, of any length); the self caches keep their batch size and max_len.
+  void reset();
+  // Keeps the first len target tokens (the memory stays). heed::Error naming KVCache unless
+  // 0 <= len <= size().
+  void crop(int64_t len);
+  // Beam search: new row b = old row rows[b] in every self and (filled) cross cache; rows
+  // may change the batch size (KVCache::reorder).
+  void reorder(const IndexTensor& rows);
+  int64_t bytes_per_token() const;  // the self caches' KVCache::bytes_per_token(), summed
+  int64_t bytes() const;            // everything allocated, memory caches included
+};
+
 class TransformerDecoderLayer : public Module {
  public:
   explicit TransformerDecoderLayer(const TransformerDecoderLayerOptions& options);
 
-  // tgt (B, Tt, E), memory (B, Ts, E) -> (B, Tt, E)
+  // tgt (B, Tt, E), memory (B, Ts, E) -> (B, Tt, E). With a cache, tgt holds the Tt new
+  // tokens and tgt_mask is for (Tt, cache->self_attn.size() + Tt) keys (above).
   Tensor forward(const Tensor& tgt, const Tensor& memory, const AttentionMask& tgt_mask = {},
-                 const AttentionMask& memory_mask = {});
+                 const AttentionMask& memory_mask = {}, DecoderLayerCache* cache = nullptr);
+  // Self-attention cache for batch rows and max_len target tokens; cross filled later.
+  // heed::Error naming KVCache for sizes < 1.
+  DecoderLayerCache make_cache(int64_t batch, int64_t max_len) const;
   // TransformerDecoderLayer(d_model=4, nhead=2, ..., norm_first=False); children in summary()
   std::string repr() const override;
 
@@ -78,9 +123,10 @@ class TransformerDecoderLayer : public Module {
   std::shared_ptr<Dropout> dropout1, dropout2, dropout3;
 
  private:
-  Tensor sa_block(const Tensor& x, const AttentionMask& mask);  // dropout1(SelfAttn(x))
+  Tensor sa_block(const Tensor& x, const AttentionMask& mask,  // dropout1(SelfAttn(x))
+                  KVCache* cache);
   Tensor mha_block(const Tensor& x, const Tensor& memory,       // dropout2(CrossAttn(x, memory))
-                   const AttentionMask& mask);
+                   const AttentionMask& mask, KVCache* cache);
   Tensor ff_block(const Tensor& x);                             // dropout3(FFN(x))
 };
 
@@ -107,8 +153,12 @@ class TransformerDecoder : public Module {
   explicit TransformerDecoder(const TransformerDecoderOptions& options);
 
   // tgt (B, Tt, E), memory (B, Ts, E) -> (B, Tt, E); the same masks for every layer.
+  // With a cache (from make_cache), tgt holds the Tt new tokens (above); heed::Error naming
+  // TransformerDecoder when the cache has another number of layers.
   Tensor forward(const Tensor& tgt, const Tensor& memory, const AttentionMask& tgt_mask = {},
-                 const AttentionMask& memory_mask = {});
+                 const AttentionMask& memory_mask = {}, TransformerDecoderCache* cache = nullptr);
+  // A cache for batch rows and max_len target tokens, one DecoderLayerCache per layer.
+  TransformerDecoderCache make_cache(int64_t batch, int64_t max_len) const;
   std::string repr() const override;  // TransformerDecoder(num_layers=6, norm=True)
 
   TransformerDecoderOptions options;

@@ -46,37 +46,57 @@ void write_file_atomically(const char* op, const std::string& path, const std::v
   }
 }
 
-std::vector<uint8_t> read_regular_file(const char* op, const std::string& path) {
-  // O_NONBLOCK: opening a FIFO must not wait for a writer; fstat then refuses it.
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) fail(op, "'", path, "': cannot open it: ", errno_text());
+// What a path that is not a regular file is, for the error message.
+static const char* file_kind(mode_t m) {
+  if (S_ISDIR(m)) return "a directory";
+  if (S_ISFIFO(m)) return "a FIFO";
+  if (S_ISCHR(m)) return "a character device";
+  if (S_ISBLK(m)) return "a block device";
+  if (S_ISSOCK(m)) return "a socket";
+  return "not a regular file";
+}
+
+RegularFile::RegularFile(const char* op, const std::string& path) : op_(op), path_(path) {
+  fd_ = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd_ < 0) fail(op, "'", path, "': cannot open it: ", errno_text());
   struct stat st;
-  if (fstat(fd, &st) != 0) {
+  if (fstat(fd_, &st) != 0) {
     const std::string why = errno_text();
-    close(fd);
+    close(fd_);
     fail(op, "'", path, "': cannot stat it: ", why);
   }
   if (!S_ISREG(st.st_mode)) {
-    close(fd);
-    fail(op, "'", path, "': not a regular file");
+    close(fd_);
+    fail(op, "'", path, "': not a regular file: it is ", file_kind(st.st_mode));
   }
-  std::vector<uint8_t> bytes(size_t(st.st_size));
+  size_ = uint64_t(st.st_size);
+}
+
+RegularFile::~RegularFile() { close(fd_); }
+
+size_t RegularFile::read_at(uint8_t* p, size_t n, uint64_t offset) const {
   size_t got = 0;
-  while (got < bytes.size()) {
-    const ssize_t n = read(fd, bytes.data() + got, bytes.size() - got);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const std::string why = n < 0 ? errno_text() : "it ended early (changed while being read?)";
-      close(fd);
-      fail(op, "'", path, "': cannot read its ", bytes.size(), " bytes: ", why);
-    }
-    got += size_t(n);
+  while (got < n) {
+    const ssize_t r = pread(fd_, p + got, n - got, off_t(offset + got));
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) fail(op_, "'", path_, "': cannot read it: ", errno_text());
+    if (r == 0) break;
+    got += size_t(r);
   }
+  return got;
+}
+
+std::vector<uint8_t> RegularFile::read_exactly(uint64_t n) const {
+  std::vector<uint8_t> bytes(n);
   uint8_t extra;
-  const ssize_t more = read(fd, &extra, 1);
-  close(fd);
-  if (more != 0) fail(op, "'", path, "': it grew while being read");
+  if (read_at(bytes.data(), n, 0) != n || read_at(&extra, 1, n) != 0)
+    fail(op_, "'", path_, "': it changed size while being read (", n, " bytes expected)");
   return bytes;
+}
+
+std::vector<uint8_t> read_regular_file(const char* op, const std::string& path) {
+  const RegularFile f(op, path);
+  return f.read_exactly(f.size());
 }
 
 }  // namespace heed

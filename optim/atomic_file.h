@@ -1,5 +1,5 @@
-// atomic_file.h - whole-file writes that never leave a half-written file, reads of a regular
-// file of known size, and little-endian integer fields: what the two file formats share,
+// atomic_file.h - whole-file writes that never leave a half-written file, reads of regular
+// files only (never a FIFO or a device), and little-endian integer fields: what the two file formats share,
 // checkpoints (checkpoint_file.h) and safetensors (safetensors.h).
 //
 //   heed::write_file_atomically("save_checkpoint", "run/ckpt.bin", bytes);
@@ -17,10 +17,33 @@ namespace heed {
 // `op` and the path.
 void write_file_atomically(const char* op, const std::string& path, const std::vector<uint8_t>& bytes);
 
-// The bytes of `path`. Refuses (heed::Error naming `op` and the path) a file that cannot be
-// opened or read, and anything that is not a regular file (a directory, a FIFO, a device such
-// as /dev/zero): the size is taken from fstat before anything is allocated, and a file that
-// changes size while being read is refused too.
+// A regular file open for reading. The constructor refuses (heed::Error naming `op`, the
+// path and what it is) a path that cannot be opened and anything that is not a regular file
+// (a directory, a FIFO, a device such as /dev/zero, which never ends): fstat decides before
+// a byte is read, and O_NONBLOCK keeps the open of a FIFO from waiting for a writer. A
+// reader checks a format's header with read_at, then takes the bytes it declares.
+class RegularFile {
+ public:
+  RegularFile(const char* op, const std::string& path);
+  ~RegularFile();
+  RegularFile(const RegularFile&) = delete;
+  RegularFile& operator=(const RegularFile&) = delete;
+
+  uint64_t size() const { return size_; }  // from fstat at open
+  // Up to n bytes at `offset` into p; fewer only at the end of the file.
+  size_t read_at(uint8_t* p, size_t n, uint64_t offset) const;
+  // Bytes [0, n), refusing a file that is no longer exactly n bytes long (it changed while
+  // being read).
+  std::vector<uint8_t> read_exactly(uint64_t n) const;
+
+ private:
+  const char* op_;
+  std::string path_;
+  int fd_ = -1;
+  uint64_t size_ = 0;
+};
+
+// The bytes of the regular file `path`: RegularFile's checks, then all size() bytes.
 std::vector<uint8_t> read_regular_file(const char* op, const std::string& path);
 
 // The little-endian unsigned integer of 1..8 bytes at p, whatever the host's byte order.

@@ -2,12 +2,7 @@
 // back with every length bounds-checked before anything in the model or optimizer changes.
 #include "checkpoint_file.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <limits>
@@ -22,8 +17,6 @@
 namespace heed {
 
 namespace {
-
-std::string errno_text() { return std::strerror(errno); }
 
 constexpr char kMagic[8] = {'H', 'E', 'E', 'D', 'C', 'K', 'P', 'T'};
 constexpr size_t kHeaderBytes = 24;  // magic, version, element size, file size
@@ -199,52 +192,16 @@ void save(const std::string& path, const nn::Module& model, const optim::Optimiz
   write_file_atomically("save_checkpoint", path, w.bytes);
 }
 
-// What a path that is not a regular file is, for the error message.
-const char* file_kind(mode_t m) {
-  if (S_ISDIR(m)) return "a directory";
-  if (S_ISFIFO(m)) return "a FIFO";
-  if (S_ISCHR(m)) return "a character device";
-  if (S_ISBLK(m)) return "a block device";
-  if (S_ISSOCK(m)) return "a socket";
-  return "not a regular file";
-}
-
-// An open file descriptor, closed when it goes out of scope.
-struct Fd {
-  int fd;
-  ~Fd() { close(fd); }
-};
-
-// Reads up to n bytes at `offset` into p, stopping early only at the end of the file.
-size_t read_at(const Fd& f, const std::string& path, uint8_t* p, size_t n, size_t offset) {
-  size_t got = 0;
-  while (got < n) {
-    const ssize_t r = pread(f.fd, p + got, n - got, off_t(offset + got));
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) refuse(path, "cannot read it: ", errno_text());
-    if (r == 0) break;
-    got += size_t(r);
-  }
-  return got;
-}
-
 // The file's bytes, read only after its fixed header checks out, and never more than the
-// header declares and the file's size confirms. Only a regular file is read: a directory,
-// FIFO, socket or device (/dev/zero never ends, a FIFO can block forever) is refused by
-// fstat before any byte is read, and O_NONBLOCK keeps the open of a FIFO from waiting.
+// header declares and the file's size confirms; only a regular file is read (RegularFile).
 std::vector<uint8_t> read_file(const std::string& path) {
-  const Fd f{open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC)};
-  if (f.fd < 0) refuse(path, "cannot open it: ", errno_text());
-  struct stat st;
-  if (fstat(f.fd, &st) != 0) refuse(path, "cannot stat it: ", errno_text());
-  if (!S_ISREG(st.st_mode))
-    refuse(path, "not a checkpoint: it is ", file_kind(st.st_mode), ", not a regular file");
-  const size_t size = size_t(st.st_size);
+  const RegularFile f("load_checkpoint", path);
+  const size_t size = size_t(f.size());
 
   // 1. The header, field by field: a short prefix of a checkpoint is "truncated", anything
   //    else that does not start with the magic is "not a heed checkpoint".
   uint8_t h[kHeaderBytes];
-  const size_t head = read_at(f, path, h, std::min(size, kHeaderBytes), 0);
+  const size_t head = f.read_at(h, std::min(size, kHeaderBytes), 0);
   auto need = [&](size_t n) {
     if (head < n) refuse(path, "truncated: ", size, " bytes, shorter than the ", kHeaderBytes, "-byte header");
   };
@@ -268,11 +225,7 @@ std::vector<uint8_t> read_file(const std::string& path) {
 
   // 2. The whole file, now known to be `declared` bytes: one allocation of that size, and
   //    a file that shrinks or grows meanwhile is refused.
-  std::vector<uint8_t> bytes(declared);
-  uint8_t extra;
-  if (read_at(f, path, bytes.data(), declared, 0) != declared || read_at(f, path, &extra, 1, declared) != 0)
-    refuse(path, "it changed size while being read (", declared, " bytes declared)");
-  return bytes;
+  return f.read_exactly(declared);
 }
 
 void load(const std::string& path, nn::Module& model, optim::Optimizer* opt) {

@@ -1,5 +1,12 @@
 // gradcheck_arith.cpp - finite-difference checks (double build) of arithmetic, matmul,
 // sum/mean/sum_to/expand and the views.
+#include <heed/core/random.h>
+#include <heed/autograd/arith.h>
+#include <heed/autograd/grad_mode.h>
+#include <heed/autograd/linalg.h>
+#include <heed/autograd/reduce.h>
+#include <heed/autograd/unary.h>
+#include <heed/autograd/views.h>
 #include "helpers.h"
 
 using namespace heed;

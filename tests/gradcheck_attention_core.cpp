@@ -2,8 +2,15 @@
 // attention core, attend() (mask -> softmax -> dropout -> alpha V), and of scaled
 // dot-product attention on top of it. Each check differentiates the context and the
 // weights together (both flattened into one output), w.r.t. scores/q/k and values.
+#include <heed/core/random.h>
+#include <heed/autograd/arith.h>
 #include <heed/autograd/attend.h>
+#include <heed/autograd/attention_mask.h>
+#include <heed/autograd/dropout_op.h>
+#include <heed/autograd/reduce.h>
 #include <heed/autograd/scaled_dot_product.h>
+#include <heed/autograd/shape_ops.h>
+#include <heed/autograd/views.h>
 #include <heed/layers/scaled_dot_product.h>
 #include "helpers.h"
 

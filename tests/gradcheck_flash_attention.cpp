@@ -4,7 +4,12 @@
 // (B, T, H*D) and packed (B, T, 3*H*D); and, in double, flash == composed to 1e-12.
 #include <utility>
 
+#include <heed/core/random.h>
+#include <heed/autograd/arith.h>
+#include <heed/autograd/attention_mask.h>
+#include <heed/autograd/compare.h>
 #include <heed/autograd/flash_attention.h>
+#include <heed/autograd/reduce.h>
 #include "helpers.h"
 
 using namespace heed;
@@ -83,6 +88,24 @@ TEST_CASE("gradcheck flash attention reading heads in place: side by side and pa
         // qkv (B, T, 3 * H * 3): Q, K, V and their gradients at row stride 18
         Tensor qkv = param({2, Tq, 3 * H * 3});
         check_grad([&](const V& x) { return flash_attention_packed(x[0], H, m, {}, opt); }, {qkv});
+      }
+}
+
+TEST_CASE("gradcheck flash attention over a prefix of preallocated keys (a KV cache)") {
+  manual_seed(25);
+  const int64_t H = 2, L = 9;  // storage for 9 keys, the first Tk of them read
+  for (auto [Tq, Tk] : kLengths)
+    for (const AttentionMask& m : mask_kinds(2, Tk))
+      for (const FlashOptions& opt : {FlashOptions().rows(2).cols(3).backward(FlashBackward::by_head),
+                                      FlashOptions().rows(3).cols(2).backward(FlashBackward::by_blocks)}) {
+        CAPTURE(Tq); CAPTURE(Tk); CAPTURE(m.is_causal()); CAPTURE(m.key_padding().defined());
+        // k (B, H, L, 3), v (B, H, L, 2): heads L*3 and L*2 apart, rows Tk .. L never read
+        Tensor k = param({2, H, L, 3}), v = param({2, H, L, 2});
+        Tensor q = param({2, H, Tq, 3}), qs = param({2, Tq, H * 3});
+        check_grad([&](const V& x) { return flash_attention_prefix(x[0], x[1], x[2], Tk, m, {}, opt); },
+                   {q, k, v});
+        check_grad([&](const V& x) { return flash_attention_heads_prefix(x[0], x[1], x[2], Tk, m, {}, opt); },
+                   {qs, k, v});
       }
 }
 

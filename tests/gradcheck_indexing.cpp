@@ -2,6 +2,9 @@
 // with repeated ids so the scatter-add backward is exercised.
 #include <random>
 
+#include <heed/core/random.h>
+#include <heed/autograd/arith.h>
+#include <heed/autograd/indexing.h>
 #include "helpers.h"
 
 using namespace heed;

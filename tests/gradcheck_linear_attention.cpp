@@ -1,6 +1,8 @@
 // gradcheck_linear_attention.cpp - finite-difference checks (double build) of the linear
 // attention op's hand-written backward (causal and not, padding, Tq != Tk, 3-D and 4-D),
 // of its quadratic reference, and of nn::LinearAttention.
+#include <heed/core/random.h>
+#include <heed/autograd/attention_mask.h>
 #include <heed/autograd/linear_attention.h>
 #include <heed/layers/linear_attention.h>
 #include "helpers.h"

@@ -1,6 +1,17 @@
 // gradcheck_long_attention.cpp - finite-difference checks (double build) of chunked,
 // sliding-window and sparse attention w.r.t. q, k and v, with key padding, causal masks
 // and queries whose every key is masked (zero context, zero gradient).
+#include <heed/core/random.h>
+#include <heed/autograd/arith.h>
+#include <heed/autograd/attend.h>
+#include <heed/autograd/attention_mask.h>
+#include <heed/autograd/chunked_attention.h>
+#include <heed/autograd/compare.h>
+#include <heed/autograd/reduce.h>
+#include <heed/autograd/shape_ops.h>
+#include <heed/autograd/sliding_window_attention.h>
+#include <heed/autograd/sparse_attention.h>
+#include <heed/autograd/views.h>
 #include <heed/layers/chunked_attention.h>
 #include <heed/layers/sliding_window_attention.h>
 #include <heed/layers/sparse_attention.h>

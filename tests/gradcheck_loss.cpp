@@ -1,6 +1,11 @@
 // gradcheck_loss.cpp - finite-difference checks (double build) of every loss in
 // layers/loss.h, for each reduction: cross_entropy with ignored positions, label smoothing,
 // class weights and the (N, C, d...) layout; nll_loss; mse_loss; bce with logits.
+#include <heed/core/random.h>
+#include <heed/autograd/arith.h>
+#include <heed/autograd/linalg.h>
+#include <heed/autograd/loss_ops.h>
+#include <heed/autograd/unary.h>
 #include <heed/layers/loss.h>
 #include "helpers.h"
 

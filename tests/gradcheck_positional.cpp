@@ -2,9 +2,17 @@
 // piece of the position encodings: the rotary op and its twin, the relative-position bucket
 // ops, Shaw's key and value terms, RelativeSelfAttention (inputs and tables, with padding,
 // causal and fully masked rows), and the learned and sinusoidal modules.
+#include <heed/core/random.h>
+#include <heed/autograd/arith.h>
+#include <heed/autograd/attention_mask.h>
+#include <heed/autograd/reduce.h>
+#include <heed/autograd/relative_position.h>
 #include <heed/autograd/relative_position_op.h>
 #include <heed/autograd/rope_op.h>
+#include <heed/layers/absolute_position.h>
 #include <heed/layers/positional.h>
+#include <heed/layers/relative_position.h>
+#include <heed/layers/rope.h>
 #include "helpers.h"
 
 using namespace heed;

@@ -3,6 +3,10 @@
 // against their composed twins.
 #include <limits>
 
+#include <heed/core/random.h>
+#include <heed/autograd/arith.h>
+#include <heed/autograd/softmax.h>
+#include <heed/autograd/unary.h>
 #include "helpers.h"
 
 using namespace heed;

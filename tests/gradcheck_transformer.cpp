@@ -5,7 +5,11 @@
 // Sizes: B=2, T=3 (Ts=4), E=4, H=2, F=6, dropout 0.
 #include <string>
 
+#include <heed/core/random.h>
+#include <heed/autograd/attention_mask.h>
+#include <heed/autograd/dropout_op.h>
 #include <heed/layers/feed_forward.h>
+#include <heed/layers/transformer.h>
 #include <heed/layers/transformer_decoder.h>
 #include <heed/layers/transformer_encoder.h>
 #include "helpers.h"

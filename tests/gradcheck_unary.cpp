@@ -3,6 +3,9 @@
 // elu and clamp are not differentiable there) and inside each op's domain (log, sqrt).
 #include <initializer_list>
 
+#include <heed/core/random.h>
+#include <heed/autograd/arith.h>
+#include <heed/autograd/unary.h>
 #include "helpers.h"
 
 using namespace heed;

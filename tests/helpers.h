@@ -1,5 +1,8 @@
 // helpers.h - small utilities shared by the tests.
 // An include guard, not #pragma once: the Makefile precompiles this header (see its tests section).
+// It holds doctest, the standard library and the few heed headers these helpers use; each test
+// file includes the other heed headers it uses itself, so that touching one library header
+// recompiles only the tests that include it.
 #ifndef HEED_TESTS_HELPERS_H
 #define HEED_TESTS_HELPERS_H
 #include <doctest/doctest.h>
@@ -11,7 +14,10 @@
 #include <utility>
 #include <vector>
 
-#include <heed/heed.h>
+#include <heed/autograd/gradcheck.h>
+#include <heed/core/error.h>
+#include <heed/core/parallel.h>
+#include <heed/core/tensor.h>
 
 namespace heed::test {
 

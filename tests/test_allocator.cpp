@@ -7,6 +7,13 @@
 #include <thread>
 #include <vector>
 
+#include <heed/core/allocator.h>
+#include <heed/core/random.h>
+#include <heed/autograd/arith.h>
+#include <heed/autograd/grad_mode.h>
+#include <heed/autograd/linalg.h>
+#include <heed/autograd/reduce.h>
+#include <heed/autograd/unary.h>
 #include "helpers.h"
 
 using namespace heed;

@@ -219,6 +219,14 @@ TEST_CASE("bounds: every schedule at step INT64_MAX is PyTorch's value or its li
           {"StepDecay", "gamma inf"});
 }
 
+TEST_CASE("bounds: HEED_DYNAMIC_THREADS is 0 or 1, anything else an error naming it") {
+  CHECK(detail::dynamic_threads_setting(nullptr));
+  CHECK(detail::dynamic_threads_setting("1"));
+  CHECK_FALSE(detail::dynamic_threads_setting("0"));
+  for (const char* bad : {"", "off", "false", "00", "2", "1 "})
+    refused([&] { detail::dynamic_threads_setting(bad); }, {"HEED_DYNAMIC_THREADS", std::string("'") + bad + "'"});
+}
+
 TEST_CASE("bounds: thread counts past kMaxThreads are errors, not a libgomp abort") {
   const int before = get_num_threads();
   const bool dynamic = get_dynamic_threads();

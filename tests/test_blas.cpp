@@ -7,6 +7,8 @@
 #include <vector>
 
 #include <heed/core/blas.h>
+#include <heed/autograd/reduce_minmax.h>
+#include <heed/autograd/unary.h>
 #include "helpers.h"
 
 using namespace heed;

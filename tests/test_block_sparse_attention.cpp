@@ -6,7 +6,22 @@
 #include <cmath>
 #include <vector>
 
+#include <heed/core/allocator.h>
+#include <heed/core/cpu.h>
+#include <heed/core/random.h>
+#include <heed/autograd/arith.h>
+#include <heed/autograd/attend.h>
+#include <heed/autograd/attention_mask.h>
+#include <heed/autograd/block_layout.h>
 #include <heed/autograd/block_sparse_attention.h>
+#include <heed/autograd/compare.h>
+#include <heed/autograd/flash_attention.h>
+#include <heed/autograd/reduce.h>
+#include <heed/autograd/reduce_minmax.h>
+#include <heed/autograd/sparse_attention.h>
+#include <heed/autograd/unary.h>
+#include <heed/layers/multihead_attention.h>
+#include <heed/layers/sparse_attention.h>
 #include "helpers.h"
 
 using namespace heed;

@@ -10,13 +10,18 @@
 #include <fstream>
 #include <iterator>
 
+#include <heed/core/random.h>
+#include <heed/autograd/linear_op.h>
+#include <heed/autograd/loss_ops.h>
 #include <heed/layers/activation.h>
 #include <heed/layers/linear.h>
 #include <heed/layers/loss.h>
+#include <heed/layers/module.h>
 #include <heed/layers/sequential.h>
 #include <heed/optim/adam.h>
 #include <heed/optim/checkpoint_file.h>
 #include <heed/optim/clip.h>
+#include <heed/optim/optimizer.h>
 #include <heed/optim/schedule.h>
 #include <heed/optim/sgd.h>
 #include "helpers.h"

@@ -4,6 +4,15 @@
 // No timing here: the speed of underflowing attention is measured by `make bench`
 // (tests/bench/bench_denormals.cpp).
 #include <heed/core/denormals.h>
+#include <heed/core/random.h>
+#include <heed/autograd/arith.h>
+#include <heed/autograd/attention_mask.h>
+#include <heed/autograd/flash_attention.h>
+#include <heed/autograd/linalg.h>
+#include <heed/autograd/reduce_minmax.h>
+#include <heed/autograd/shape_ops.h>
+#include <heed/autograd/softmax.h>
+#include <heed/autograd/unary.h>
 
 #include <cfloat>
 #include <vector>

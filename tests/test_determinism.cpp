@@ -9,6 +9,19 @@
 #include <thread>
 #include <vector>
 
+#include <heed/core/random.h>
+#include <heed/autograd/arith.h>
+#include <heed/autograd/attention_mask.h>
+#include <heed/autograd/unary.h>
+#include <heed/autograd/views.h>
+#include <heed/layers/dropout.h>
+#include <heed/layers/embedding.h>
+#include <heed/layers/linear.h>
+#include <heed/layers/loss.h>
+#include <heed/layers/lstm.h>
+#include <heed/layers/module.h>
+#include <heed/layers/multihead_attention.h>
+#include <heed/optim/adam.h>
 #include "helpers.h"
 
 using namespace heed;

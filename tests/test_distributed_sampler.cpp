@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <set>
 
+#include <heed/optim/distributed_sampler.h>
 #include "helpers.h"
 
 using namespace heed;

@@ -9,6 +9,10 @@
 #include <utility>
 #include <vector>
 
+#include <heed/autograd/arith.h>
+#include <heed/autograd/compare.h>
+#include <heed/autograd/reduce_minmax.h>
+#include <heed/autograd/unary.h>
 #include "helpers.h"
 
 using namespace heed;

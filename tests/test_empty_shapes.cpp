@@ -5,6 +5,15 @@
 #include <cstdint>
 #include <string>
 
+#include <heed/core/allocator.h>
+#include <heed/core/random.h>
+#include <heed/autograd/arith.h>
+#include <heed/autograd/linalg.h>
+#include <heed/autograd/linear_op.h>
+#include <heed/autograd/reduce.h>
+#include <heed/autograd/softmax.h>
+#include <heed/autograd/views.h>
+#include <heed/layers/multihead_attention.h>
 #include "helpers.h"
 
 using namespace heed;

@@ -1,6 +1,19 @@
 // test_engine_accumulate.cpp - the engine sums a node's incoming gradients in place only
 // when it owns the buffer (autograd/engine.cpp, accumulate_pending).
+#include <heed/core/allocator.h>
+#include <heed/core/random.h>
+#include <heed/autograd/additive_score.h>
+#include <heed/autograd/anomaly_mode.h>
+#include <heed/autograd/arith.h>
+#include <heed/autograd/linalg.h>
+#include <heed/autograd/linear_op.h>
+#include <heed/autograd/lstm_cell_op.h>
 #include <heed/autograd/node.h>
+#include <heed/autograd/reduce.h>
+#include <heed/autograd/shape_ops.h>
+#include <heed/autograd/softmax.h>
+#include <heed/autograd/unary.h>
+#include <heed/autograd/views.h>
 
 #include <optional>
 

@@ -15,7 +15,14 @@
 #include <string>
 #include <vector>
 
+#include <heed/core/cpu.h>
 #include <heed/core/fastmath.h>
+#include <heed/core/random.h>
+#include <heed/autograd/layer_norm_op.h>
+#include <heed/autograd/reduce.h>
+#include <heed/autograd/reduce_minmax.h>
+#include <heed/autograd/unary.h>
+#include <heed/layers/loss.h>
 #include "helpers.h"
 
 using namespace heed;

@@ -8,8 +8,21 @@
 #include <cstdio>
 #include <string>
 
+#include <heed/core/allocator.h>
+#include <heed/core/cpu.h>
+#include <heed/core/random.h>
+#include <heed/autograd/arith.h>
+#include <heed/autograd/attend.h>
+#include <heed/autograd/attention_mask.h>
+#include <heed/autograd/compare.h>
 #include <heed/autograd/flash_attention.h>
-#include <heed/core/parallel.h>
+#include <heed/autograd/grad_mode.h>
+#include <heed/autograd/linalg.h>
+#include <heed/autograd/node.h>
+#include <heed/autograd/reduce.h>
+#include <heed/autograd/reduce_minmax.h>
+#include <heed/autograd/shape_ops.h>
+#include <heed/autograd/views.h>
 #include "helpers.h"
 
 using namespace heed;

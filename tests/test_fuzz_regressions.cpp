@@ -12,6 +12,7 @@
 #include <string>
 
 #include "fuzz/targets.h"
+#include <heed/optim/checkpoint_file.h>
 #include "helpers.h"
 
 namespace fs = std::filesystem;

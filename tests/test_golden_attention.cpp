@@ -12,8 +12,14 @@
 #include <functional>
 #include <utility>
 
-#include <heed/layers/multihead_attention.h>
+#include <heed/autograd/arith.h>
+#include <heed/autograd/attend.h>
+#include <heed/autograd/attention_mask.h>
+#include <heed/autograd/grad_mode.h>
+#include <heed/autograd/reduce.h>
 #include <heed/autograd/scaled_dot_product.h>
+#include <heed/layers/module.h>
+#include <heed/layers/multihead_attention.h>
 #include "golden/golden.h"
 #include "helpers.h"
 

@@ -7,6 +7,12 @@
 #include <algorithm>
 
 #include "golden/golden.h"
+#include <heed/autograd/linalg.h>
+#include <heed/autograd/reduce.h>
+#include <heed/autograd/reduce_minmax.h>
+#include <heed/autograd/shape_ops.h>
+#include <heed/autograd/softmax.h>
+#include <heed/autograd/unary.h>
 #include "helpers.h"
 
 using namespace heed;

@@ -10,8 +10,12 @@
 #include <algorithm>
 #include <functional>
 
+#include <heed/autograd/arith.h>
+#include <heed/autograd/grad_mode.h>
+#include <heed/autograd/reduce.h>
 #include <heed/layers/gru.h>
 #include <heed/layers/lstm.h>
+#include <heed/layers/module.h>
 #include "golden/golden.h"
 #include "helpers.h"
 

@@ -9,8 +9,12 @@
 #include <functional>
 #include <memory>
 
+#include <heed/autograd/arith.h>
+#include <heed/autograd/linalg.h>
+#include <heed/autograd/reduce.h>
 #include <heed/optim/adam.h>
 #include <heed/optim/clip.h>
+#include <heed/optim/optimizer.h>
 #include <heed/optim/schedule.h>
 #include <heed/optim/sgd.h>
 #include "golden/golden.h"

@@ -7,6 +7,25 @@
 // the generator loads into torch with strict=True and checks: the other direction.
 #include <cstdlib>
 
+#include <heed/core/elementwise.h>
+#include <heed/core/random.h>
+#include <heed/autograd/attention_mask.h>
+#include <heed/autograd/dropout_op.h>
+#include <heed/autograd/grad_mode.h>
+#include <heed/autograd/linear_op.h>
+#include <heed/layers/activation.h>
+#include <heed/layers/embedding.h>
+#include <heed/layers/gru.h>
+#include <heed/layers/layer_norm.h>
+#include <heed/layers/linear.h>
+#include <heed/layers/lstm.h>
+#include <heed/layers/module.h>
+#include <heed/layers/multihead_attention.h>
+#include <heed/layers/sequential.h>
+#include <heed/layers/transformer.h>
+#include <heed/layers/transformer_decoder.h>
+#include <heed/layers/transformer_encoder.h>
+#include <heed/optim/safetensors.h>
 #include "helpers.h"
 
 using namespace heed;

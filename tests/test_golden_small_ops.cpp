@@ -1,6 +1,11 @@
 // test_golden_small_ops.cpp - log1p and normalize against PyTorch
 // (tests/golden/small_ops.bin, made by tests/golden/gen_small_ops.py: outputs and gradients).
 #include "golden/golden.h"
+#include <heed/core/random.h>
+#include <heed/autograd/arith.h>
+#include <heed/autograd/normalize.h>
+#include <heed/autograd/reduce.h>
+#include <heed/autograd/unary.h>
 #include "helpers.h"
 
 using namespace heed;

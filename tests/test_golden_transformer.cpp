@@ -13,6 +13,12 @@
 #include <string>
 #include <vector>
 
+#include <heed/core/elementwise.h>
+#include <heed/autograd/attention_mask.h>
+#include <heed/autograd/dropout_op.h>
+#include <heed/autograd/grad_mode.h>
+#include <heed/layers/module.h>
+#include <heed/layers/transformer.h>
 #include <heed/layers/transformer_decoder.h>
 #include <heed/layers/transformer_encoder.h>
 #include "golden/golden.h"

@@ -1,6 +1,9 @@
 // test_grad_hooks.cpp - post-accumulate gradient hooks on leaves (autograd/engine.cpp).
 #include <algorithm>
 
+#include <heed/autograd/arith.h>
+#include <heed/autograd/reduce.h>
+#include <heed/autograd/unary.h>
 #include "helpers.h"
 
 using namespace heed;

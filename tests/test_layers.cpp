@@ -3,16 +3,23 @@
 #include <cmath>
 #include <string>
 
+#include <heed/core/random.h>
+#include <heed/autograd/arith.h>
 #include <heed/autograd/dropout_op.h>
 #include <heed/autograd/embedding_op.h>
+#include <heed/autograd/grad_mode.h>
 #include <heed/autograd/layer_norm_op.h>
 #include <heed/autograd/linear_op.h>
+#include <heed/autograd/reduce.h>
+#include <heed/autograd/reduce_minmax.h>
+#include <heed/autograd/unary.h>
 #include <heed/layers/activation.h>
 #include <heed/layers/dropout.h>
 #include <heed/layers/embedding.h>
 #include <heed/layers/init.h>
 #include <heed/layers/layer_norm.h>
 #include <heed/layers/linear.h>
+#include <heed/layers/module.h>
 #include <heed/layers/repr.h>
 #include <heed/layers/sequential.h>
 #include "helpers.h"

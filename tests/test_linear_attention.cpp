@@ -3,7 +3,14 @@
 // the reference's O(T^2), and the nn::LinearAttention layer.
 #include <limits>
 
+#include <heed/core/allocator.h>
+#include <heed/core/random.h>
+#include <heed/autograd/arith.h>
+#include <heed/autograd/attention_mask.h>
 #include <heed/autograd/linear_attention.h>
+#include <heed/autograd/reduce.h>
+#include <heed/autograd/shape_ops.h>
+#include <heed/autograd/views.h>
 #include <heed/layers/linear_attention.h>
 #include "helpers.h"
 

@@ -5,6 +5,15 @@
 #include <cmath>
 #include <string>
 
+#include <heed/core/random.h>
+#include <heed/autograd/arith.h>
+#include <heed/autograd/loss_ops.h>
+#include <heed/autograd/reduce.h>
+#include <heed/autograd/reduce_minmax.h>
+#include <heed/autograd/shape_ops.h>
+#include <heed/autograd/softmax.h>
+#include <heed/autograd/unary.h>
+#include <heed/autograd/views.h>
 #include <heed/layers/loss.h>
 #include "helpers.h"
 

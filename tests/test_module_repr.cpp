@@ -4,6 +4,9 @@
 #include <string>
 #include <type_traits>
 
+#include <heed/layers/embedding.h>
+#include <heed/layers/linear.h>
+#include <heed/layers/module.h>
 #include "helpers.h"
 
 using namespace heed;

@@ -13,13 +13,19 @@
 #include <string>
 #include <vector>
 
+#include <heed/core/random.h>
+#include <heed/autograd/arith.h>
+#include <heed/autograd/attention_mask.h>
 #include <heed/autograd/chunked_attention.h>
 #include <heed/autograd/flash_attention.h>
 #include <heed/autograd/linear_attention.h>
+#include <heed/autograd/reduce.h>
+#include <heed/autograd/reduce_minmax.h>
 #include <heed/autograd/scaled_dot_product.h>
 #include <heed/autograd/shape_ops.h>
 #include <heed/autograd/sliding_window_attention.h>
 #include <heed/autograd/sparse_attention.h>
+#include <heed/autograd/views.h>
 #include <heed/layers/multihead_attention.h>
 #include "helpers.h"
 

@@ -5,8 +5,13 @@
 #include <limits>
 #include <type_traits>
 
+#include <heed/autograd/arith.h>
+#include <heed/autograd/linear_op.h>
+#include <heed/autograd/reduce.h>
+#include <heed/autograd/unary.h>
 #include <heed/optim/adam.h>
 #include <heed/optim/clip.h>
+#include <heed/optim/optimizer.h>
 #include <heed/optim/schedule.h>
 #include <heed/optim/sgd.h>
 #include "helpers.h"

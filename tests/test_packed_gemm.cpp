@@ -10,7 +10,9 @@
 #include <vector>
 
 #include <heed/core/blas.h>
+#include <heed/core/cpu.h>
 #include <heed/core/packed_gemm.h>
+#include <heed/autograd/unary.h>
 #include "helpers.h"
 
 using namespace heed;

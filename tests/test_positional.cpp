@@ -5,7 +5,19 @@
 // Relative (Shaw) and ALiBi: tests/test_positional_relative.cpp.
 #include <cmath>
 
+#include <heed/core/random.h>
+#include <heed/autograd/arith.h>
+#include <heed/autograd/dropout_op.h>
+#include <heed/autograd/linalg.h>
+#include <heed/autograd/reduce.h>
+#include <heed/autograd/reduce_minmax.h>
+#include <heed/autograd/rope_op.h>
+#include <heed/autograd/shape_ops.h>
+#include <heed/autograd/unary.h>
+#include <heed/autograd/views.h>
+#include <heed/layers/absolute_position.h>
 #include <heed/layers/positional.h>
+#include <heed/layers/rope.h>
 #include "helpers.h"
 
 using namespace heed;

@@ -7,8 +7,20 @@
 #include <algorithm>
 #include <cmath>
 
+#include <heed/core/random.h>
+#include <heed/autograd/alibi.h>
+#include <heed/autograd/arith.h>
+#include <heed/autograd/attend.h>
+#include <heed/autograd/attention_mask.h>
+#include <heed/autograd/reduce.h>
+#include <heed/autograd/relative_position.h>
 #include <heed/autograd/relative_position_op.h>
+#include <heed/autograd/shape_ops.h>
+#include <heed/autograd/unary.h>
+#include <heed/layers/absolute_position.h>
+#include <heed/layers/multihead_attention.h>
 #include <heed/layers/positional.h>
+#include <heed/layers/relative_position.h>
 #include "helpers.h"
 
 using namespace heed;

@@ -5,6 +5,28 @@
 #include <fstream>
 #include <sstream>
 
+#include <heed/core/random.h>
+#include <heed/autograd/arith.h>
+#include <heed/autograd/loss_ops.h>
+#include <heed/autograd/softmax.h>
+#include <heed/autograd/unary.h>
+#include <heed/layers/activation.h>
+#include <heed/layers/dropout.h>
+#include <heed/layers/sampling.h>
+#include <heed/layers/embedding.h>
+#include <heed/layers/gru.h>
+#include <heed/layers/init.h>
+#include <heed/layers/layer_norm.h>
+#include <heed/layers/linear.h>
+#include <heed/layers/loss.h>
+#include <heed/layers/lstm.h>
+#include <heed/layers/sequential.h>
+#include <heed/optim/adam.h>
+#include <heed/optim/checkpoint_file.h>
+#include <heed/optim/clip.h>
+#include <heed/optim/optimizer.h>
+#include <heed/optim/schedule.h>
+#include <heed/optim/sgd.h>
 #include "helpers.h"
 
 using namespace heed;
@@ -33,6 +55,8 @@ TEST_CASE("README one-line examples compile and run") {
   F::nll_loss(log_softmax(logits, 1), targets);
   F::mse_loss(logits, logits, nn::MSEOptions().reduction(nn::Reduction::Sum));
   F::binary_cross_entropy_with_logits(logits, sigmoid(logits), nn::BCEWithLogitsOptions().pos_weight(ones({5})));
+  IndexTensor next = nn::sample(logits, nn::SamplingOptions().temperature(0.8).top_k(20).top_p(0.9));
+  CHECK(next.shape() == Shape({3}));
   auto params = fc.parameters(); auto body = params; auto head = params;
   { optim::SGD opt(params, optim::SGDOptions(0.1).momentum(0.9).nesterov(true).weight_decay(1e-4)); }
   { optim::Adam opt(params, optim::AdamOptions(1e-3).betas({0.9, 0.98}).eps(1e-9).amsgrad(true)); }

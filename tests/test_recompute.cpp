@@ -3,7 +3,16 @@
 // captured by fn, non-leaf inputs, nesting, no-grad mode. And alloc::PeakScope itself.
 #include <cstring>
 
+#include <heed/core/allocator.h>
+#include <heed/core/random.h>
+#include <heed/autograd/arith.h>
+#include <heed/autograd/dropout_op.h>
+#include <heed/autograd/grad_mode.h>
+#include <heed/autograd/linalg.h>
 #include <heed/autograd/recompute.h>
+#include <heed/autograd/reduce.h>
+#include <heed/autograd/unary.h>
+#include <heed/layers/linear.h>
 #include "helpers.h"
 
 using namespace heed;

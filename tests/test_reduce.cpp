@@ -3,6 +3,10 @@
 #include <limits>
 #include <string>
 
+#include <heed/core/random.h>
+#include <heed/autograd/reduce.h>
+#include <heed/autograd/reduce_minmax.h>
+#include <heed/autograd/views.h>
 #include "helpers.h"
 
 using namespace heed;

@@ -3,6 +3,14 @@
 // reaching every sequence, and an LSTM fed the padded batch giving each sequence's own run.
 #include <vector>
 
+#include <heed/core/random.h>
+#include <heed/autograd/arith.h>
+#include <heed/autograd/reduce.h>
+#include <heed/autograd/shape_ops.h>
+#include <heed/autograd/views.h>
+#include <heed/layers/embedding.h>
+#include <heed/layers/lstm.h>
+#include <heed/layers/rnn_utils.h>
 #include "helpers.h"
 
 using namespace heed;

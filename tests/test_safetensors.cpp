@@ -5,6 +5,15 @@
 #include <cstring>
 #include <filesystem>
 
+#include <heed/core/random.h>
+#include <heed/autograd/views.h>
+#include <heed/layers/activation.h>
+#include <heed/layers/embedding.h>
+#include <heed/layers/layer_norm.h>
+#include <heed/layers/linear.h>
+#include <heed/layers/module.h>
+#include <heed/layers/sequential.h>
+#include <heed/optim/safetensors.h>
 #include "helpers.h"
 #include "tmp_files.h"
 
@@ -236,8 +245,8 @@ TEST_CASE("safetensors: load_file refuses what is not a regular file, and names 
   CHECK(error_of([&] { st::load_file(dir.file("none.safetensors")); }) ==
         "safetensors::load_file: '" + dir.file("none.safetensors") + "': cannot open it: No such file or directory");
   CHECK(error_of([&] { st::load_file(dir.dir.string()); }) ==
-        "safetensors::load_file: '" + dir.dir.string() + "': not a regular file");
-  CHECK(error_of([&] { st::load_file("/dev/zero"); }) == "safetensors::load_file: '/dev/zero': not a regular file");
+        "safetensors::load_file: '" + dir.dir.string() + "': not a regular file: it is a directory");
+  CHECK(error_of([&] { st::load_file("/dev/zero"); }) == "safetensors::load_file: '/dev/zero': not a regular file: it is a character device");
   test::write_bytes(dir.file("bad.safetensors"), Bytes{1, 2}, 2);
   CHECK(contains(error_of([&] { st::load_file(dir.file("bad.safetensors")); }),
                  "safetensors: '" + dir.file("bad.safetensors") + "': header too small"));

@@ -3,6 +3,9 @@
 #include <string>
 
 #include <heed/autograd/node.h>
+#include <heed/autograd/reduce.h>
+#include <heed/autograd/shape_ops.h>
+#include <heed/autograd/views.h>
 #include "helpers.h"
 
 using namespace heed;

@@ -4,6 +4,12 @@
 #include <algorithm>
 #include <limits>
 
+#include <heed/core/random.h>
+#include <heed/autograd/arith.h>
+#include <heed/autograd/reduce.h>
+#include <heed/autograd/reduce_minmax.h>
+#include <heed/autograd/softmax.h>
+#include <heed/autograd/unary.h>
 #include "helpers.h"
 
 using namespace heed;

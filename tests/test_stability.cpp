@@ -6,6 +6,18 @@
 #include <cmath>
 #include <limits>
 
+#include <heed/core/random.h>
+#include <heed/autograd/arith.h>
+#include <heed/autograd/attend.h>
+#include <heed/autograd/attention_mask.h>
+#include <heed/autograd/layer_norm_op.h>
+#include <heed/autograd/reduce.h>
+#include <heed/autograd/reduce_minmax.h>
+#include <heed/autograd/scaled_dot_product.h>
+#include <heed/autograd/softmax.h>
+#include <heed/autograd/unary.h>
+#include <heed/layers/loss.h>
+#include <heed/layers/multihead_attention.h>
 #include "helpers.h"
 
 using namespace heed;

@@ -9,6 +9,17 @@
 #include <numeric>
 #include <string>
 
+#include <heed/core/random.h>
+#include <heed/autograd/arith.h>
+#include <heed/autograd/compare.h>
+#include <heed/autograd/linalg.h>
+#include <heed/autograd/reduce.h>
+#include <heed/autograd/reduce_minmax.h>
+#include <heed/autograd/shape_ops.h>
+#include <heed/autograd/softmax.h>
+#include <heed/autograd/topk.h>
+#include <heed/autograd/unary.h>
+#include <heed/autograd/views.h>
 #include "helpers.h"
 
 using namespace heed;

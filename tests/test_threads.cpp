@@ -10,6 +10,17 @@
 #include <thread>
 #include <vector>
 
+#include <heed/core/random.h>
+#include <heed/autograd/arith.h>
+#include <heed/autograd/grad_mode.h>
+#include <heed/autograd/loss_ops.h>
+#include <heed/autograd/reduce.h>
+#include <heed/layers/activation.h>
+#include <heed/layers/linear.h>
+#include <heed/layers/loss.h>
+#include <heed/layers/rope.h>
+#include <heed/layers/sequential.h>
+#include <heed/optim/adam.h>
 #include "helpers.h"
 
 using namespace heed;

@@ -6,10 +6,16 @@
 #include <utility>
 #include <vector>
 
+#include <heed/core/random.h>
 #include <heed/autograd/arith.h>
+#include <heed/autograd/attention_mask.h>
+#include <heed/autograd/dropout_op.h>
+#include <heed/autograd/grad_mode.h>
 #include <heed/autograd/shape_ops.h>
 #include <heed/autograd/unary.h>
 #include <heed/layers/feed_forward.h>
+#include <heed/layers/module.h>
+#include <heed/layers/transformer.h>
 #include <heed/layers/transformer_decoder.h>
 #include <heed/layers/transformer_encoder.h>
 #include "helpers.h"

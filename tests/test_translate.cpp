@@ -1,11 +1,16 @@
 // test_translate.cpp - the parts of examples/translate.cpp that must hold exactly: the date
-// data (no string means two dates, the splits share no day) and the decoders (beam search
-// with width 1 is greedy decoding; a padded batch decodes as each sentence alone).
+// data (no string means two dates, the splits share no day) and the decoders, for the LSTM
+// and the Transformer model (beam search with width 1 is greedy decoding; a padded batch
+// decodes as each sentence alone; beam search's scores are those of its outputs, so each
+// hypothesis kept its parent's state when the state was reordered).
 // The training run itself is smoke-tested by `make test` (translate --smoke).
 #include <map>
 #include <set>
 
 #include "../examples/common/decode.h"
+#include "../examples/common/transformer_seq2seq.h"
+#include <heed/core/elementwise.h>
+#include <heed/core/random.h>
 #include "helpers.h"
 
 using namespace heed;
@@ -84,4 +89,70 @@ TEST_CASE("translate decoders: beam search with width 1 is exactly greedy, for e
     for (const auto& row : b4.attention)
       for (float a : row) CHECK((a >= 0 && a <= 1));
   }
+}
+
+TEST_CASE("translate decoders: the Transformer's beam width 1 is exactly greedy; a padded batch decodes as alone") {
+  dates::Splits data = dates::make_splits(5, 1, 1, 16);
+  manual_seed(11);
+  seq2seq::TransformerSeq2Seq model(
+      seq2seq::TransformerOptions().d_model(16).nhead(4).encoder_layers(2).decoder_layers(2).dim_feedforward(24));
+  model.eval();
+  std::vector<int64_t> all;
+  for (int64_t i = 0; i < 16; ++i) all.push_back(i);
+  std::vector<seq2seq::Translation> batched = seq2seq::greedy(model, seq2seq::make_batch(data.test, all), 12);
+  for (int64_t i = 0; i < 16; ++i) {
+    CAPTURE(i);
+    seq2seq::Batch one = seq2seq::make_batch(data.test, {i});
+    seq2seq::Translation g = seq2seq::greedy(model, one, 12)[0];
+    seq2seq::Translation b = seq2seq::beam_search(model, one, 1, 12);
+    REQUIRE(g.tokens.size() > 0);
+    CHECK(b.tokens == g.tokens);
+    CHECK(b.log_prob == g.log_prob);
+    CHECK(g.attention.empty());  // the Transformer's come from cross_attention(), after decoding
+    CHECK(batched[i].tokens == g.tokens);
+    CHECK(batched[i].log_prob == doctest::Approx(g.log_prob).epsilon(1e-4));
+    // the last layer's cross-attention: one row per output, a distribution over the real characters
+    Tensor w = model.cross_attention(one, g.tokens);  // (1, H, T, S)
+    REQUIRE(w.shape() == Shape{1, 4, int64_t(g.tokens.size()), int64_t(data.test[i].source.size())});
+    for (real r : sum(w, 3).to_vector()) CHECK(r == doctest::Approx(1).epsilon(1e-5));
+  }
+}
+
+TEST_CASE("translate decoders: beam search reorders the state by parent; its score is the output's log p") {
+  dates::Splits data = dates::make_splits(9, 1, 1, 6);
+  manual_seed(3);
+  seq2seq::TransformerSeq2Seq transformer(
+      seq2seq::TransformerOptions().d_model(16).nhead(2).encoder_layers(1).decoder_layers(2).dim_feedforward(24));
+  seq2seq::Seq2Seq lstm(seq2seq::ModelOptions().embed(8).hidden(12).attn_dim(10));
+  transformer.eval(), lstm.eval();
+  int64_t differs = 0;  // beams whose answer is not greedy's: their path went through reordered rows
+  for (int64_t i = 0; i < 6; ++i) {
+    CAPTURE(i);
+    seq2seq::Batch one = seq2seq::make_batch(data.test, {i});
+    for (int64_t width : {2, 5}) {
+      seq2seq::Translation bt = seq2seq::beam_search(transformer, one, width, 12, 0.0);
+      seq2seq::Translation bl = seq2seq::beam_search(lstm, one, width, 12, 0.0);
+      // teacher-forced scoring of each answer, through the models' training forward passes
+      std::vector<dates::Example> ex = {{data.test[i].source, ""}};
+      auto scored = [&](const seq2seq::Translation& y) {
+        seq2seq::Batch b = seq2seq::make_batch(ex, {0});
+        b.tgt = IndexTensor(y.tokens, {1, int64_t(y.tokens.size())});
+        return b;
+      };
+      seq2seq::Batch st = scored(bt), sl = scored(bl);
+      Tensor lt = log_softmax(transformer.forward(st), 2);  // (1, T, V)
+      std::mt19937_64 rng(1);
+      Tensor ll = log_softmax(lstm.forward(sl, 1.0, rng), 2);
+      auto total = [](const Tensor& lp, const std::vector<int64_t>& y) {
+        double s = 0;
+        for (size_t t = 0; t < y.size(); ++t) s += lp.at({0, int64_t(t), y[t]});
+        return s;
+      };
+      CHECK(bt.log_prob == doctest::Approx(total(lt, bt.tokens)).epsilon(1e-4));
+      CHECK(bl.log_prob == doctest::Approx(total(ll, bl.tokens)).epsilon(1e-4));
+      differs += bt.tokens != seq2seq::greedy(transformer, one, 12)[0].tokens;
+      differs += bl.tokens != seq2seq::greedy(lstm, one, 12)[0].tokens;
+    }
+  }
+  CHECK(differs > 0);
 }

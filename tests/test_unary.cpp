@@ -3,7 +3,11 @@
 #include <cmath>
 #include <limits>
 
+#include <heed/autograd/arith.h>
+#include <heed/autograd/grad_mode.h>
 #include <heed/autograd/node.h>
+#include <heed/autograd/reduce.h>
+#include <heed/autograd/unary.h>
 #include "helpers.h"
 
 using namespace heed;

@@ -2,6 +2,25 @@
 // that catches an in-place write to a tensor saved for backward (core/tensor.h,
 // autograd/node.h SavedTensor), members of an undefined Tensor, optional (undefined)
 // parameters, and post-accumulate hooks under gradient checkpointing and self-removal.
+#include <heed/core/version.h>
+#include <heed/autograd/arith.h>
+#include <heed/autograd/grad_mode.h>
+#include <heed/autograd/linalg.h>
+#include <heed/autograd/recompute.h>
+#include <heed/autograd/reduce.h>
+#include <heed/autograd/reduce_minmax.h>
+#include <heed/autograd/shape_ops.h>
+#include <heed/autograd/softmax.h>
+#include <heed/autograd/topk.h>
+#include <heed/autograd/unary.h>
+#include <heed/autograd/views.h>
+#include <heed/layers/init.h>
+#include <heed/layers/linear.h>
+#include <heed/layers/module.h>
+#include <heed/optim/adam.h>
+#include <heed/optim/checkpoint_file.h>
+#include <heed/optim/clip.h>
+#include <heed/optim/sgd.h>
 #include "helpers.h"
 #include "tmp_files.h"
 

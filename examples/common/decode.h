@@ -1,12 +1,21 @@
-// decode.h - greedy decoding and beam search for the Seq2Seq of seq2seq.h. Both return, with
-// the output, the attention weights alpha_tj of the output they chose: one row per output
-// token t, one column per source character j.
+// decode.h - greedy decoding and beam search for the date translators: the LSTM Seq2Seq of
+// seq2seq.h and the TransformerSeq2Seq of transformer_seq2seq.h. Both return, with the
+// output, the attention weights alpha_tj of the output they chose when the model gives them
+// per step: one row per output token t, one column per source character j.
 //
 //   greedy       y_t = argmax_v [log p(y_<t) + log p(v | y_<t, x)]       batched, one path each
 //   beam search  keep the `width` best partial outputs by log p(y_<=t | x); an output that
 //                ends in </s> is finished; the answer is the finished output with the best
 //                length-normalised score log p(y | x) / |y|^alpha  (Wu et al. 2016 normalise
 //                by a length penalty; alpha = 0 is none, 1 the mean per token)
+//
+// A model decodes through three calls on a state object of its own, one row per sentence
+// (greedy) or per live hypothesis (beam search):
+//   auto d = model.begin(batch);        encode the source; d holds what every step reuses
+//   auto o = model.advance(y_prev, d);  y_prev (B) -> o.logits (B, V) for the next token,
+//                                       o.alpha (B, S) or undefined; d moves on one token
+//   model.reorder(d, rows);             row b of d becomes the old row rows[b]: beam search
+//                                       calls it with each survivor's parent hypothesis
 //
 // Both pick among equal scores the lowest (hypothesis, token) index and compute the scores
 // with the same arithmetic, so beam search with width 1 follows exactly greedy's path, and
@@ -32,19 +41,19 @@ inline std::vector<float> attention_row(const std::vector<heed::real>& alpha, in
 }
 
 // Greedy decoding of a whole batch; the model should be in eval mode.
-inline std::vector<Translation> greedy(Seq2Seq& model, const Batch& b, int64_t max_len) {
+template <class Model>
+std::vector<Translation> greedy(Model& model, const Batch& b, int64_t max_len) {
   heed::NoGradGuard no_grad;
   const int64_t B = b.src.size(0), S = b.src.size(1), V = dates::kTargetVocab;
-  Encoded e = model.encode(b.src, b.lengths);
-  DecoderState st = model.start(e);
+  auto d = model.begin(b);
   std::vector<Translation> out(B);
   std::vector<int64_t> prev(B, dates::kStart);
   std::vector<bool> done(B, false);
   int64_t remaining = B;
   for (int64_t t = 0; t < max_len && remaining > 0; ++t) {
-    Step o = model.step(IndexTensor(prev), st, e);
+    auto o = model.advance(IndexTensor(prev), d);
     std::vector<heed::real> lp = heed::log_softmax(o.logits, 1).to_vector();  // (B, V)
-    std::vector<heed::real> alpha = o.alpha.to_vector();                      // (B, S)
+    std::vector<heed::real> alpha = o.alpha.defined() ? o.alpha.to_vector() : std::vector<heed::real>();  // (B, S)
     for (int64_t i = 0; i < B; ++i) {
       if (done[i]) continue;
       int64_t best = 0;
@@ -54,46 +63,38 @@ inline std::vector<Translation> greedy(Seq2Seq& model, const Batch& b, int64_t m
         if (score > best_score) best = v, best_score = score;
       }
       out[i].tokens.push_back(best);
-      out[i].attention.push_back(attention_row(alpha, i, S, b.lengths[i]));
+      if (!alpha.empty()) out[i].attention.push_back(attention_row(alpha, i, S, b.lengths[i]));
       out[i].log_prob = best_score;
       prev[i] = best;
       if (best == dates::kEnd) done[i] = true, --remaining;
     }
-    st = o.next;
   }
   return out;
 }
 
 // Beam search for one sentence: `one` holds a single row (B = 1).
-inline Translation beam_search(Seq2Seq& model, const Batch& one, int64_t width, int64_t max_len,
-                               double alpha = 1.0) {
+template <class Model>
+Translation beam_search(Model& model, const Batch& one, int64_t width, int64_t max_len, double alpha = 1.0) {
   heed::NoGradGuard no_grad;
   const int64_t S = one.src.size(1), V = dates::kTargetVocab, len = one.lengths[0];
   struct Hyp {
     Translation y;
-    int64_t row;  // its state's row in the previous step's batch
+    int64_t row;  // its parent's row in the state of the previous step
   };
-  const Encoded e1 = model.encode(one.src, one.lengths);
-  DecoderState st = model.start(e1);
+  auto d = model.begin(one);
   std::vector<Hyp> alive = {{Translation(), 0}}, finished;
   for (int64_t t = 0; t < max_len && !alive.empty(); ++t) {
     const int64_t K = alive.size();
-    // Gather each live hypothesis' state, and repeat the sentence's encoding K times.
+    // Row i of the state becomes live hypothesis i's: its parent's row, copied per survivor.
     std::vector<int64_t> rows, prev;
     for (const Hyp& h : alive) {
       rows.push_back(h.row);
       prev.push_back(h.y.tokens.empty() ? dates::kStart : h.y.tokens.back());
     }
-    IndexTensor from(rows), zero(std::vector<int64_t>(K, 0));
-    DecoderState cur{heed::index_select(st.s, 0, from), heed::index_select(st.cell, 0, from),
-                     heed::index_select(st.feed, 0, from)};  // (K, Hd) each
-    Encoded e;
-    e.keys = heed::index_select(e1.keys, 0, zero);            // (K, S, 2H)
-    e.projected = heed::index_select(e1.projected, 0, zero);  // (K, S, P)
-    e.mask = nn::AttentionMask().key_padding(heed::index_select(e1.mask.key_padding(), 0, zero));
-    Step o = model.step(IndexTensor(prev), cur, e);
+    model.reorder(d, IndexTensor(rows));
+    auto o = model.advance(IndexTensor(prev), d);
     std::vector<heed::real> lp = heed::log_softmax(o.logits, 1).to_vector();  // (K, V)
-    std::vector<heed::real> a = o.alpha.to_vector();                          // (K, S)
+    std::vector<heed::real> a = o.alpha.defined() ? o.alpha.to_vector() : std::vector<heed::real>();  // (K, S)
 
     // The `width` best one-token extensions, by score, then by (hypothesis, token) index.
     std::vector<std::pair<double, int64_t>> cand;  // (score, i * V + v)
@@ -108,12 +109,11 @@ inline Translation beam_search(Seq2Seq& model, const Batch& one, int64_t width, 
       const int64_t i = cand[k].second / V, v = cand[k].second % V;
       Hyp h{alive[i].y, i};
       h.y.tokens.push_back(v);
-      h.y.attention.push_back(attention_row(a, i, S, len));
+      if (!a.empty()) h.y.attention.push_back(attention_row(a, i, S, len));
       h.y.log_prob = cand[k].first;
       (v == dates::kEnd ? finished : next).push_back(std::move(h));
     }
     alive = std::move(next);
-    st = o.next;
   }
   for (Hyp& h : alive) finished.push_back(std::move(h));  // cut at max_len
   auto normalised = [&](const Translation& y) { return y.log_prob / std::pow(double(y.tokens.size()), alpha); };

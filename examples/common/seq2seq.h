@@ -82,6 +82,14 @@ inline Batch make_batch(const std::vector<dates::Example>& data, const std::vect
   return b;
 }
 
+// (B, S): 1 at the first lengths[b] positions of row b, 0 at its padding (a key_padding mask).
+inline Tensor real_characters(const std::vector<int64_t>& lengths, int64_t S) {
+  const int64_t B = lengths.size();
+  std::vector<heed::real> real(B * S, 0);
+  for (int64_t b = 0; b < B; ++b) std::fill(real.begin() + b * S, real.begin() + b * S + lengths[b], 1);
+  return heed::from_vector(real, {B, S});
+}
+
 // ---- the scorer: one of heed's three attention modules behind one call ----
 class Scorer : public nn::Module {
  public:
@@ -136,6 +144,13 @@ struct Step {
   DecoderState next;
 };
 
+// What decoding carries from one output token to the next (decode.h): the encoding and the
+// recurrent state, one row per sentence or per beam-search hypothesis.
+struct Decoding {
+  Encoded e;
+  DecoderState st;
+};
+
 class Seq2Seq : public nn::Module {
  public:
   explicit Seq2Seq(const ModelOptions& o) : options(o) {
@@ -158,12 +173,10 @@ class Seq2Seq : public nn::Module {
     Tensor x = src_emb->forward(src);                             // (B, S, E)
     auto [h, h_n, c_n] = encoder->forward(x, {}, lengths);        // (B, S, 2H), (2, B, H)
     Tensor last = h_n.transpose(0, 1).reshape({B, 2 * H});       // (B, 2H) [fwd last ; bwd first]
-    std::vector<heed::real> pad(B * S, 0);
-    for (int64_t b = 0; b < B; ++b) std::fill(pad.begin() + b * S, pad.begin() + b * S + lengths[b], 1);
     Encoded e;
     e.keys = h;
     e.projected = scorer->precompute_keys(h);
-    e.mask = nn::AttentionMask().key_padding(heed::from_vector(pad, {B, S}));
+    e.mask = nn::AttentionMask().key_padding(real_characters(lengths, S));
     e.s0 = heed::tanh(bridge->forward(last));
     return e;
   }
@@ -180,6 +193,26 @@ class Seq2Seq : public nn::Module {
     auto [c, alpha] = scorer->forward(s, e.projected, e.keys, e.mask);               // (B, 2H), (B, S)
     Tensor h_tilde = combine->forward(c, s);                                         // (B, Hd)
     return {out->forward(h_tilde), alpha, {s, cell, h_tilde}};
+  }
+
+  // The decoder interface of decode.h: begin() encodes, advance() takes one output token,
+  // reorder() makes row b of every per-row tensor the old row rows[b].
+  Decoding begin(const Batch& b) {
+    Encoded e = encode(b.src, b.lengths);
+    DecoderState st = start(e);
+    return {e, st};
+  }
+  // y_prev (B) -> logits (B, V) and attention (B, S) for the next token; d moves on one token.
+  Step advance(const IndexTensor& y_prev, Decoding& d) {
+    Step o = step(y_prev, d.st, d.e);
+    d.st = o.next;
+    return o;
+  }
+  void reorder(Decoding& d, const IndexTensor& rows) const {
+    auto pick = [&](const Tensor& t) { return t.defined() ? heed::index_select(t, 0, rows) : t; };
+    d.st = {pick(d.st.s), pick(d.st.cell), pick(d.st.feed)};
+    d.e.keys = pick(d.e.keys), d.e.projected = pick(d.e.projected), d.e.s0 = pick(d.e.s0);
+    d.e.mask = nn::AttentionMask().key_padding(pick(d.e.mask.key_padding()));
   }
 
   // Training: logits (B, T, V) for the targets (B, T). Each position's input is the true

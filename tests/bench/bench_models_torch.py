@@ -196,14 +196,10 @@ def run(cmd, env=None):
     return parse(out.stdout.strip().splitlines()[-1])
 
 
-def main():
-    args = sys.argv[1:]
-    if args[:1] == ["--torch"]:
-        return run_torch_case(args[1])
-    rounds = 3
-    if args[:1] == ["--rounds"]:
-        rounds, args = int(args[1]), args[2:]
-    cases = args or CASES
+def torch_environment():
+    """Whether torch imports; whether the pthread OpenBLAS is installed; the environment of a
+    PyTorch process in its best configuration (2 threads, OMP_WAIT_POLICY=passive, the pthread
+    OpenBLAS); the load average now."""
     try:
         import torch  # noqa: F401
         have_torch = True
@@ -215,6 +211,18 @@ def main():
         env["LD_LIBRARY_PATH"] = PTHREAD_BLAS
     with open("/proc/loadavg") as f:
         load = " ".join(f.read().split()[:3])
+    return have_torch, have_pthread, env, load
+
+
+def main():
+    args = sys.argv[1:]
+    if args[:1] == ["--torch"]:
+        return run_torch_case(args[1])
+    rounds = 3
+    if args[:1] == ["--rounds"]:
+        rounds, args = int(args[1]), args[2:]
+    cases = args or CASES
+    have_torch, have_pthread, env, load = torch_environment()
 
     peak = max(g["gflop"] / g["ms"] * 1e3 for g in (run([HEED, "sgemm_1024"]) for _ in range(3)))
     rows = []

@@ -29,7 +29,9 @@
 #include <string>
 #include <vector>
 
-#include <heed/heed.h>
+#include <heed/autograd/gradcheck.h>
+#include <heed/core/error.h>
+#include <heed/core/tensor.h>
 
 namespace heed::golden {
 

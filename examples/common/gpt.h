@@ -1,0 +1,256 @@
+// gpt.h - the GPT of examples/char_gpt.cpp (Radford et al. 2018/2019, "GPT", "GPT-2"; the
+// Transformer of Vaswani et al. 2017 with pre-norm blocks, Xiong et al. 2020), and its
+// generation loop, written against <heed/heed.h> only so that tests and benchmarks build the
+// same model.
+//
+//   GPT            embedding + positions (learned | sinusoidal | rotary) -> N blocks -> norm
+//                  -> logits, with nanoGPT's module names, its output layer tied to the embedding
+//   generate       continues a prompt token by token: a step function gives the next-token
+//                  logits, nn::sample chooses the token
+//
+// One block (pre-norm, causal):
+//   x = x + Dropout(W_o · Attention(rope?(LN1(x) W_q), rope?(LN1(x) W_k), LN1(x) W_v))
+//   x = x + Dropout(W_2 · GELU(W_1 · LN2(x)))
+// Attention = softmax(Q K^T / sqrt(D) + causal mask) V per head, computed by heed's tiled
+// ("flash") kernel, which never forms the (T, T) scores (Dao et al. 2022).
+// Shapes: B batch, T time (<= block_size), E width (n_embd), H heads, D = E / H head width,
+// V vocabulary.
+//
+// Example:
+//   gpt::GPT model(gpt::GPTConfig().vocab_size(65).block_size(64));
+//   IndexTensor out = gpt::generate(model, prompt, 100, nn::SamplingOptions().top_k(20),
+//                                   gpt::recompute_step(model));   // prompt (B, T0) -> (B, T0 + 100)
+#pragma once
+#include <heed/heed.h>
+
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace gpt {
+
+using heed::IndexTensor;
+using heed::Tensor;
+namespace nn = heed::nn;
+
+// The model's sizes, with nanoGPT's names (karpathy/nanoGPT, model.py GPTConfig) and its
+// baby-GPT defaults; pos is heed's addition: learned | sinusoidal | rope.
+class GPTConfig {
+ public:
+  GPTConfig& block_size(int64_t v) { block_size_ = v; return *this; }  // longest context
+  GPTConfig& vocab_size(int64_t v) { vocab_size_ = v; return *this; }
+  GPTConfig& n_layer(int64_t v) { n_layer_ = v; return *this; }
+  GPTConfig& n_head(int64_t v) { n_head_ = v; return *this; }
+  GPTConfig& n_embd(int64_t v) { n_embd_ = v; return *this; }
+  GPTConfig& dropout(double v) { dropout_ = v; return *this; }
+  GPTConfig& pos(const std::string& v) { pos_ = v; return *this; }
+  int64_t block_size() const { return block_size_; }
+  int64_t vocab_size() const { return vocab_size_; }
+  int64_t n_layer() const { return n_layer_; }
+  int64_t n_head() const { return n_head_; }
+  int64_t n_embd() const { return n_embd_; }
+  double dropout() const { return dropout_; }
+  const std::string& pos() const { return pos_; }
+
+ private:
+  int64_t block_size_ = 64, vocab_size_ = 65, n_layer_ = 4, n_head_ = 4, n_embd_ = 128;
+  double dropout_ = 0.1;
+  std::string pos_ = "learned";
+};
+
+// ------------------------------------------------------------------ model
+// Module names and shapes are nanoGPT's, so its GPT loads char_gpt's --export file and
+// char_gpt --import loads its weights:
+//   transformer.wte (V, E)   transformer.wpe (block, E)   transformer.h.{i}.ln_1, .attn.c_attn
+//   (3E, E), .attn.c_proj, .ln_2, .mlp.c_fc (4E, E), .mlp.c_proj (E, 4E)   transformer.ln_f
+//   lm_head (V, E), the same tensor as transformer.wte (tied, Press & Wolf 2017)
+
+// Causal multi-head self-attention: one packed projection to Q, K, V, rotary positions on
+// Q and K when asked, heed::flash_attention with a causal mask, the output projection.
+class CausalSelfAttention : public nn::Module {
+ public:
+  CausalSelfAttention(int64_t E, int64_t H, double dropout, bool rope) : E_(E), H_(H) {
+    c_attn = register_module("c_attn", std::make_shared<nn::Linear>(E, 3 * E));
+    c_proj = register_module("c_proj", std::make_shared<nn::Linear>(E, E));
+    resid_dropout = register_module("resid_dropout", std::make_shared<nn::Dropout>(dropout));
+    if (rope) this->rope = register_module("rope", std::make_shared<nn::RotaryEmbedding>(E / H));
+  }
+  Tensor forward(const Tensor& x) {  // (B, T, E) -> (B, T, E)
+    const int64_t B = x.size(0), T = x.size(1), D = E_ / H_;
+    Tensor qkv = c_attn->forward(x);  // (B, T, 3E): q, k, v side by side
+    auto head = [&](int64_t i) { return narrow(qkv, 2, i * E_, E_).reshape({B, T, H_, D}).transpose(1, 2); };
+    Tensor q = head(0), k = head(1), v = head(2);  // (B, H, T, D) each
+    if (rope) q = rope->forward(q), k = rope->forward(k);
+    Tensor y = flash_attention(q, k, v, nn::AttentionMask().causal());  // (B, H, T, D)
+    return resid_dropout->forward(c_proj->forward(y.transpose(1, 2).reshape({B, T, E_})));
+  }
+  std::string repr() const override { return "CausalSelfAttention"; }
+  std::shared_ptr<nn::Linear> c_attn, c_proj;
+  std::shared_ptr<nn::Dropout> resid_dropout;
+  std::shared_ptr<nn::RotaryEmbedding> rope;  // only with pos "rope"
+
+ private:
+  int64_t E_, H_;
+};
+
+// mlp(x) = dropout(c_proj(gelu(c_fc(x)))), hidden width 4E.
+class MLP : public nn::Module {
+ public:
+  MLP(int64_t E, double dropout) {
+    c_fc = register_module("c_fc", std::make_shared<nn::Linear>(E, 4 * E));
+    c_proj = register_module("c_proj", std::make_shared<nn::Linear>(4 * E, E));
+    this->dropout = register_module("dropout", std::make_shared<nn::Dropout>(dropout));
+  }
+  Tensor forward(const Tensor& x) { return dropout->forward(c_proj->forward(gelu(c_fc->forward(x)))); }
+  std::string repr() const override { return "MLP"; }
+  std::shared_ptr<nn::Linear> c_fc, c_proj;
+  std::shared_ptr<nn::Dropout> dropout;
+};
+
+// x = x + attn(ln_1(x));  x = x + mlp(ln_2(x))
+class Block : public nn::Module {
+ public:
+  Block(int64_t E, int64_t H, double dropout, bool rope) {
+    ln_1 = register_module("ln_1", std::make_shared<nn::LayerNorm>(nn::LayerNormOptions({E})));
+    attn = register_module("attn", std::make_shared<CausalSelfAttention>(E, H, dropout, rope));
+    ln_2 = register_module("ln_2", std::make_shared<nn::LayerNorm>(nn::LayerNormOptions({E})));
+    mlp = register_module("mlp", std::make_shared<MLP>(E, dropout));
+  }
+  Tensor forward(Tensor x) {  // (B, T, E)
+    x = x + attn->forward(ln_1->forward(x));
+    return x + mlp->forward(ln_2->forward(x));
+  }
+  std::string repr() const override { return "Block"; }
+  std::shared_ptr<nn::LayerNorm> ln_1, ln_2;
+  std::shared_ptr<CausalSelfAttention> attn;
+  std::shared_ptr<MLP> mlp;
+};
+
+// nanoGPT's `transformer` ModuleDict: embeddings, positions, the blocks, the final norm.
+class Trunk : public nn::Module {
+ public:
+  explicit Trunk(const GPTConfig& c) {
+    const int64_t E = c.n_embd();
+    wte = register_module("wte", std::make_shared<nn::Embedding>(c.vocab_size(), E));
+    if (c.pos() == "learned") wpe = register_module("wpe", std::make_shared<nn::LearnedPositionalEmbedding>(c.block_size(), E));
+    if (c.pos() == "sinusoidal")
+      sinusoidal = register_module("pos_enc", std::make_shared<nn::SinusoidalPositionalEncoding>(E, c.block_size()));
+    drop = register_module("drop", std::make_shared<nn::Dropout>(c.dropout()));
+    h = register_module("h", std::make_shared<nn::LayerStack<Block>>());
+    for (int64_t i = 0; i < c.n_layer(); ++i) h->push_back(std::make_shared<Block>(E, c.n_head(), c.dropout(), c.pos() == "rope"));
+    ln_f = register_module("ln_f", std::make_shared<nn::LayerNorm>(nn::LayerNormOptions({E})));
+  }
+  Tensor forward(const IndexTensor& ids) {  // (B, T) -> (B, T, E)
+    Tensor x = wte->forward(ids);
+    if (wpe) x = wpe->forward(x);
+    if (sinusoidal) x = sinusoidal->forward(x);
+    x = drop->forward(x);
+    for (size_t i = 0; i < h->size(); ++i) x = (*h)[i].forward(x);
+    return ln_f->forward(x);
+  }
+  std::string repr() const override { return "Trunk"; }
+  std::shared_ptr<nn::Embedding> wte;
+  std::shared_ptr<nn::LearnedPositionalEmbedding> wpe;
+  std::shared_ptr<nn::SinusoidalPositionalEncoding> sinusoidal;
+  std::shared_ptr<nn::Dropout> drop;
+  std::shared_ptr<nn::LayerStack<Block>> h;
+  std::shared_ptr<nn::LayerNorm> ln_f;
+};
+
+// The output layer, logits = x W^T with W the token embedding itself: registering wte's
+// tensor here ties them (one parameter, two names; Module::named_parameters lists it once).
+class TiedHead : public nn::Module {
+ public:
+  explicit TiedHead(const Tensor& wte) { weight = register_parameter("weight", wte); }
+  Tensor forward(const Tensor& x) { return linear(x, weight); }  // (B, T, E) -> (B, T, V)
+  std::string repr() const override { return "TiedHead(weight=transformer.wte.weight)"; }
+  Tensor weight;  // (V, E)
+};
+
+class GPT : public nn::Module {
+ public:
+  explicit GPT(const GPTConfig& c) : config_(c) {
+    transformer = register_module("transformer", std::make_shared<Trunk>(c));
+    lm_head = register_module("lm_head", std::make_shared<TiedHead>(transformer->wte->weight));
+    init_gpt2(c.n_layer());
+  }
+  Tensor forward(const IndexTensor& ids) { return lm_head->forward(transformer->forward(ids)); }  // (B, T) -> (B, T, V)
+  std::string repr() const override { return "GPT(pos=" + config_.pos() + ")"; }
+  const GPTConfig& config() const { return config_; }
+  int64_t block() const { return config_.block_size(); }
+
+  std::shared_ptr<Trunk> transformer;
+  std::shared_ptr<TiedHead> lm_head;
+
+ private:
+  // GPT-2's initialisation (Radford et al. 2019, sec. 2.3): every matrix N(0, 0.02), the
+  // projections that write into the residual stream N(0, 0.02 / sqrt(2 L)), biases 0.
+  void init_gpt2(int64_t L) {
+    heed::NoGradGuard no_grad;
+    for (auto& [name, p] : named_parameters()) {
+      const bool residual = name.find("c_proj.weight") != std::string::npos;
+      if (p.dim() >= 2) p.copy_(heed::randn(p.shape()) * heed::real(residual ? 0.02 / std::sqrt(2.0 * L) : 0.02));
+      else if (name.find("bias") != std::string::npos) p.zero_();
+    }
+  }
+  GPTConfig config_;
+};
+
+// ------------------------------------------------------------------ generation
+// A step maps every row's sequence so far, seq (B, t), to the logits of the token after it,
+// (B, V). The step owns whatever it keeps between calls: recompute_step keeps nothing; a
+// cached step keeps each layer's keys and values and runs the model on the new tokens only.
+using Step = std::function<Tensor(const IndexTensor& seq)>;
+
+// The last `n` columns of seq (B, t): (B, min(n, t)).
+inline IndexTensor last_columns(const IndexTensor& seq, int64_t n) {
+  const int64_t B = seq.size(0), t = seq.size(1), T = std::min(n, t);
+  std::vector<int64_t> out(B * T);
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t j = 0; j < T; ++j) out[b * T + j] = seq.data()[b * t + (t - T + j)];
+  return IndexTensor(out, {B, T});
+}
+
+// Recompute: runs the whole model on the context every step, O(context) positions per
+// token. The context is the last block_size tokens (nanoGPT's crop, `idx[:, -block_size:]`):
+// once the sequence is longer than the block, the oldest token falls out of the window and
+// every position is encoded again at its new place in it.
+inline Step recompute_step(GPT& model) {
+  return [&model](const IndexTensor& seq) {
+    const IndexTensor ctx = last_columns(seq, model.block());        // (B, T)
+    const Tensor logits = model.forward(ctx);                         // (B, T, V)
+    return select(logits, 1, ctx.size(1) - 1);                        // (B, V)
+  };
+}
+
+// Continues each row of prompt (B, T0), T0 >= 1, by n tokens: each step gives the next
+// token's logits and nn::sample draws it (with heed's generator: manual_seed repeats a run).
+// Evaluation mode and no graph while it runs; the model's mode is restored after.
+// Returns (B, T0 + n).
+inline IndexTensor generate(GPT& model, const IndexTensor& prompt, int64_t n, const nn::SamplingOptions& sampling,
+                            const Step& step) {
+  if (prompt.dim() != 2 || prompt.size(0) < 1 || prompt.size(1) < 1)
+    heed::fail("generate", "the prompt must be (B, T0) with B, T0 >= 1, got shape ", prompt.shape());
+  heed::NoGradGuard no_grad;
+  const bool was_training = model.is_training();
+  model.eval();
+  const int64_t B = prompt.size(0), T0 = prompt.size(1);
+  std::vector<std::vector<int64_t>> rows(B);  // row b's tokens so far
+  for (int64_t b = 0; b < B; ++b) rows[b].assign(prompt.data() + b * T0, prompt.data() + (b + 1) * T0);
+  auto so_far = [&] {  // (B, t)
+    std::vector<int64_t> flat;
+    for (const auto& r : rows) flat.insert(flat.end(), r.begin(), r.end());
+    return IndexTensor(flat, {B, int64_t(rows[0].size())});
+  };
+  for (int64_t i = 0; i < n; ++i) {
+    const IndexTensor next = nn::sample(step(so_far()), sampling);  // (B)
+    for (int64_t b = 0; b < B; ++b) rows[b].push_back(next[b]);
+  }
+  if (was_training) model.train();
+  return so_far();
+}
+
+}  // namespace gpt

@@ -1,0 +1,136 @@
+#!/usr/bin/python3
+"""bench_generate_torch.py - generation speed, heed vs PyTorch (`make bench`).
+
+The PyTorch twin of bench_generate.cpp, and the driver that runs both and prints one table
+(also written to build/bench/generate.md):
+
+  /usr/bin/python3 tests/bench/bench_generate_torch.py [--prompt 512] [--new 512] [--batch 1 8]
+  /usr/bin/python3 tests/bench/bench_generate_torch.py --torch --prompt P --new N --batch B
+      one PyTorch run, printing bench_generate's line format
+
+The model is nanoGPT's GPT (karpathy/nanoGPT model.py, as tests/golden/gen_safetensors.py
+writes it: the architecture of examples/common/gpt.h) with GPT-small's shapes: 6 layers, 6
+heads, width 384, vocabulary 65, block_size 1024; random weights, evaluation mode,
+torch.inference_mode(). torch 1.13 has no key/value cache in its attention, so its decoding
+recomputes the whole context each step, as nanoGPT's generate() does. The tokens are
+bench_generate.cpp's: the same 64-bit LCG gives the prompt and the tokens appended each step.
+
+Each batch size runs heed's process, then PyTorch's (one round: a recompute run of 512 tokens
+takes minutes). PyTorch runs in its best configuration on 2 cores: 2 threads,
+OMP_WAIT_POLICY=passive, the pthread build of OpenBLAS through LD_LIBRARY_PATH, for its process
+alone (as bench_models_torch.py).
+"""
+import os
+import subprocess
+import sys
+import time
+
+from bench_models_torch import torch_environment  # same folder: PyTorch's best configuration
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+HEED = os.path.join(ROOT, "build", "bench", "bench_generate")
+V, BLOCK, LAYERS, HEADS, WIDTH = 65, 1024, 6, 6, 384
+MASK64 = (1 << 64) - 1
+
+
+def script_row(b, length):
+    """bench_generate.cpp's script_row: x <- x * 6364136223846793005 + 1442695040888963407."""
+    x, out = b + 1, []
+    for _ in range(length):
+        x = (x * 6364136223846793005 + 1442695040888963407) & MASK64
+        out.append((x >> 33) % V)
+    return out
+
+
+def run_torch(prompt, new, batch, window):
+    import torch
+    sys.path.insert(0, os.path.join(ROOT, "tests", "golden"))
+    from gen_safetensors import GPT  # nanoGPT's GPT, written again with its names and shapes
+    torch.set_num_threads(2)
+    torch.manual_seed(0)
+    model = GPT(V, BLOCK, LAYERS, HEADS, WIDTH).eval()
+    script = torch.tensor([script_row(b, prompt + new) for b in range(batch)])
+
+    def time_path(n_new):
+        ms = []
+        with torch.inference_mode():
+            for i in range(n_new):
+                so_far = script[:, :prompt + i][:, -BLOCK:]  # nanoGPT's crop (never reached here)
+                t0 = time.perf_counter()
+                logits = model(so_far)[:, -1, :]
+                torch.argmax(logits, dim=-1)  # the greedy choice; the scripted token is appended
+                ms.append((time.perf_counter() - t0) * 1e3)
+        return ms
+
+    time_path(2)  # warm-up
+    ms = time_path(new)
+    w = min(window, new - 1)
+    total_s = sum(ms) / 1e3
+    print(f"torch B {batch} prefill_ms {ms[0]:.3f} first_ms {sum(ms[1:1 + w]) / w:.3f} "
+          f"last_ms {sum(ms[-w:]) / w:.3f} total_s {total_s:.3f} tokens_per_s {batch * new / total_s:.2f}",
+          flush=True)
+
+
+def parse(line):  # "PATH B <b> prefill_ms <x> first_ms <x> last_ms <x> total_s <x> tokens_per_s <x>"
+    f = line.split()
+    return {"path": f[0], "B": int(f[2]), "prefill": float(f[4]), "first": float(f[6]), "last": float(f[8]),
+            "total": float(f[10]), "tps": float(f[12])}
+
+
+def run(cmd, env=None):
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    if out.returncode != 0:
+        sys.stderr.write(out.stderr)
+        sys.exit(f"bench_generate_torch: {' '.join(cmd)} failed")
+    return [parse(l) for l in out.stdout.strip().splitlines()]
+
+
+def option(args, name, default):
+    if name not in args:
+        return default
+    i = args.index(name)
+    values = []
+    for a in args[i + 1:]:
+        if a.startswith("--"):
+            break
+        values.append(int(a))
+    return values
+
+
+def main():
+    args = sys.argv[1:]
+    prompt, new, window = option(args, "--prompt", [512])[0], option(args, "--new", [512])[0], option(args, "--window", [64])[0]
+    batches = option(args, "--batch", [1, 8])
+    if "--torch" in args:
+        return run_torch(prompt, new, batches[0], window)
+    have_torch, have_pthread, env, load = torch_environment()
+    sizes = ["--prompt", str(prompt), "--new", str(new), "--window", str(window)]
+    rows = []
+    for B in batches:
+        for r in run([HEED, *sizes, "--batch", str(B)]):
+            rows.append(("heed " + r["path"], r))
+            print(f"  heed {r['path']} B {B}: {r['tps']:.1f} tokens/s", flush=True)
+        if have_torch:
+            for r in run([sys.executable, os.path.abspath(__file__), "--torch", *sizes, "--batch", str(B)], env):
+                rows.append(("PyTorch recompute", r))
+                print(f"  PyTorch recompute B {B}: {r['tps']:.1f} tokens/s", flush=True)
+
+    lines = [f"load average {load} at the start; {prompt}-token prompt, {new} new tokens, GPT-small shapes "
+             f"(6 layers, 6 heads, width 384, vocabulary 65, block 1024); one run each; PyTorch: 2 threads, "
+             "OMP_WAIT_POLICY=passive, " + ("pthread OpenBLAS" if have_pthread else
+                                             "libopenblas0-pthread MISSING: torch ran on the OpenMP OpenBLAS (slower)"),
+             "",
+             f"| path | batch | prefill ms | ms/step, first {window} | ms/step, last {window} | last / first "
+             f"| total s | new tokens/s (all rows) |",
+             "|---|---|---|---|---|---|---|---|"]
+    for name, r in rows:
+        lines.append(f"| {name} | {r['B']} | {r['prefill']:.1f} | {r['first']:.2f} | {r['last']:.2f} "
+                     f"| {r['last'] / r['first']:.2f}x | {r['total']:.1f} | {r['tps']:.1f} |")
+    table = "\n".join(lines)
+    print(table)
+    with open(os.path.join(os.path.dirname(HEED), "generate.md"), "w") as f:
+        f.write(table + "\n")
+
+
+if __name__ == "__main__":
+    main()
