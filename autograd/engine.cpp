@@ -1,6 +1,21 @@
 // engine.cpp - the backward pass: topological order, gradient routing, leaf accumulation.
+//
+// A pass's state lives in the pass. The graph's Nodes hold only what the graph is (edges,
+// backward closure, saved tensors); each Tensor::backward() call owns a GraphTask (after
+// PyTorch's) with, per node it reached, the count of consumers not yet run and the sum of
+// the gradients they sent. So passes never see each other's counts:
+//   - concurrent passes: threads may run backward at once over graphs that share nodes,
+//     intermediate ones too when each passes retain_graph=true (a pass that frees a graph
+//     another is running is the caller's race). A leaf's AccumulateGrad is one node shared
+//     by every graph on every thread; it adds into .grad under the leaf's lock.
+//   - nested passes: a node's backward may itself call backward() (gradient checkpointing,
+//     recompute.cpp; such a node sets Node::calls_backward). The inner pass is a pass like
+//     any other, with its own GraphTask: it runs every node it reaches, including ones the
+//     outer pass has yet to run (a parameter's AccumulateGrad, an intermediate node shared
+//     with the outer graph), adds into .grad at once, and leaves the outer pass's counts
+//     and sums as they were. The only state the passes of one thread share is the rule for
+//     post-accumulate hooks (HookPass below): they wait for the outermost pass.
 #include <algorithm>
-#include <atomic>
 #include <sstream>
 #include <vector>
 
@@ -19,21 +34,15 @@ void GradMode::set_enabled(bool on) { grad_enabled = on; }
 
 // ---------------------------------------------------------------- graph building
 
-// The leaf's AccumulateGrad for this thread's graphs (GradState::accumulators), made on first
-// use; two threads recording ops on one parameter each get their own.
+// The leaf's AccumulateGrad (GradState::accumulator), made on first use and shared by
+// every graph that reaches the leaf.
 static std::shared_ptr<Node> accumulator_of(const std::shared_ptr<TensorImpl>& leaf) {
   GradState& st = *leaf->leaf;
-  const std::thread::id me = std::this_thread::get_id();
-  std::lock_guard<std::mutex> lock(st.mu);
-  for (const auto& [id, node] : st.accumulators)
-    if (id == me)
-      if (auto acc = node.lock()) return acc;
+  std::lock_guard<std::mutex> lock(st.mu);  // two threads may record ops on one leaf at once
+  if (auto acc = st.accumulator.lock()) return acc;
   auto acc = std::allocate_shared<AccumulateGrad>(CachingAllocator<AccumulateGrad>(), leaf);
   acc->out_shape = leaf->shape;
-  auto& all = st.accumulators;  // this thread's expired node, and any other's, go first
-  const auto expired = [](const auto& a) { return a.second.expired(); };
-  all.erase(std::remove_if(all.begin(), all.end(), expired), all.end());
-  all.emplace_back(me, acc);
+  st.accumulator = acc;
   return acc;
 }
 
@@ -147,19 +156,20 @@ Node::~Node() {
 // ---------------------------------------------------------------- leaves
 
 // A leaf's post-accumulate hooks run once per backward pass, with the pass's final gradient.
-// The nested-backward rule: a checkpoint node (recompute.cpp; Node::calls_backward) runs a
-// backward of its own from inside the pass, which adds into the .grad() of parameters the
-// block captured, leaves the outer pass may also reach directly, before or after that node.
-// So inside a nested pass, and while the outermost pass on this thread still has such a node
-// to run, a leaf's hooks are deferred (once per leaf); the outermost pass runs them as soon
-// as its last such node has run, or at its end.
+// A nested pass (above) adds into the .grad() of parameters its block captured, leaves the
+// outer pass may also reach directly, before or after that node. So inside a nested pass,
+// and while the outermost pass on this thread still has a calls_backward node to run, a
+// leaf's hooks are deferred (once per leaf); the outermost pass runs them as soon as its
+// last such node has run, or at its end.
 namespace {
 struct HookPass {
   int depth = 0;                // backward passes running on this thread, nested
   int backward_calls_left = 0;  // the outermost pass's calls_backward nodes not yet run
   std::vector<std::shared_ptr<TensorImpl>> deferred;  // leaves whose hooks wait
+  const GraphTask* outermost = nullptr;                // the outermost pass's state
 };
 thread_local HookPass hook_pass;
+bool accumulates_later(const GraphTask& task, const TensorImpl* leaf);  // below
 
 void call_hooks(const std::shared_ptr<TensorImpl>& leaf) {
   const auto hooks = leaf->leaf->post_accumulate_hooks;  // a copy: a hook may remove itself
@@ -171,7 +181,8 @@ void run_deferred_hooks() {
   while (!hook_pass.deferred.empty()) {  // a hook's own backward may defer more
     std::vector<std::shared_ptr<TensorImpl>> leaves;
     leaves.swap(hook_pass.deferred);
-    for (const auto& leaf : leaves) call_hooks(leaf);
+    for (const auto& leaf : leaves)  // a leaf the outermost pass has yet to reach waits for it
+      if (!accumulates_later(*hook_pass.outermost, leaf.get())) call_hooks(leaf);
   }
 }
 
@@ -279,9 +290,84 @@ Tensor Tensor::detach() const {
 
 // ---------------------------------------------------------------- backward
 
+// One backward() call's state (PyTorch's GraphTask): the nodes it reached, densely
+// numbered in the order reached, each with its count and sum, and per edge the number of the
+// producer it leads to. A node is found by address once per edge, while counting (step 1);
+// running (step 2) then goes by number only.
+struct GraphTask {
+  template <class T>
+  using Vec = std::vector<T, CachingAllocator<T>>;
+  static constexpr std::uint32_t kNone = ~0u;
+  struct PassNode {
+    Node* node;
+    std::uint32_t deps, first_edge;  // consumers not run yet; its edges' producers in targets
+    Tensor pending;                  // dL/d(output) summed over the consumers run so far
+  };
+  Vec<PassNode> nodes;
+  Vec<std::uint32_t> targets;  // per edge of nodes[k], from nodes[k].first_edge; kNone: no grad
+  Vec<std::uint32_t> table;  // numbers, by address; kNone: free
+  Vec<std::uint32_t> hooked;  // outermost pass: its AccumulateGrads of leaves with hooks
+
+  // Sized for `hint` nodes (the thread's previous pass: a training loop's passes are alike),
+  // so the arrays rarely grow while the pass runs.
+  explicit GraphTask(std::size_t hint) : table(table_size(hint), kNone) {
+    nodes.reserve(hint);
+    targets.reserve(hint);
+  }
+  static std::size_t table_size(std::size_t nodes) {  // a power of two, over twice nodes
+    std::size_t n = 256;
+    while (n <= 2 * nodes) n *= 2;
+    return n;
+  }
+
+  // n's number, and whether this call gave it. Open addressing with linear probing, the
+  // table at most half full. The slot is the address over 64: nodes come from the caching
+  // allocator in 64-byte blocks, and a chain's nodes, made one after another, then fill
+  // neighbouring slots, so the table is walked nearly in order.
+  std::pair<std::uint32_t, bool> number(Node* n) {
+    if (2 * nodes.size() >= table.size()) grow();
+    for (std::size_t h = slot_of(n);; h = (h + 1) & (table.size() - 1)) {
+      const std::uint32_t k = table[h];
+      if (k == kNone) {
+        table[h] = static_cast<std::uint32_t>(nodes.size());
+        return add(n);
+      }
+      if (nodes[k].node == n) return {k, false};
+    }
+  }
+  // n's number, for a node no other edge leads to (so none will look it up).
+  std::pair<std::uint32_t, bool> add(Node* n) {
+    nodes.push_back(PassNode{n, 0, 0, Tensor()});
+    return {static_cast<std::uint32_t>(nodes.size() - 1), true};
+  }
+  std::size_t slot_of(const Node* n) const {
+    return (reinterpret_cast<std::uintptr_t>(n) >> 6) & (table.size() - 1);
+  }
+  void grow() {
+    table.assign(table_size(nodes.size()), kNone);  // add() may have outgrown one doubling
+    for (std::uint32_t k = 0; k < nodes.size(); ++k) {
+      std::size_t h = slot_of(nodes[k].node);
+      while (table[h] != kNone) h = (h + 1) & (table.size() - 1);
+      table[h] = k;
+    }
+  }
+};
+
+namespace {
+// True when the pass has yet to run the leaf's AccumulateGrad (a node that has run has its
+// deps set to kNone).
+bool accumulates_later(const GraphTask& task, const TensorImpl* leaf) {
+  for (std::uint32_t k : task.hooked)
+    if (static_cast<const AccumulateGrad*>(task.nodes[k].node)->leaf.get() == leaf)
+      return task.nodes[k].deps != GraphTask::kNone;
+  return false;
+}
+}  // namespace
+
 Grads::Out Grads::write_or_add(int i, const Shape& shape) {
   if (!needs(i)) return {nullptr, 0};
-  Tensor& sum = next_[i]->pending;
+  if (!task_) return {write(i, shape), 0};
+  Tensor& sum = task_->nodes[targets_[i]].pending;
   if (!AnomalyMode::enabled() && sum.defined() && sum.shape() == shape && sole_gradient(sum))
     return {sum.data(), 1};
   return {write(i, shape), 0};
@@ -330,60 +416,59 @@ void Tensor::backward(const Tensor& grad, bool retain_graph) const {
       if (--hook_pass.depth > 0) return;
       hook_pass.backward_calls_left = 0;  // after an exception: leave nothing behind
       hook_pass.deferred.clear();
+      hook_pass.outermost = nullptr;
     }
   } depth;
   const bool outermost = hook_pass.depth == 1;
   std::shared_ptr<Node> root = producer_of(*this);
-  using NodePtrs = std::vector<Node*, CachingAllocator<Node*>>;
-  NodePtrs reached, stack;
+  static thread_local std::size_t last_size = 0;  // nodes the thread's last outermost pass reached
+  GraphTask task(outermost ? last_size : 0);  // this pass's state; none is kept in the nodes
+  if (outermost) hook_pass.outermost = &task;
+  std::vector<std::uint32_t, CachingAllocator<std::uint32_t>> stack;  // numbers of nodes
 
-  // Each node's scratch fields are reset as it runs (step 2). If an op's backward throws,
-  // the nodes that did not run are reset here instead, so the graph can be used again.
-  struct Reset {
-    NodePtrs& nodes;
-    bool done = false;
-    ~Reset() {
-      if (done) return;
-      for (Node* n : nodes) { n->seen = false; n->deps = 0; n->pending = Tensor(); }
-    }
-  } reset{reached};
-
-  // 1. Find every node reachable from the root and count its consumers (deps).
-  if (outermost && root->calls_backward) ++hook_pass.backward_calls_left;
-  root->seen = true;
-  reached.push_back(root.get());
-  stack.push_back(root.get());
+  // 1. Number every node reachable from the root and count its consumers (deps).
+  stack.push_back(task.number(root.get()).first);
   while (!stack.empty()) {
-    Node* n = stack.back();
+    const std::uint32_t k = stack.back();
     stack.pop_back();
+    Node* n = task.nodes[k].node;
+    if (outermost && n->calls_backward) ++hook_pass.backward_calls_left;
+    if (outermost && n->next.size() == 0)  // a leaf's node, or a checkpoint of no inputs
+      if (auto* acc = dynamic_cast<AccumulateGrad*>(n))
+        if (!acc->leaf->leaf->post_accumulate_hooks.empty()) task.hooked.push_back(k);
+    task.nodes[k].first_edge = static_cast<std::uint32_t>(task.targets.size());
     for (auto& e : n->next) {
-      if (!e) continue;
-      e->deps++;
-      if (!e->seen) {
-        e->seen = true;
-        if (outermost && e->calls_backward) ++hook_pass.backward_calls_left;
-        reached.push_back(e.get());
-        stack.push_back(e.get());
+      if (!e) {
+        task.targets.push_back(GraphTask::kNone);
+        continue;
       }
+      // An edge that is its node's only owner is its only consumer, in any graph: the node
+      // is new to this pass (a chain of ops whose outputs are gone needs no look-up).
+      const auto [to, added] = e.use_count() == 1 ? task.add(e.get()) : task.number(e.get());
+      task.targets.push_back(to);
+      task.nodes[to].deps++;
+      if (added) stack.push_back(to);
     }
   }
 
   // 2. Run each node once all its consumers have sent their gradients (Kahn's order),
   //    then pass each input's gradient on to that input's producer. Every reached node
   //    runs exactly once (its deps reach 0 when its last consumer has run).
-  root->pending = seed;
-  stack.push_back(root.get());
+  task.nodes[0].pending = seed;
+  stack.push_back(0);
   TensorVec slots;  // reused by every node: cleared after routing, so resize() refills it
   while (!stack.empty()) {
-    Node* n = stack.back();
+    GraphTask::PassNode& p = task.nodes[stack.back()];
     stack.pop_back();
-    n->seen = false;
-    Tensor dy = std::move(n->pending);
+    Node* n = p.node;
+    Tensor dy = std::move(p.pending);
     if (!dy.defined()) dy = zeros(n->out_shape);  // every consumer's gradient was zero
     const int m = static_cast<int>(n->next.size());
+    const std::uint32_t* targets = task.targets.data() + p.first_edge;
     slots.resize(m);
-    Grads g(n->next, slots);
+    Grads g(n->next, slots, task, targets);
     n->apply(dy, g);
+    p.deps = GraphTask::kNone;  // has run (accumulates_later)
     if (outermost && n->calls_backward && --hook_pass.backward_calls_left == 0)
       run_deferred_hooks();
     if (!retain_graph) n->release();
@@ -392,19 +477,21 @@ void Tensor::backward(const Tensor& grad, bool retain_graph) const {
         if (slots[i].defined())
           detail::check_backward_anomaly(n->name(), n->anomaly_index, i, slots[i]);
     for (int i = 0; i < m; ++i) {
-      Node* e = n->next[i].get();
-      if (!e) continue;
+      if (targets[i] == GraphTask::kNone) continue;
+      GraphTask::PassNode& e = task.nodes[targets[i]];
       if (slots[i].defined()) {
-        HEED_CHECK(slots[i].shape() == e->out_shape, n->name(), "backward produced a gradient of "
-                   "shape ", slots[i].shape(), " for input ", i, " of shape ", e->out_shape);
-        accumulate_pending(e->pending, std::move(slots[i]));
+        HEED_CHECK(slots[i].shape() == e.node->out_shape, n->name(), "backward produced a "
+                   "gradient of shape ", slots[i].shape(), " for input ", i, " of shape ",
+                   e.node->out_shape);
+        accumulate_pending(e.pending, std::move(slots[i]));
       }
-      if (--e->deps == 0) stack.push_back(e);
+      if (--e.deps == 0) stack.push_back(targets[i]);
     }
     slots.clear();
   }
-  reset.done = true;
-  if (outermost) run_deferred_hooks();
+  if (!outermost) return;
+  last_size = task.nodes.size();
+  run_deferred_hooks();
 }
 
 }  // namespace heed

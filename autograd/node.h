@@ -75,9 +75,15 @@ class NodeList {
 
 using TensorVec = std::vector<Tensor, CachingAllocator<Tensor>>;
 
+struct GraphTask;  // one backward pass's state: counts and gradient sums per node (engine.cpp)
+
 // The gradients a backward function fills: g[i] = dL/d(input i), where g.needs(i).
 class Grads {
  public:
+  // In a backward pass: targets[i] is input i's producer's place in it (GraphTask::nodes).
+  Grads(const NodeList& next, TensorVec& slots, GraphTask& task, const std::uint32_t* targets)
+      : next_(next), slots_(slots), task_(&task), targets_(targets) {}
+  // Outside one (a node's apply() called by hand): no running sums to add into.
   Grads(const NodeList& next, TensorVec& slots) : next_(next), slots_(slots) {}
   bool needs(int i) const { return next_[i] != nullptr; }
   Tensor& operator[](int i) { return slots_[i]; }
@@ -91,9 +97,9 @@ class Grads {
   // weight used at every step of a decoder so gets its gradients summed by gemms with
   // beta = 1 into one buffer (no new buffer, zero fill or separate add per step). Else
   // {write(i, shape), 0}: no gradient has arrived yet, the sum is also held elsewhere (the
-  // seed, a saved tensor, a view), or anomaly mode is on (it checks each g[i]). (An added
-  // sum is rounded in a different order than the engine's add, so its last bits differ
-  // from a run with anomaly mode on.)
+  // seed, a saved tensor, a view), anomaly mode is on (it checks each g[i]), or there is no
+  // pass (the second constructor). (An added sum is rounded in a different order than the
+  // engine's add, so its last bits differ from a run with anomaly mode on.)
   struct Out {
     real* data;
     real beta;
@@ -104,6 +110,8 @@ class Grads {
  private:
   const NodeList& next_;
   TensorVec& slots_;
+  GraphTask* task_ = nullptr;
+  const std::uint32_t* targets_ = nullptr;
 };
 
 // True when dy, the gradient the engine hands a backward function, is held by nothing else
@@ -183,17 +191,13 @@ struct Node {
 
   NodeList next;    // producer of each input's gradient; null where no grad is needed
   Shape out_shape;  // shape of the output, to check the gradients the engine routes here
-  // 32 bits and the bit fields below keep a recorded op's node, with its closure and the
-  // shared_ptr's control block, in three 64-byte blocks (tests/test_allocator.cpp).
+  // 32 bits keep a recorded op's node, with its closure and the shared_ptr's control
+  // block, in three 64-byte blocks (tests/test_allocator.cpp).
   std::uint32_t anomaly_index = 0;  // creation index #k while anomaly mode is on (anomaly_mode.h)
-  // Scratch used by the engine during one backward pass: deps, seen (and pending below).
-  std::uint32_t deps : 30;           // consumers whose gradient has not arrived yet
-  std::uint32_t seen : 1;
-  std::uint32_t calls_backward : 1;  // apply() runs a backward pass of its own (checkpoint)
+  bool calls_backward = false;  // apply() runs a backward pass of its own (checkpoint)
   SavedTensor* saved_tensors = nullptr;  // what the backward closure saved, linked by next_
-  Tensor pending;  // dL/d(output) summed over all consumers so far
-
-  Node() : deps(0), seen(0), calls_backward(0) {}
+  // A backward pass's counts and sums live in that pass (GraphTask, engine.cpp), not here:
+  // passes on several threads, or one nested in another, may run through the same nodes.
 };
 
 // The node at the end of every path: adds the gradient into a leaf's .grad().

@@ -21,7 +21,6 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -172,11 +171,10 @@ struct Storage {
 // the header of every other tensor (one per recorded op) is two cache lines, not three.
 struct GradState {
   bool requires_grad = false;
-  std::mutex mu;  // guards accumulators and the engine's adds into grad
-  // The nodes that add into `grad` (weak: no cycle), one per thread recording ops on this
-  // leaf: a backward pass keeps its running state in the graph's nodes, so the graphs of
-  // two threads, whose passes may run at once, must not share one.
-  std::vector<std::pair<std::thread::id, std::weak_ptr<Node>>> accumulators;
+  std::mutex mu;  // guards accumulator and the engine's adds into grad
+  // The node that adds into `grad` (weak: no cycle), shared by every graph that uses this
+  // leaf, on any thread: a backward pass keeps its running state in the pass, not the node.
+  std::weak_ptr<Node> accumulator;
   Tensor grad;  // accumulated gradient
   // (handle, hook) called after each accumulation into grad (engine.cpp)
   std::vector<std::pair<int64_t, std::function<void(const Tensor&)>>> post_accumulate_hooks;

@@ -4,7 +4,8 @@
 // graphs (owned by their tensors) are safe to share that way; the random generator is one
 // locked global whose stream the threads would share in a timing-dependent order, so the
 // models here are initialised before the threads start and use no dropout. Below: one model
-// used for inference by several threads, and backward passes into shared parameters.
+// used for inference by several threads, and backward passes into shared parameters and
+// through one shared graph.
 #include <algorithm>
 #include <thread>
 #include <vector>
@@ -121,9 +122,9 @@ TEST_CASE("threads: one RotaryEmbedding's forward from several threads at once, 
 // gradients are whole numbers, so any order sums exactly, and a lost update shows.
 TEST_CASE("threads: backward passes on two threads into the same parameters lose nothing") {
   const int steps = 300;
-  for (int round = 0; round < 20; ++round) {  // one shared accumulator: 1 run in 3 aborted
+  for (int round = 0; round < 20; ++round) {
     CAPTURE(round);
-    Tensor w = ones({256}).requires_grad_();  // a fresh leaf: its accumulator made under race
+    Tensor w = ones({256}).requires_grad_();  // a fresh leaf: its one accumulator made under race
     Tensor b = zeros({1}).requires_grad_();
     std::vector<std::thread> threads;
     for (int th = 0; th < 2; ++th)
@@ -135,5 +136,33 @@ TEST_CASE("threads: backward passes on two threads into the same parameters lose
     const std::vector<real> gw = w.grad().to_vector();
     CHECK(std::count(gw.begin(), gw.end(), real(3 * 2 * steps)) == 256);
     CHECK(b.grad().item() == real(256 * 2 * steps));
+  }
+}
+
+// Passes on two threads at once through one graph's intermediate nodes (retain_graph): each
+// pass counts and sums in its own state (autograd/engine.cpp, GraphTask), so neither sees the
+// other's counts. Were that state kept in the shared nodes, a pass would find a node's count
+// already taken, run it twice or never, and gradients would be lost or doubled (and
+// ThreadSanitizer, `make tsan`, would report the race). Whole numbers: any order sums exactly.
+TEST_CASE("threads: backward passes on two threads through one shared graph (retain_graph)") {
+  const int steps = 200;
+  for (int round = 0; round < 10; ++round) {
+    CAPTURE(round);
+    Tensor x = ones({64}).requires_grad_();
+    const Tensor h = x * x + x * 2;  // shared: three nodes, x's accumulator reached twice
+    std::vector<Tensor> a = {full({64}, 1).requires_grad_(), full({64}, 2).requires_grad_()};
+    std::vector<std::thread> threads;
+    for (int th = 0; th < 2; ++th)
+      threads.emplace_back([&, th] {
+        for (int s = 0; s < steps; ++s) sum(h * a[th]).backward(Tensor(), true);
+      });
+    for (std::thread& t : threads) t.join();
+    // dL/dx = a (2x + 2) = 4a; dL/da = h = 3
+    const std::vector<real> gx = x.grad().to_vector();
+    CHECK(std::count(gx.begin(), gx.end(), real(4 * (1 + 2) * steps)) == 64);
+    for (const Tensor& ai : a) {
+      const std::vector<real> ga = ai.grad().to_vector();
+      CHECK(std::count(ga.begin(), ga.end(), real(3 * steps)) == 64);
+    }
   }
 }
