@@ -25,6 +25,7 @@
 #include <heed/layers/transformer.h>
 #include <heed/layers/transformer_decoder.h>
 #include <heed/layers/transformer_encoder.h>
+#include <heed/layers/transformer_model.h>
 #include <heed/optim/safetensors.h>
 #include "helpers.h"
 
