@@ -20,6 +20,16 @@ static void cblas_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int
     cblas_dgemm(CblasRowMajor, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
+// cblas_sgemv / cblas_dgemv: y = alpha * op(A) x + beta * y, A (rows, cols) row-major.
+template <class T>
+static void cblas_gemv(CBLAS_TRANSPOSE ta, int rows, int cols, T alpha, const T* A, int lda,
+                       const T* x, int incx, T beta, T* y) {
+  if constexpr (std::is_same_v<T, float>)
+    cblas_sgemv(CblasRowMajor, ta, rows, cols, alpha, A, lda, x, incx, beta, y, 1);
+  else
+    cblas_dgemv(CblasRowMajor, ta, rows, cols, alpha, A, lda, x, incx, beta, y, 1);
+}
+
 void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, real alpha, const real* A,
           int64_t lda, const real* B, int64_t ldb, real beta, real* C, int64_t ldc) {
   if (M == 0 || N == 0) return;
@@ -37,6 +47,20 @@ void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, real alph
   // at (32 x 128) @ (128 x 1024), best of 200 calls (AMD EPYC, OpenBLAS 0.3.21), gives 90 us
   // on one thread and 67 us on two.
   detail::threads_now();
+  if (M == 1) {
+    // One row, C (1, N) = alpha a op(B) + beta C, is a matrix-vector product: C^T = alpha
+    // op(B)^T a + beta C^T. sgemm would pack all of B for one row (what decoding one token
+    // through a Linear does: bench_generate's cached path); gemv streams it once. a's K
+    // values are A[k] (stride 1), or A[k * lda] when A is stored transposed (K, 1).
+    // With beta = 0, C is zeroed first, so that garbage in it (NaN) never reaches the result.
+    if (beta == 0)
+      for (int64_t j = 0; j < N; ++j) C[j] = 0;
+    if (trans_b)  // B (N, K): C^T = B a
+      cblas_gemv(CblasNoTrans, int(N), int(K), alpha, B, int(ldb), A, trans_a ? int(lda) : 1, beta, C);
+    else  // B (K, N): C^T = B^T a
+      cblas_gemv(CblasTrans, int(K), int(N), alpha, B, int(ldb), A, trans_a ? int(lda) : 1, beta, C);
+    return;
+  }
   cblas_gemm(trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, int(M),
              int(N), int(K), alpha, A, int(lda), B, int(ldb), beta, C, int(ldc));
 }

@@ -4,7 +4,8 @@
 //   op(A): (M, K)   op(B): (K, N)   C: (M, N), all row-major with leading dims lda/ldb/ldc
 //
 // gemm() calls cblas_sgemm (float build) or cblas_dgemm (double build), passing the
-// transpose flags and leading dimensions, so transposes are never copied.
+// transpose flags and leading dimensions, so transposes are never copied; a single row
+// (M = 1) goes to cblas_sgemv / cblas_dgemv, which reads B once instead of packing it.
 // gemm_naive() is the plain triple loop it must agree with (tests/test_blas.cpp).
 #pragma once
 #include <cstdint>

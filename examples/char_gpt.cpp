@@ -15,7 +15,11 @@
 //                  2019), linear warmup + cosine decay, gradient clipping, validation loss
 //                  every eval interval, checkpoints
 //   generate       (common/gpt.h) continues the prompt with nn::sample: temperature, top-k,
-//                  top-p (layers/sampling.h); the context is the last `block` characters
+//                  top-p (layers/sampling.h); the context is the last `block` characters.
+//                  gpt::cached_step keeps each layer's keys and values, so a character costs a
+//                  forward of one position while the text fits the block; past it the last
+//                  `block` characters are re-encoded each step, as nanoGPT's crop (gpt.h says
+//                  why a sliding cache would not be the same model). --no-cache recomputes.
 //
 // One block (pre-norm, causal):
 //   x = x + Dropout(W_o · Attention(rope?(LN1(x) W_q), rope?(LN1(x) W_k), LN1(x) W_v))
@@ -80,7 +84,7 @@ struct Options {
   std::string prompt = "The ";
   double temperature = 0.8, top_p = 1.0;
   int64_t top_k = 20, samples = 2, sample_len = 300;
-  bool no_cache = false;  // recompute the context every step (the only path without a KV cache)
+  bool no_cache = false;  // recompute the context every step instead of gpt::cached_step
   // running
   uint64_t seed = 1;
   int threads = 1;  // see examples/translate.cpp and the README: spinning OpenMP threads on a shared machine
@@ -111,8 +115,12 @@ const char* kUsage =
     "  --top-k N            sample among the N likeliest (0: all)          (20)\n"
     "  --top-p X            sample among the likeliest whose probability reaches X\n"
     "                       (nucleus sampling, after top-k; 1: all)        (1)\n"
-    "  --no-cache           recompute the whole context each step (the default until\n"
-    "                       the KV cache is wired)\n"
+    "  --no-cache           recompute the whole context for every character, instead of\n"
+    "                       keeping each layer's keys and values (a KV cache) and running\n"
+    "                       the model on the new character only; both give the same text.\n"
+    "                       Past --block characters both use the last --block, re-encoded\n"
+    "                       from position 0 (nanoGPT's crop): then each character costs a\n"
+    "                       forward of --block positions with or without the cache\n"
     "  --samples N --sample-len N   how many samples, characters each      (2 300)\n"
     "  --seed N             initialisation, batches and sampling           (1)\n"
     "  --threads N          threads (0: every core)                        (1)\n"
@@ -484,7 +492,8 @@ int run(const Options& o, std::chrono::steady_clock::time_point t0) {
   if (!o.dump_logits.empty()) dump_logits(o.dump_logits, model, prompt);
   heed::manual_seed(o.seed + 99);  // the samples repeat for a seed, whatever training drew
   const auto sampling = nn::SamplingOptions().temperature(o.temperature).top_k(o.top_k).top_p(o.top_p);
-  const gpt::Step step = gpt::recompute_step(model);  // --no-cache: the only path for now
+  // One step for every sample: the cached step starts afresh on each new prompt.
+  const gpt::Step step = o.no_cache ? gpt::recompute_step(model) : gpt::cached_step(model, 1);
   for (int64_t s = 0; s < o.samples; ++s) {
     const IndexTensor ids = gpt::generate(model, IndexTensor(prompt, {1, int64_t(prompt.size())}), o.sample_len, sampling, step);
     std::printf("\n--- sample %lld (temperature %g, top-k %lld, top-p %g) ---\n%s\n", (long long)s + 1, o.temperature,

@@ -17,7 +17,8 @@ using heed::test::random_buffer;
 
 TEST_CASE("gemm == gemm_naive: transpose flags x alpha/beta x odd sizes x padded leading dims") {
   const struct { int64_t M, N, K; } sizes[] = {{1, 1, 1}, {7, 5, 3}, {3, 11, 17}, {33, 2, 65},
-                                               {4, 6, 0}};  // K = 0: C = beta * C
+                                               {4, 6, 0},  // K = 0: C = beta * C
+                                               {1, 9, 13}, {1, 40, 7}};  // M = 1: the gemv path
   const double scalars[][2] = {{1, 0}, {0.5, 1}, {-2, 0.25}, {0, 3}};  // {alpha, beta}
   unsigned seed = 1;
   for (const auto& sz : sizes)

@@ -1,7 +1,12 @@
 // test_gpt_generate.cpp - examples/common/gpt.h's generation loop: greedy generation equals a
 // hand-written argmax loop over the model's logits, across the crop to the last block_size
 // tokens (learned and rotary positions); the prompt is kept; the same seed repeats sampled
-// text; the model's training mode is restored; a bad prompt is an error.
+// text; the model's training mode is restored; a bad prompt is an error. The cached step
+// (gpt::cached_step) equals recompute: logits to 1e-5 at every step and the same sampled tokens
+// over 300 steps that cross block_size, for learned, sinusoidal and rotary positions, batch 1
+// and 3; it starts afresh on a sequence that does not extend its cache; bad calls are errors.
+#include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -91,4 +96,104 @@ TEST_CASE("gpt generate: the step sees the whole sequence; recompute crops it to
   CHECK(gpt::last_columns(IndexTensor({1, 2, 3, 4, 5, 6}, {2, 3}), 9).vec() == std::vector<int64_t>({1, 2, 3, 4, 5, 6}));
   CHECK(error_of([&] { gpt::generate(model, IndexTensor({1, 2}, {2}), 3, nn::SamplingOptions(), inner); }) ==
         "generate: the prompt must be (B, T0) with B, T0 >= 1, got shape (2)");
+}
+
+namespace {
+
+gpt::GPTConfig window64(const std::string& pos) {
+  return gpt::GPTConfig().block_size(64).vocab_size(13).n_layer(2).n_head(2).n_embd(16).dropout(0.1).pos(pos);
+}
+
+// B rows of `length` tokens drawn from heed's generator (row b differs from row 0).
+IndexTensor random_prompt(int64_t B, int64_t length, int64_t V) {
+  const Tensor u = rand({B, length});
+  std::vector<int64_t> ids(B * length);
+  for (int64_t i = 0; i < B * length; ++i) ids[i] = std::min<int64_t>(V - 1, int64_t(u.data()[i] * real(V)));
+  return IndexTensor(ids, {B, length});
+}
+
+}  // namespace
+
+TEST_CASE("gpt cached_step: the logits equal recompute's at every step, across block_size") {
+  // block 64, prompt 10, 300 steps: the sequence crosses the block at step 54 and the window
+  // is re-encoded 256 times; two layers, so rotary keys above the first layer depend on it.
+  for (const std::string pos : {"learned", "sinusoidal", "rope"})
+    for (const int64_t B : {1, 3}) {
+      INFO("pos ", pos, ", batch ", B);
+      manual_seed(11);
+      gpt::GPT model(window64(pos));
+      model.eval();
+      const gpt::Step recompute = gpt::recompute_step(model), cached = gpt::cached_step(model, B);
+      IndexTensor seq = random_prompt(B, 10, 13);
+      const auto sampling = nn::SamplingOptions().temperature(1.3);  // wander: the rows differ
+      double worst = 0;
+      for (int64_t i = 0; i < 300; ++i) {
+        const Tensor want = recompute(seq), got = cached(seq);  // (B, V) each
+        REQUIRE(got.shape() == want.shape());
+        for (int64_t j = 0; j < want.numel(); ++j)
+          worst = std::max(worst, double(std::abs(got.data()[j] - want.data()[j])));
+        const IndexTensor next = nn::sample(want, sampling);  // (B)
+        std::vector<int64_t> grown;
+        for (int64_t b = 0; b < B; ++b) {
+          grown.insert(grown.end(), seq.data() + b * seq.size(1), seq.data() + (b + 1) * seq.size(1));
+          grown.push_back(next[b]);
+        }
+        seq = IndexTensor(grown, {B, seq.size(1) + 1});
+      }
+      CHECK(seq.size(1) == 310);
+      CHECK(worst <= 1e-5);
+    }
+}
+
+TEST_CASE("gpt cached_step: the same seed samples the same tokens as recompute over 300 steps") {
+  for (const std::string pos : {"learned", "sinusoidal", "rope"})
+    for (const int64_t B : {1, 2}) {
+      INFO("pos ", pos, ", batch ", B);
+      manual_seed(12);
+      gpt::GPT model(window64(pos));
+      const IndexTensor prompt = random_prompt(B, 10, 13);
+      const auto sampling = nn::SamplingOptions().temperature(0.9).top_k(8);
+      manual_seed(5);
+      const IndexTensor a = gpt::generate(model, prompt, 300, sampling, gpt::recompute_step(model));
+      manual_seed(5);
+      const IndexTensor b = gpt::generate(model, prompt, 300, sampling, gpt::cached_step(model, B));
+      CHECK(b.shape() == Shape({B, 310}));
+      CHECK(a.vec() == b.vec());
+      CHECK(model.is_training());  // restored
+    }
+}
+
+TEST_CASE("gpt cached_step: a sequence that does not extend the cache starts afresh; bad calls are errors") {
+  manual_seed(13);
+  gpt::GPT model(tiny("rope"));
+  model.eval();
+  const gpt::Step recompute = gpt::recompute_step(model), cached = gpt::cached_step(model, 1);
+  auto agree = [&](const std::vector<int64_t>& ids) {
+    const IndexTensor seq(ids, {1, int64_t(ids.size())});
+    const Tensor want = recompute(seq), got = cached(seq);
+    double worst = 0;
+    for (int64_t j = 0; j < want.numel(); ++j) worst = std::max(worst, double(std::abs(got.data()[j] - want.data()[j])));
+    return worst <= 1e-5;
+  };
+  CHECK(agree({1, 2, 3}));
+  CHECK(agree({1, 2, 3, 4}));     // extends: only 4 is fed
+  CHECK(agree({1, 2, 3, 4}));     // the same sequence again: re-encoded, not fed twice
+  CHECK(agree({1, 2, 9, 4, 5}));  // a different prefix: re-encoded
+  CHECK(agree({7}));              // shorter: a new prompt
+  CHECK(agree({3, 1, 4, 1, 5, 9, 2, 6, 5, 3}));  // longer than block 8: the last 8
+  CHECK(agree({3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5}));
+  // the step works from one cache per block: a second generate with the same step equals a fresh one
+  const auto greedy = nn::SamplingOptions().temperature(0);
+  const gpt::Step shared = gpt::cached_step(model, 1);
+  const IndexTensor p1({2, 7, 1}, {1, 3}), p2({5}, {1, 1});
+  gpt::generate(model, p1, 12, greedy, shared);
+  CHECK(gpt::generate(model, p2, 12, greedy, shared).vec() ==
+        gpt::generate(model, p2, 12, greedy, gpt::recompute_step(model)).vec());
+
+  CHECK(error_of([&] { cached(IndexTensor({1, 2, 3, 4}, {2, 2})); }) ==
+        "cached_step: seq must be (batch, t) = (1, t >= 1), got shape (2,2)");
+  CHECK(error_of([&] { gpt::cached_step(model, 0); }) == "cached_step: batch must be >= 1, got 0");
+  model.train();
+  CHECK(error_of([&] { cached(IndexTensor({1, 2}, {1, 2})); }) ==
+        "cached_step: the model is in training mode (dropout would differ per call): call model.eval()");
 }

@@ -6,7 +6,8 @@
 //   GPT            embedding + positions (learned | sinusoidal | rotary) -> N blocks -> norm
 //                  -> logits, with nanoGPT's module names, its output layer tied to the embedding
 //   generate       continues a prompt token by token: a step function gives the next-token
-//                  logits, nn::sample chooses the token
+//                  logits (recompute_step: the whole context each token; cached_step: the new
+//                  token only, with a KV cache per block), nn::sample chooses the token
 //
 // One block (pre-norm, causal):
 //   x = x + Dropout(W_o · Attention(rope?(LN1(x) W_q), rope?(LN1(x) W_k), LN1(x) W_v))
@@ -19,10 +20,11 @@
 // Example:
 //   gpt::GPT model(gpt::GPTConfig().vocab_size(65).block_size(64));
 //   IndexTensor out = gpt::generate(model, prompt, 100, nn::SamplingOptions().top_k(20),
-//                                   gpt::recompute_step(model));   // prompt (B, T0) -> (B, T0 + 100)
+//                                   gpt::cached_step(model, B));   // prompt (B, T0) -> (B, T0 + 100)
 #pragma once
 #include <heed/heed.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -78,13 +80,23 @@ class CausalSelfAttention : public nn::Module {
     resid_dropout = register_module("resid_dropout", std::make_shared<nn::Dropout>(dropout));
     if (rope) this->rope = register_module("rope", std::make_shared<nn::RotaryEmbedding>(E / H));
   }
-  Tensor forward(const Tensor& x) {  // (B, T, E) -> (B, T, E)
-    const int64_t B = x.size(0), T = x.size(1), D = E_ / H_;
+  // x (B, T, E) -> (B, T, E). With a cache, x holds the T tokens that follow the
+  // n = cache->size() cached ones: rotary positions start at n, their keys and values are
+  // appended, and the queries attend causally to all n + T (what rows n .. n+T-1 of a full
+  // pass see).
+  Tensor forward(const Tensor& x, nn::KVCache* cache = nullptr) {
+    const int64_t B = x.size(0), T = x.size(1), D = E_ / H_, offset = cache ? cache->size() : 0;
     Tensor qkv = c_attn->forward(x);  // (B, T, 3E): q, k, v side by side
     auto head = [&](int64_t i) { return narrow(qkv, 2, i * E_, E_).reshape({B, T, H_, D}).transpose(1, 2); };
     Tensor q = head(0), k = head(1), v = head(2);  // (B, H, T, D) each
-    if (rope) q = rope->forward(q), k = rope->forward(k);
-    Tensor y = flash_attention(q, k, v, nn::AttentionMask().causal());  // (B, H, T, D)
+    if (rope) q = rope->forward(q, offset), k = rope->forward(k, offset);
+    Tensor y;  // (B, H, T, D)
+    if (cache) {
+      cache->append(k, v);                                 // keys and values of positions [n, n + T)
+      y = cache->attend(q, nn::AttentionMask().causal());  // over the n + T cached, read in place
+    } else {
+      y = flash_attention(q, k, v, nn::AttentionMask().causal());
+    }
     return resid_dropout->forward(c_proj->forward(y.transpose(1, 2).reshape({B, T, E_})));
   }
   std::string repr() const override { return "CausalSelfAttention"; }
@@ -119,8 +131,8 @@ class Block : public nn::Module {
     ln_2 = register_module("ln_2", std::make_shared<nn::LayerNorm>(nn::LayerNormOptions({E})));
     mlp = register_module("mlp", std::make_shared<MLP>(E, dropout));
   }
-  Tensor forward(Tensor x) {  // (B, T, E)
-    x = x + attn->forward(ln_1->forward(x));
+  Tensor forward(Tensor x, nn::KVCache* cache = nullptr) {  // (B, T, E); cache: CausalSelfAttention's
+    x = x + attn->forward(ln_1->forward(x), cache);
     return x + mlp->forward(ln_2->forward(x));
   }
   std::string repr() const override { return "Block"; }
@@ -143,12 +155,15 @@ class Trunk : public nn::Module {
     for (int64_t i = 0; i < c.n_layer(); ++i) h->push_back(std::make_shared<Block>(E, c.n_head(), c.dropout(), c.pos() == "rope"));
     ln_f = register_module("ln_f", std::make_shared<nn::LayerNorm>(nn::LayerNormOptions({E})));
   }
-  Tensor forward(const IndexTensor& ids) {  // (B, T) -> (B, T, E)
+  // ids (B, T) -> (B, T, E). With caches (one per block), ids are the T tokens after the
+  // n = caches[0].size() cached ones: positions n .. n+T-1, and each block appends to its cache.
+  Tensor forward(const IndexTensor& ids, std::vector<nn::KVCache>* caches = nullptr) {
+    const int64_t offset = caches ? caches->at(0).size() : 0;
     Tensor x = wte->forward(ids);
-    if (wpe) x = wpe->forward(x);
-    if (sinusoidal) x = sinusoidal->forward(x);
+    if (wpe) x = wpe->forward(x, offset);
+    if (sinusoidal) x = sinusoidal->forward(x, offset);
     x = drop->forward(x);
-    for (size_t i = 0; i < h->size(); ++i) x = (*h)[i].forward(x);
+    for (size_t i = 0; i < h->size(); ++i) x = (*h)[i].forward(x, caches ? &caches->at(i) : nullptr);
     return ln_f->forward(x);
   }
   std::string repr() const override { return "Trunk"; }
@@ -223,6 +238,71 @@ inline Step recompute_step(GPT& model) {
     const IndexTensor ctx = last_columns(seq, model.block());        // (B, T)
     const Tensor logits = model.forward(ctx);                         // (B, T, V)
     return select(logits, 1, ctx.size(1) - 1);                        // (B, V)
+  };
+}
+
+// Cached: keeps each block's keys and values (nn::KVCache, layers/kv_cache.h) between calls
+// and runs the model on the tokens it has not seen only. The first call prefills the prompt
+// in one forward (B, T0); each later call, with the sequence one token longer, feeds that
+// token alone at position offset cache.size(): O(1) positions per token instead of O(t).
+// Memory: n_layer caches of (batch, H, block_size, D) keys and values, 2 * E * sizeof(real)
+// bytes per token per row per layer (KVCache::bytes_per_token).
+//
+// At block_size, the step does what nanoGPT's crop does, exactly: once the sequence is longer
+// than the block, the context is the last block_size tokens re-encoded from position 0, so
+// every key and value cached for the old window is stale:
+//   learned and sinusoidal positions: every token's position index changes by one;
+//   rotary positions: a single attention layer would be unaffected (q_i . k_j depends on i - j
+//     only), but from the second block on a token's key and value come from the block below's
+//     output at that token, which attended to the tokens before it. In the crop the window's
+//     first token sees only itself; in a slid cache (a rolling buffer, as Mistral's or
+//     candle's RotatingKvCache) it saw its whole past. Sliding is a different model of the
+//     context, not nanoGPT's crop, so it is not done here.
+// So past block_size each step resets the caches and prefills the last block_size tokens:
+// one forward of block_size positions per token, the cost of recompute_step. The cache pays
+// off while the sequence fits the block (generate with block_size >= prompt + new tokens).
+//
+// The step remembers which tokens its caches hold: a sequence that does not extend them (a
+// new prompt, another sample) starts afresh. The model must be in evaluation mode (generate
+// sets it): heed::Error naming cached_step otherwise, or for a seq that is not (batch, t).
+// Proof that it equals recompute_step: tests/test_gpt_generate.cpp (logits to 1e-5 at every
+// step and the same sampled tokens over 300 steps past the block, every position type).
+inline Step cached_step(GPT& model, int64_t batch) {
+  const GPTConfig& c = model.config();
+  if (batch < 1) heed::fail("cached_step", "batch must be >= 1, got ", batch);
+  struct State {
+    std::vector<nn::KVCache> caches;  // one per block: (batch, H, block_size, D)
+    std::vector<int64_t> held;        // (batch, caches[0].size()): the tokens cached, row-major
+  };
+  auto state = std::make_shared<State>();
+  const int64_t D = c.n_embd() / c.n_head();
+  for (int64_t i = 0; i < c.n_layer(); ++i) state->caches.emplace_back(batch, c.n_head(), c.block_size(), D, D);
+  return [&model, state, batch](const IndexTensor& seq) {
+    if (seq.dim() != 2 || seq.size(0) != batch || seq.size(1) < 1)
+      heed::fail("cached_step", "seq must be (batch, t) = (", batch, ", t >= 1), got shape ", seq.shape());
+    if (model.is_training())
+      heed::fail("cached_step", "the model is in training mode (dropout would differ per call): call model.eval()");
+    heed::NoGradGuard no_grad;
+    const int64_t t = seq.size(1), block = model.block();
+    int64_t n = state->caches[0].size();
+    bool extends = t <= block && n < t;  // the cached tokens are the first n of every row?
+    for (int64_t b = 0; extends && b < batch; ++b)
+      extends = std::equal(state->held.begin() + b * n, state->held.begin() + (b + 1) * n, seq.data() + b * t);
+    if (!extends) {  // a new sequence, or past the block: re-encode the (last block_size) tokens
+      for (auto& cache : state->caches) cache.reset();
+      n = 0;
+    }
+    const IndexTensor window = last_columns(seq, std::min(t, block));  // (B, min(t, block))
+    const int64_t from = n, fresh = window.size(1) - n;                // feed columns [n, n + fresh)
+    std::vector<int64_t> ids(batch * fresh), held(batch * (n + fresh));
+    for (int64_t b = 0; b < batch; ++b)
+      for (int64_t j = 0; j < n + fresh; ++j) {
+        held[b * (n + fresh) + j] = window.data()[b * window.size(1) + j];
+        if (j >= from) ids[b * fresh + j - from] = held[b * (n + fresh) + j];
+      }
+    state->held = std::move(held);
+    const Tensor x = model.transformer->forward(IndexTensor(ids, {batch, fresh}), &state->caches);  // (B, fresh, E)
+    return model.lm_head->forward(select(x, 1, fresh - 1));                                           // (B, V)
   };
 }
 

@@ -3,8 +3,13 @@
 // and prints the table (`make bench`).
 //
 //   build/bench/bench_generate [--prompt 512] [--new 512] [--batch 1] [--window 64]
+//                              [--paths cached,recompute]
 //       prints, for each decoding path, one line
-//       "PATH B <b> prefill_ms <ms> first_ms <ms> last_ms <ms> total_s <s> tokens_per_s <r>"
+//       "PATH B <b> prefill_ms <ms> first_ms <ms> last_ms <ms> total_s <s> tokens_per_s <r> new <n>"
+//
+// The paths: "cached" (gpt::cached_step: the prompt prefilled in one forward, then one
+// position per token through a KV cache per block) and "recompute" (gpt::recompute_step:
+// the whole context every token, as nanoGPT's generate()).
 //
 // The model has GPT-small's shapes (6 layers, 6 heads, width 384, vocabulary 65) and
 // block_size 1024, so that a 512-token prompt and 512 new tokens never crop the context;
@@ -19,8 +24,9 @@
 // `window` steps: per-token cost early and late in the sequence. total_s covers every step,
 // prefill included; tokens_per_s = B * new / total_s (new tokens, all rows).
 //
-// A decoding path is a gpt::Step factory (gpt.h): `paths` in main() lists them; a cached
-// path joins the list as another entry and is timed by the same time_path().
+// A decoding path is a gpt::Step factory (gpt.h): `paths` in main() lists them, and one
+// time_path() times each. The cached path's prefill is a forward of the prompt's length, as
+// the recompute path's step 0 is: their prefill_ms compare the two.
 #include <heed/heed.h>
 
 #include <algorithm>
@@ -29,6 +35,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -100,6 +107,12 @@ Timings time_path(gpt::GPT& model, const gpt::Step& step, const Sizes& s) {
   return r;
 }
 
+std::string text_arg(int argc, char** argv, const char* name, const std::string& fallback) {
+  for (int i = 1; i + 1 < argc; ++i)
+    if (std::strcmp(argv[i], name) == 0) return argv[i + 1];
+  return fallback;
+}
+
 int64_t arg(int argc, char** argv, const char* name, int64_t fallback) {
   for (int i = 1; i + 1 < argc; ++i)
     if (std::strcmp(argv[i], name) == 0) return std::atoll(argv[i + 1]);
@@ -122,16 +135,31 @@ int main(int argc, char** argv) {
   manual_seed(0);
   gpt::GPT model(gpt::GPTConfig().block_size(s.block).vocab_size(s.vocab).n_layer(s.layers).n_head(s.heads)
                      .n_embd(s.width).dropout(0).pos("learned"));
+  const int64_t B = s.batch;
   const std::vector<std::pair<std::string, std::function<gpt::Step(gpt::GPT&)>>> paths = {
+      {"cached", [B](gpt::GPT& m) { return gpt::cached_step(m, B); }},
       {"recompute", gpt::recompute_step},
   };
+  std::vector<std::string> wanted;  // --paths a,b: the paths to run, in paths' order
+  std::stringstream list(text_arg(argc, argv, "--paths", "cached,recompute"));
+  for (std::string name; std::getline(list, name, ',');) {
+    bool known = false;
+    for (const auto& p : paths) known = known || p.first == name;
+    if (!known) {
+      std::fprintf(stderr, "bench_generate: --paths takes cached and/or recompute, got '%s'\n", name.c_str());
+      return 2;
+    }
+    wanted.push_back(name);
+  }
   for (const auto& [name, make_step] : paths) {
+    if (std::find(wanted.begin(), wanted.end(), name) == wanted.end()) continue;
     Sizes warm = s;  // warm-up: a prefill and a step fill the allocator's cache
     warm.fresh = 2;
     time_path(model, make_step(model), warm);
     const Timings t = time_path(model, make_step(model), s);  // a fresh step: nothing carried over
-    std::printf("%s B %lld prefill_ms %.3f first_ms %.3f last_ms %.3f total_s %.3f tokens_per_s %.2f\n", name.c_str(),
-                (long long)s.batch, t.prefill_ms, t.first_ms, t.last_ms, t.total_s, s.batch * s.fresh / t.total_s);
+    std::printf("%s B %lld prefill_ms %.3f first_ms %.3f last_ms %.3f total_s %.3f tokens_per_s %.2f new %lld\n",
+                name.c_str(), (long long)s.batch, t.prefill_ms, t.first_ms, t.last_ms, t.total_s,
+                s.batch * s.fresh / t.total_s, (long long)s.fresh);
     std::fflush(stdout);
   }
   return 0;

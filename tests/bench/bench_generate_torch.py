@@ -5,6 +5,7 @@ The PyTorch twin of bench_generate.cpp, and the driver that runs both and prints
 (also written to build/bench/generate.md):
 
   /usr/bin/python3 tests/bench/bench_generate_torch.py [--prompt 512] [--new 512] [--batch 1 8]
+                                                        [--recompute-new 64]
   /usr/bin/python3 tests/bench/bench_generate_torch.py --torch --prompt P --new N --batch B
       one PyTorch run, printing bench_generate's line format
 
@@ -15,8 +16,12 @@ torch.inference_mode(). torch 1.13 has no key/value cache in its attention, so i
 recomputes the whole context each step, as nanoGPT's generate() does. The tokens are
 bench_generate.cpp's: the same 64-bit LCG gives the prompt and the tokens appended each step.
 
-Each batch size runs heed's process, then PyTorch's (one round: a recompute run of 512 tokens
-takes minutes). PyTorch runs in its best configuration on 2 cores: 2 threads,
+Each batch size runs heed's cached path, heed's recompute path, then PyTorch's recompute (one
+round each). The cached path always generates --new tokens. A recompute run costs O(context)
+per token, minutes for 512 tokens at batch 8, so at batch > 1 both recompute rows generate
+--recompute-new tokens after the same prompt (their contexts are then shorter, which flatters
+recompute: the cached / recompute ratio printed is a lower bound); at batch 1 they generate
+--new, the issue's full 512 + 512. The table's "new" column says which. PyTorch runs in its best configuration on 2 cores: 2 threads,
 OMP_WAIT_POLICY=passive, the pthread build of OpenBLAS through LD_LIBRARY_PATH, for its process
 alone (as bench_models_torch.py).
 """
@@ -67,14 +72,14 @@ def run_torch(prompt, new, batch, window):
     w = min(window, new - 1)
     total_s = sum(ms) / 1e3
     print(f"torch B {batch} prefill_ms {ms[0]:.3f} first_ms {sum(ms[1:1 + w]) / w:.3f} "
-          f"last_ms {sum(ms[-w:]) / w:.3f} total_s {total_s:.3f} tokens_per_s {batch * new / total_s:.2f}",
+          f"last_ms {sum(ms[-w:]) / w:.3f} total_s {total_s:.3f} tokens_per_s {batch * new / total_s:.2f} new {new}",
           flush=True)
 
 
-def parse(line):  # "PATH B <b> prefill_ms <x> first_ms <x> last_ms <x> total_s <x> tokens_per_s <x>"
+def parse(line):  # "PATH B <b> prefill_ms <x> first_ms <x> last_ms <x> total_s <x> tokens_per_s <x> new <n>"
     f = line.split()
     return {"path": f[0], "B": int(f[2]), "prefill": float(f[4]), "first": float(f[6]), "last": float(f[8]),
-            "total": float(f[10]), "tps": float(f[12])}
+            "total": float(f[10]), "tps": float(f[12]), "new": int(f[14])}
 
 
 def run(cmd, env=None):
@@ -101,31 +106,45 @@ def main():
     args = sys.argv[1:]
     prompt, new, window = option(args, "--prompt", [512])[0], option(args, "--new", [512])[0], option(args, "--window", [64])[0]
     batches = option(args, "--batch", [1, 8])
+    recompute_new = option(args, "--recompute-new", [64])[0]
     if "--torch" in args:
         return run_torch(prompt, new, batches[0], window)
     have_torch, have_pthread, env, load = torch_environment()
-    sizes = ["--prompt", str(prompt), "--new", str(new), "--window", str(window)]
-    rows = []
+    rows, summary = [], []
     for B in batches:
-        for r in run([HEED, *sizes, "--batch", str(B)]):
-            rows.append(("heed " + r["path"], r))
-            print(f"  heed {r['path']} B {B}: {r['tps']:.1f} tokens/s", flush=True)
+        n_re = new if B == 1 else min(new, recompute_new)
+        runs = [("heed", [HEED, "--paths", "cached"], new, None),
+                ("heed", [HEED, "--paths", "recompute"], n_re, None)]
         if have_torch:
-            for r in run([sys.executable, os.path.abspath(__file__), "--torch", *sizes, "--batch", str(B)], env):
-                rows.append(("PyTorch recompute", r))
-                print(f"  PyTorch recompute B {B}: {r['tps']:.1f} tokens/s", flush=True)
+            runs.append(("PyTorch", [sys.executable, os.path.abspath(__file__), "--torch"], n_re, env))
+        found = {}
+        for who, cmd, n, e in runs:
+            sizes = ["--prompt", str(prompt), "--new", str(n), "--window", str(min(window, n - 1))]
+            for r in run([*cmd, *sizes, "--batch", str(B)], e):
+                name = f"{who} {'recompute' if r['path'] == 'torch' else r['path']}"
+                rows.append((name, r))
+                found[name] = r
+                print(f"  {name} B {B}, {n} new: {r['tps']:.1f} tokens/s", flush=True)
+        c, h = found["heed cached"], found["heed recompute"]
+        summary.append(f"batch {B}: cached {c['tps'] / h['tps']:.1f}x heed recompute's tokens/s"
+                       + (f", {c['tps'] / found['PyTorch recompute']['tps']:.1f}x PyTorch's" if have_torch else "")
+                       + f" ({c['new']} vs {h['new']} new tokens); cached last / first {window} tokens "
+                       f"{c['last'] / c['first']:.2f}x; cached prefill {c['prefill']:.0f} ms vs a forward of the "
+                       f"same {prompt} tokens (recompute's step 0) {h['prefill']:.0f} ms")
 
-    lines = [f"load average {load} at the start; {prompt}-token prompt, {new} new tokens, GPT-small shapes "
+    lines = [f"load average {load} at the start; {prompt}-token prompt, {new} new tokens (recompute at batch > 1: "
+             f"{recompute_new}), GPT-small shapes "
              f"(6 layers, 6 heads, width 384, vocabulary 65, block 1024); one run each; PyTorch: 2 threads, "
              "OMP_WAIT_POLICY=passive, " + ("pthread OpenBLAS" if have_pthread else
                                              "libopenblas0-pthread MISSING: torch ran on the OpenMP OpenBLAS (slower)"),
              "",
-             f"| path | batch | prefill ms | ms/step, first {window} | ms/step, last {window} | last / first "
-             f"| total s | new tokens/s (all rows) |",
-             "|---|---|---|---|---|---|---|---|"]
+             f"| path | batch | new tokens | prefill ms | ms/step, first {window} | ms/step, last {window} "
+             f"| last / first | total s | new tokens/s (all rows) |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for name, r in rows:
-        lines.append(f"| {name} | {r['B']} | {r['prefill']:.1f} | {r['first']:.2f} | {r['last']:.2f} "
+        lines.append(f"| {name} | {r['B']} | {r['new']} | {r['prefill']:.1f} | {r['first']:.2f} | {r['last']:.2f} "
                      f"| {r['last'] / r['first']:.2f}x | {r['total']:.1f} | {r['tps']:.1f} |")
+    lines += [""] + summary
     table = "\n".join(lines)
     print(table)
     with open(os.path.join(os.path.dirname(HEED), "generate.md"), "w") as f:
