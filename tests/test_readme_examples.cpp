@@ -13,6 +13,7 @@
 #include <heed/layers/activation.h>
 #include <heed/layers/dropout.h>
 #include <heed/layers/sampling.h>
+#include <heed/layers/transformer_model.h>
 #include <heed/layers/embedding.h>
 #include <heed/layers/gru.h>
 #include <heed/layers/init.h>
@@ -56,6 +57,12 @@ TEST_CASE("README one-line examples compile and run") {
   F::mse_loss(logits, logits, nn::MSEOptions().reduction(nn::Reduction::Sum));
   F::binary_cross_entropy_with_logits(logits, sigmoid(logits), nn::BCEWithLogitsOptions().pos_weight(ones({5})));
   IndexTensor next = nn::sample(logits, nn::SamplingOptions().temperature(0.8).top_k(20).top_p(0.9));
+  {
+    nn::Transformer model(nn::TransformerOptions(8, 2).num_encoder_layers(1).num_decoder_layers(1).norm_first(true));
+    Tensor src = randn({2, 5, 8}), tgt = randn({2, 3, 8}), src_real = ones({2, 5});
+    auto pad = nn::AttentionMask().key_padding(src_real); Tensor y = model.forward(src, tgt, pad, nn::AttentionMask().causal(), pad);
+    CHECK(y.shape() == Shape({2, 3, 8}));
+  }
   CHECK(next.shape() == Shape({3}));
   auto params = fc.parameters(); auto body = params; auto head = params;
   { optim::SGD opt(params, optim::SGDOptions(0.1).momentum(0.9).nesterov(true).weight_decay(1e-4)); }
