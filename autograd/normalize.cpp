@@ -64,7 +64,7 @@ Tensor normalize(const Tensor& x, double p, int64_t dim, double eps) {
       for (int64_t k = 0; k < sp.n; ++k) yp[base + k * sp.inner] = real(xp[base + k * sp.inner] / denom);
     }
   });
-  return record("normalize", y, {x}, [x, norms, sp, p, eps](const Tensor& dy, Grads& g) {
+  return record("normalize", y, {x}, [x = SavedTensor(x), norms, sp, p, eps](const Tensor& dy, Grads& g) {
     Tensor dx = empty(x.shape());
     const real *xp = x.data(), *gp = dy.data(), *rp = norms.data();
     real* dp = dx.data();

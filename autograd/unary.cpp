@@ -36,7 +36,7 @@ Tensor log(const Tensor& x) {
 // 1e-10; log(1 + 1e-10f) is 0 in float). Not vectorised: no fastmath kernel for it yet.
 Tensor log1p(const Tensor& x) {
   Tensor y = map(x, [](real v) { return std::log1p(v); }, kGrainTranscendental);
-  return record("log1p", y, {x}, [x](const Tensor& dy, Grads& g) {
+  return record("log1p", y, {x}, [x = SavedTensor(x)](const Tensor& dy, Grads& g) {
     g[0] = zip("log1p", dy, x, [](real d, real xv) { return d / (1 + xv); });
   });
 }

@@ -2,10 +2,13 @@
 // that catches an in-place write to a tensor saved for backward (core/tensor.h,
 // autograd/node.h SavedTensor), members of an undefined Tensor, optional (undefined)
 // parameters, and post-accumulate hooks under gradient checkpointing and self-removal.
+#include <functional>
+
 #include <heed/core/version.h>
 #include <heed/autograd/arith.h>
 #include <heed/autograd/grad_mode.h>
 #include <heed/autograd/linalg.h>
+#include <heed/autograd/normalize.h>
 #include <heed/autograd/recompute.h>
 #include <heed/autograd/reduce.h>
 #include <heed/autograd/reduce_minmax.h>
@@ -69,6 +72,27 @@ TEST_CASE("version: an in-place write to a saved input is caught in backward (th
                     "an inplace operation: input 0 of 'mul' (shape (2)) is at version 1; "
                     "expected version 0"));
   CHECK(!x.grad().defined());  // nothing was accumulated from the stale values
+}
+
+TEST_CASE("version: every op that reads its input in backward saves it (log1p, normalize, log, abs, elu)") {
+  // Each op's backward reads x: a write to x between forward and backward must raise, not
+  // give the gradient at the new values.
+  const std::vector<std::pair<const char*, std::function<Tensor(const Tensor&)>>> ops = {
+      {"log1p", [](const Tensor& x) { return log1p(x); }},
+      {"normalize", [](const Tensor& x) { return normalize(x, 2.0, 1); }},
+      {"log", [](const Tensor& x) { return log(x); }},
+      {"abs", [](const Tensor& x) { return abs(x); }},
+      {"elu", [](const Tensor& x) { return elu(x); }}};
+  for (const auto& [name, f] : ops) {
+    const std::string op = name;
+    CAPTURE(op);
+    Tensor x = full({2, 3}, 0.5).requires_grad_();
+    Tensor y = f(x);
+    x.detach().fill_(2);
+    const std::string e = error_of([&] { y.sum().backward(); });
+    CHECK(contains(e, std::string("input 0 of '") + name + "'"));
+    CHECK(contains(e, "is at version 1; expected version 0"));
+  }
 }
 
 TEST_CASE("version: a write to an input the op did not save is allowed, as in PyTorch") {
@@ -219,7 +243,8 @@ TEST_CASE("every member of an undefined Tensor raises 'use of an undefined tenso
       {"mul_", [&] { u.mul_(2); }},
   };
   for (const auto& [name, use] : uses) {
-    CAPTURE(name);
+    const std::string op = name;
+    CAPTURE(op);
     CHECK(contains(error_of(use), "use of an undefined tensor"));
   }
   CHECK(!u.defined());
