@@ -118,11 +118,22 @@ deps:
 	fi
 
 # ---- the two libraries ----
-$(BUILD)/f32/%.o: %.cpp | deps $(UMBRELLA)
+# The flags this build directory's objects were compiled with, rewritten only when they
+# change (`make ARCH=-march=native`, then `make`): every object depends on it, so a change
+# rebuilds them all instead of mixing two -march levels in one libheed.a, which would die
+# with SIGILL on the older CPU. `:=` takes the flags before the per-level files' overrides.
+FLAGS_STAMP := $(BUILD)/compile-flags
+STAMP_TEXT := $(BASEFLAGS) | $(CXXFLAGS) | $(F64FLAGS)
+$(FLAGS_STAMP): FORCE
+	@mkdir -p $(@D)
+	@echo '$(STAMP_TEXT)' | cmp -s - $@ || echo '$(STAMP_TEXT)' > $@
+FORCE:
+
+$(BUILD)/f32/%.o: %.cpp $(FLAGS_STAMP) | deps $(UMBRELLA)
 	@mkdir -p $(@D)
 	$(CXX) $(BASEFLAGS) $(CXXFLAGS) -c $< -o $@
 
-$(BUILD)/f64/%.o: %.cpp | deps $(UMBRELLA)
+$(BUILD)/f64/%.o: %.cpp $(FLAGS_STAMP) | deps $(UMBRELLA)
 	@mkdir -p $(@D)
 	$(CXX) $(BASEFLAGS) $(F64FLAGS) -c $< -o $@
 
@@ -164,19 +175,19 @@ $(UMBRELLA): $(HEADERS) Makefile
 TEST_CXXFLAGS ?= $(patsubst -O%,-O1,$(CXXFLAGS))
 PCH_F32 := $(BUILD)/f32/tests/pch/helpers.h.gch
 PCH_F64 := $(BUILD)/f64/tests/pch/helpers.h.gch
-$(PCH_F32): tests/helpers.h | deps $(UMBRELLA)
+$(PCH_F32): tests/helpers.h $(FLAGS_STAMP) | deps $(UMBRELLA)
 	@mkdir -p $(@D)
 	$(CXX) $(BASEFLAGS) $(TEST_CXXFLAGS) -x c++-header $< -o $@
 
-$(PCH_F64): tests/helpers.h | deps $(UMBRELLA)
+$(PCH_F64): tests/helpers.h $(FLAGS_STAMP) | deps $(UMBRELLA)
 	@mkdir -p $(@D)
 	$(CXX) $(BASEFLAGS) $(F64FLAGS) -x c++-header $< -o $@
 
-$(BUILD)/f32/tests/%.o: tests/%.cpp $(PCH_F32) | deps $(UMBRELLA)
+$(BUILD)/f32/tests/%.o: tests/%.cpp $(PCH_F32) $(FLAGS_STAMP) | deps $(UMBRELLA)
 	@mkdir -p $(@D)
 	$(CXX) $(BASEFLAGS) $(TEST_CXXFLAGS) -include $(PCH_F32:.gch=) -c $< -o $@
 
-$(BUILD)/f64/tests/%.o: tests/%.cpp $(PCH_F64) | deps $(UMBRELLA)
+$(BUILD)/f64/tests/%.o: tests/%.cpp $(PCH_F64) $(FLAGS_STAMP) | deps $(UMBRELLA)
 	@mkdir -p $(@D)
 	$(CXX) $(BASEFLAGS) $(F64FLAGS) -include $(PCH_F64:.gch=) -c $< -o $@
 
@@ -184,15 +195,15 @@ $(BUILD)/f64/tests/%.o: tests/%.cpp $(PCH_F64) | deps $(UMBRELLA)
 # test compile with the library's own flags, without the -O1 header: at -O3 GCC contracts
 # a * b + c into an FMA and -O1 does not, which changes the last bit.
 TEST_EXACT := test_fastmath
-$(TEST_EXACT:%=$(BUILD)/f32/tests/%.o): $(BUILD)/f32/tests/%.o: tests/%.cpp | deps $(UMBRELLA)
+$(TEST_EXACT:%=$(BUILD)/f32/tests/%.o): $(BUILD)/f32/tests/%.o: tests/%.cpp $(FLAGS_STAMP) | deps $(UMBRELLA)
 	@mkdir -p $(@D)
 	$(CXX) $(BASEFLAGS) $(CXXFLAGS) -include tests/helpers.h -c $< -o $@
 
-$(BUILD)/f32/tests/main.o: tests/main.cpp | deps $(UMBRELLA)
+$(BUILD)/f32/tests/main.o: tests/main.cpp $(FLAGS_STAMP) | deps $(UMBRELLA)
 	@mkdir -p $(@D)
 	$(CXX) $(BASEFLAGS) $(TEST_CXXFLAGS) -c $< -o $@
 
-$(BUILD)/f64/tests/main.o: tests/main.cpp | deps $(UMBRELLA)
+$(BUILD)/f64/tests/main.o: tests/main.cpp $(FLAGS_STAMP) | deps $(UMBRELLA)
 	@mkdir -p $(@D)
 	$(CXX) $(BASEFLAGS) $(F64FLAGS) -c $< -o $@
 
@@ -538,7 +549,7 @@ endif
 test-mpi bench-allreduce bench-overlap install-mpi check-install-mpi $(BUILD)/libheed_mpi.a: DEPS += $(MPI_DEPS)
 $(BUILD)/examples/char_gpt_mpi: DEPS += $(MPI_DEPS)
 
-$(BUILD)/mpi/%.o: %.cpp | deps $(UMBRELLA)
+$(BUILD)/mpi/%.o: %.cpp $(FLAGS_STAMP) | deps $(UMBRELLA)
 	@mkdir -p $(@D)
 	$(MPICXX) $(MPIFLAGS) $(BASEFLAGS) $(CXXFLAGS) -c $< -o $@
 
