@@ -1,4 +1,5 @@
-// node.h - the autograd graph: one Node per recorded op, and record() that adds one.
+// node.h - the autograd graph: one Node per recorded op, and record() that adds one
+// (node.cpp connects a node to its inputs' producers; engine.cpp runs the graph backward).
 //
 // How reverse mode works here (after micrograd's build_topo and PyTorch's Node/Edge):
 //   forward   each op computes its output, then record() attaches a Node to it holding
@@ -164,7 +165,7 @@ class SavedTensor : public Tensor {
   friend struct Node;
   template <class F>
   friend struct FunctionNode;
-  void enlist();  // link into the node whose closure is being moved in, if any (engine.cpp)
+  void enlist();  // link into the node whose closure is being moved in, if any (below)
   [[noreturn]] void fail_modified(const char* op) const;
   uint64_t version_ = 0;
   SavedTensor* next_ = nullptr;
@@ -209,6 +210,10 @@ struct AccumulateGrad final : Node {
 };
 
 namespace detail {
+// The node a gradient for t goes to: its grad_fn, or for a leaf that requires grad its
+// AccumulateGrad (made on first use); null when t needs no gradient (node.cpp).
+std::shared_ptr<Node> producer_of(const Tensor& t);
+
 // While a FunctionNode moves its closure in, the end of its saved_tensors list
 // (SavedTensor::enlist appends there); null otherwise. Per thread.
 inline thread_local SavedTensor** saved_tail = nullptr;

@@ -30,7 +30,7 @@ using namespace heed;
 struct Workload {
   std::string name;
   std::function<void()> step;
-  std::vector<double> ms;
+  std::vector<double> ms = {};
   double mib = 0;
 };
 
