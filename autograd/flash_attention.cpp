@@ -44,7 +44,9 @@
 // all the query blocks that meet it in the backward, and the two that change with the query
 // block (dO_i, Q_i) per product. Against a BLAS call per tile this skips BLAS's copy of both
 // operands per call and its extra pass over C for beta = 0 (with OpenBLAS those were 18% of
-// an attention step at T 2048).
+// an attention step at T 2048). A query block of one row (a decoding step) is the
+// exception: its two products are matrix-vector, done by gemm (cblas gemv) on K_j and V_j
+// in place, since a pack would copy the whole block for that one row.
 #include "flash_attention.h"
 
 #include <algorithm>
@@ -54,6 +56,7 @@
 #include <vector>
 
 #include "../core/allocator.h"
+#include "../core/blas.h"
 #include "../core/packed_gemm.h"
 #include "../core/elementwise.h"
 #include "../core/error.h"
@@ -256,10 +259,23 @@ void forward_block(const Geometry& g, int64_t bh, int64_t i, const real* q, cons
   std::fill(m, m + br, kNegInf);  // 0. m = -inf, l = 0, A = 0
   std::fill(l, l + br, 0.0);
   std::fill(A, A + br * Dv, real(0));
+  // One query row (a decoding step, Tq = 1): the products are matrix-vector, which gemm
+  // streams from K_j and V_j in place (core/blas.cpp, M = 1); packing each block would
+  // copy all of it for one row. Same steps, same masks.
+  const bool one_row = br == 1;
+  const real* Qi = q + g.q.at(first.b, first.h, first.i0);  // (br, D)
   for (int64_t j : g.key_blocks(bh, i)) {
     const Tile t = tile(g, bh, i, j);
-    kb.pack(g, t, k, v, KeyBlock::kForward);
-    scores(g, t, q, kb, S);  // 1-2. S = scale * Q_i K_j^T, masked
+    const real* Vj = v + g.v.at(t.b, t.h, t.j0);  // (bc, Dv), rows g.v.row apart
+    if (one_row) {  // 1-2. s = scale * q K_j^T (1, bc), masked
+      gemm(false, true, 1, t.bc, g.D, g.scale, Qi, g.q.row, k + g.k.at(t.b, t.h, t.j0),
+           g.k.row, 0, S, t.bc);
+      if (g.blocks.defined()) g.blocks.count_tile();
+      hide(g, t, 0, S, kNegInf);
+    } else {
+      kb.pack(g, t, k, v, KeyBlock::kForward);
+      scores(g, t, q, kb, S);  // 1-2. S = scale * Q_i K_j^T, masked
+    }
     for (int64_t r = 0; r < br; ++r) {
       real* s = S + r * t.bc;
       const int64_t n = causal_cols(g, t, r);  // s[n..bc) = -inf: P = 0 there
@@ -276,7 +292,10 @@ void forward_block(const Geometry& g, int64_t bh, int64_t i, const real* q, cons
         for (int64_t d = 0; d < Dv; ++d) A[r * Dv + d] *= a;
       m[r] = mx;
     }
-    gemm_packed(false, br, S, t.bc, kb.v, 1, true, A, Dv);  // 6. A += P V_j
+    if (one_row)  // 6. A += P V_j
+      gemm(false, false, 1, Dv, t.bc, 1, S, t.bc, Vj, g.v.row, 1, A, Dv);
+    else
+      gemm_packed(false, br, S, t.bc, kb.v, 1, true, A, Dv);
   }
   // A value column with a non-finite entry in the keys of the skipped causal tiles (from
   // key block j on): NaN in every row of the block, as 0 * NaN in the composed P V.

@@ -128,12 +128,15 @@ TEST_CASE("flash attention equals composed attention, T = 2048") {
 
 TEST_CASE("flash attention equals composed attention, Tq != Tk (causal aligns the last query)") {
   manual_seed(13);
-  // Tq < Tk: a decoder continuing a cache; Tq > Tk: the first Tq - Tk queries see nothing
-  for (auto [Tq, Tk] : {std::pair<int64_t, int64_t>{7, 64}, {64, 7}, {513, 200}, {200, 513}})
+  // Tq < Tk: a decoder continuing a cache (Tq = 1: one decoding step, whose products are
+  // matrix-vector on the unpacked keys and values); Tq > Tk: the first Tq - Tk queries see nothing
+  for (auto [Tq, Tk] : {std::pair<int64_t, int64_t>{7, 64}, {64, 7}, {513, 200}, {200, 513},
+                        {1, 513}, {1, 1}})
     for (const AttentionMask& m : mask_kinds(2, Tk)) compare(2, 2, Tq, Tk, m);
   report_worst("Tq != Tk");
 }
 
+// Tile rows of 1 take the one-row path (forward_block's matrix-vector products) in every tile.
 TEST_CASE("flash attention: odd and tiny tiles cross every tile boundary the same way") {
   manual_seed(14);
   for (auto [br, bc] : {std::pair<int64_t, int64_t>{1, 1}, {2, 3}, {3, 2}, {5, 7}, {64, 64},
