@@ -24,6 +24,21 @@ static std::vector<int64_t> first(int64_t n) {
   return rows;
 }
 
+// Sentence i decoded alone, greedily and by beam search of width 1, which must take the
+// same path with the same arithmetic: equal tokens, log p and attention rows. Returns greedy's.
+template <class Model>
+static seq2seq::Translation greedy_equals_beam1(Model& model, const dates::Splits& data, int64_t i) {
+  CAPTURE(i);
+  seq2seq::Batch one = seq2seq::make_batch(data.test, {i});
+  seq2seq::Translation g = seq2seq::greedy(model, one, 12)[0];
+  seq2seq::Translation b = seq2seq::beam_search(model, one, 1, 12);
+  REQUIRE(g.tokens.size() > 0);
+  CHECK(b.tokens == g.tokens);
+  CHECK(b.log_prob == g.log_prob);
+  CHECK(b.attention == g.attention);
+  return g;
+}
+
 // The options of a tiny Transformer translator, after seeding heed's generator with `seed`.
 static seq2seq::TransformerOptions small_transformer(uint64_t seed) {
   manual_seed(seed);
@@ -81,13 +96,7 @@ TEST_CASE("translate decoders: beam search with width 1 is exactly greedy, for e
     for (int64_t i = 0; i < 24; ++i) all.push_back(i);
     std::vector<seq2seq::Translation> batched = seq2seq::greedy(model, seq2seq::make_batch(data.test, all), 12);
     for (int64_t i = 0; i < 24; ++i) {
-      seq2seq::Batch one = seq2seq::make_batch(data.test, {i});
-      seq2seq::Translation g = seq2seq::greedy(model, one, 12)[0];
-      seq2seq::Translation b = seq2seq::beam_search(model, one, 1, 12);
-      // exactly: the same path, computed with the same arithmetic
-      CHECK(b.tokens == g.tokens);
-      CHECK(b.log_prob == g.log_prob);
-      CHECK(b.attention == g.attention);
+      seq2seq::Translation g = greedy_equals_beam1(model, data, i);
       // and the padded batch decodes each sentence as it does alone (the key padding mask)
       CHECK(batched[i].tokens == g.tokens);
       CHECK(batched[i].log_prob == doctest::Approx(g.log_prob).epsilon(1e-4));
@@ -113,17 +122,12 @@ TEST_CASE("translate decoders: the Transformer's beam width 1 is exactly greedy;
   std::vector<seq2seq::Translation> batched = seq2seq::greedy(model, seq2seq::make_batch(data.test, first(16)), 12);
   for (int64_t i = 0; i < 16; ++i) {
     CAPTURE(i);
-    seq2seq::Batch one = seq2seq::make_batch(data.test, {i});
-    seq2seq::Translation g = seq2seq::greedy(model, one, 12)[0];
-    seq2seq::Translation b = seq2seq::beam_search(model, one, 1, 12);
-    REQUIRE(g.tokens.size() > 0);
-    CHECK(b.tokens == g.tokens);
-    CHECK(b.log_prob == g.log_prob);
+    seq2seq::Translation g = greedy_equals_beam1(model, data, i);
     CHECK(g.attention.empty());  // the Transformer's come from cross_attention(), after decoding
     CHECK(batched[i].tokens == g.tokens);
     CHECK(batched[i].log_prob == doctest::Approx(g.log_prob).epsilon(1e-4));
     // the last layer's cross-attention: one row per output, a distribution over the real characters
-    Tensor w = model.cross_attention(one, g.tokens);  // (1, H, T, S)
+    Tensor w = model.cross_attention(seq2seq::make_batch(data.test, {i}), g.tokens);  // (1, H, T, S)
     REQUIRE(w.shape() == Shape{1, 4, int64_t(g.tokens.size()), int64_t(data.test[i].source.size())});
     for (real r : sum(w, 3).to_vector()) CHECK(r == doctest::Approx(1).epsilon(1e-5));
   }
@@ -223,12 +227,6 @@ TEST_CASE("translate decoders: the Transformer's cached decoding equals recomput
   }
   SUBCASE("beam width 1 with the cache is exactly greedy with the cache") {
     model.use_cache = true;
-    for (int64_t i = 0; i < 12; ++i) {
-      seq2seq::Batch one = seq2seq::make_batch(data.test, {i});
-      seq2seq::Translation g = seq2seq::greedy(model, one, 12)[0];
-      seq2seq::Translation b = seq2seq::beam_search(model, one, 1, 12);
-      CHECK(b.tokens == g.tokens);
-      CHECK(b.log_prob == g.log_prob);
-    }
+    for (int64_t i = 0; i < 12; ++i) greedy_equals_beam1(model, data, i);
   }
 }
