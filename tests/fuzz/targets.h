@@ -8,7 +8,17 @@
 #include <string>
 #include <vector>
 
-#include <heed/heed.h>
+#include <heed/core/error.h>
+#include <heed/core/random.h>
+#include <heed/layers/activation.h>
+#include <heed/layers/embedding.h>
+#include <heed/layers/linear.h>
+#include <heed/layers/lstm.h>
+#include <heed/layers/multihead_attention.h>
+#include <heed/layers/sequential.h>
+#include <heed/optim/adam.h>
+#include <heed/optim/checkpoint_file.h>
+#include <heed/optim/sgd.h>
 
 namespace heed::fuzz {
 
