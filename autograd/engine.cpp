@@ -49,8 +49,16 @@ struct HookPass {
 thread_local HookPass hook_pass;
 bool accumulates_later(const GraphTask& task, const TensorImpl* leaf);  // below
 
+bool has_hooks(GradState& st) {
+  std::lock_guard<std::mutex> lock(st.mu);  // another thread may be registering one
+  return !st.post_accumulate_hooks.empty();
+}
+
 void call_hooks(const std::shared_ptr<TensorImpl>& leaf) {
-  const auto hooks = leaf->leaf->post_accumulate_hooks;  // a copy: a hook may remove itself
+  GradState& st = *leaf->leaf;
+  std::unique_lock<std::mutex> lock(st.mu);
+  const auto hooks = st.post_accumulate_hooks;  // a copy, run unlocked: a hook may remove itself
+  lock.unlock();
   const Tensor self(leaf);
   for (const auto& [handle, hook] : hooks) hook(self);
 }
@@ -96,7 +104,7 @@ void AccumulateGrad::apply(const Tensor& grad_out, Grads&) {
       st.grad.add_(grad_out);
     }
   }
-  if (!st.post_accumulate_hooks.empty()) run_post_accumulate_hooks(leaf);
+  if (has_hooks(st)) run_post_accumulate_hooks(leaf);
 }
 
 int64_t Tensor::register_post_accumulate_grad_hook(std::function<void(const Tensor&)> hook) const {
@@ -105,7 +113,8 @@ int64_t Tensor::register_post_accumulate_grad_hook(std::function<void(const Tens
              is_leaf() ? " does not require grad" : " is not a leaf");
   HEED_CHECK(hook != nullptr, "register_post_accumulate_grad_hook", "the hook is empty (null)");
   static std::atomic<int64_t> next_handle{0};
-  int64_t handle = ++next_handle;
+  const int64_t handle = ++next_handle;
+  std::lock_guard<std::mutex> lock(impl_->leaf->mu);
   impl_->leaf->post_accumulate_hooks.emplace_back(handle, std::move(hook));
   return handle;
 }
@@ -113,6 +122,7 @@ int64_t Tensor::register_post_accumulate_grad_hook(std::function<void(const Tens
 void Tensor::remove_post_accumulate_grad_hook(int64_t handle) const {
   if (!impl_) fail_undefined();
   if (!impl_->leaf) return;
+  std::lock_guard<std::mutex> lock(impl_->leaf->mu);
   auto& hooks = impl_->leaf->post_accumulate_hooks;
   for (size_t i = 0; i < hooks.size(); ++i)
     if (hooks[i].first == handle) { hooks.erase(hooks.begin() + i); return; }
@@ -313,7 +323,7 @@ void Tensor::backward(const Tensor& grad, bool retain_graph) const {
     if (outermost && n->calls_backward) ++hook_pass.backward_calls_left;
     if (outermost && n->next.size() == 0)  // a leaf's node, or a checkpoint of no inputs
       if (auto* acc = dynamic_cast<AccumulateGrad*>(n))
-        if (!acc->leaf->leaf->post_accumulate_hooks.empty()) task.hooked.push_back(k);
+        if (has_hooks(*acc->leaf->leaf)) task.hooked.push_back(k);
     task.nodes[k].first_edge = static_cast<std::uint32_t>(task.targets.size());
     for (auto& e : n->next) {
       if (!e) {

@@ -171,12 +171,13 @@ struct Storage {
 // the header of every other tensor (one per recorded op) is two cache lines, not three.
 struct GradState {
   bool requires_grad = false;
-  std::mutex mu;  // guards accumulator and the engine's adds into grad
+  std::mutex mu;  // guards accumulator, the engine's adds into grad, and the hook list
   // The node that adds into `grad` (weak: no cycle), shared by every graph that uses this
   // leaf, on any thread: a backward pass keeps its running state in the pass, not the node.
   std::weak_ptr<Node> accumulator;
   Tensor grad;  // accumulated gradient
-  // (handle, hook) called after each accumulation into grad (engine.cpp)
+  // (handle, hook) called after each accumulation into grad (engine.cpp); registered and
+  // read under mu, so a thread may add one while another thread's backward runs
   std::vector<std::pair<int64_t, std::function<void(const Tensor&)>>> post_accumulate_hooks;
 };
 

@@ -7,6 +7,7 @@
 // used for inference by several threads, and backward passes into shared parameters and
 // through one shared graph.
 #include <algorithm>
+#include <atomic>
 #include <thread>
 #include <vector>
 
@@ -165,4 +166,27 @@ TEST_CASE("threads: backward passes on two threads through one shared graph (ret
       CHECK(std::count(ga.begin(), ga.end(), real(3 * steps)) == 64);
     }
   }
+}
+
+// A hook list is read by the engine and written by register/remove under the leaf's lock:
+// one thread adds and removes hooks while another runs backward passes through the leaf.
+// Every pass sees the counting hook (registered before the threads start) exactly once.
+TEST_CASE("threads: hooks registered and removed while another thread's backward runs") {
+  Tensor w = from_vector({1, 2, 3}, {3}).requires_grad_();
+  std::atomic<int> counted{0};
+  w.register_post_accumulate_grad_hook([&](const Tensor&) { ++counted; });
+  constexpr int kPasses = 300;
+  std::thread trainer([&] {
+    for (int i = 0; i < kPasses; ++i) sum(w * w).backward();
+  });
+  std::thread registrar([&] {
+    for (int i = 0; i < kPasses; ++i)
+      w.remove_post_accumulate_grad_hook(w.register_post_accumulate_grad_hook([](const Tensor&) {}));
+  });
+  trainer.join();
+  registrar.join();
+  CHECK(counted == kPasses);
+  std::vector<real> want;  // kPasses passes of dL/dw = 2w
+  for (real x : {1, 2, 3}) want.push_back(real(2 * kPasses) * x);
+  CHECK(w.grad().to_vector() == want);
 }
