@@ -433,10 +433,8 @@ $(BUILD)/bench/%: tests/bench/%.cpp $(BUILD)/libheed.a | $(UMBRELLA)
 bench: DEPS += libopenblas0-pthread:/usr/lib/$(MULTIARCH)/openblas-pthread/libopenblas.so.0
 bench: deps $(BENCHES) $(BUILD)/portable/cpu_levels
 	@echo "bench: heed $(HEED_VERSION), kernels for $$($(BUILD)/portable/cpu_levels --in-use), $(ARCH),$$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
-	$(BUILD)/bench/bench_core $(BUILD)/bench/heed.txt
-	/usr/bin/python3 tests/bench/bench_torch.py $(BUILD)/bench/heed.txt
-	$(BUILD)/bench/bench_attention $(BUILD)/bench/heed_attention.txt
-	/usr/bin/python3 tests/bench/bench_attention_torch.py $(BUILD)/bench/heed_attention.txt
+	/usr/bin/python3 tests/bench/bench_torch.py $(BUILD)/bench/bench_core
+	/usr/bin/python3 tests/bench/bench_attention_torch.py $(BUILD)/bench/bench_attention
 	$(BUILD)/bench/bench_block_sparse $(BUILD)/bench/heed_block_sparse.txt
 	/usr/bin/python3 tests/bench/bench_block_sparse_torch.py $(BUILD)/bench/heed_block_sparse.txt
 	/usr/bin/python3 tests/bench/bench_models_torch.py

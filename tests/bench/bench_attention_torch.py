@@ -2,11 +2,10 @@
 composed scaled dot-product attention, softmax(q k^T * scale, masked) v, forward + backward,
 B = 1, H = 8, D = 64, T = 512 and 2048, with and without causal masking. torch 1.13 has
 no F.scaled_dot_product_attention, so this is the form it offers. Prints heed's flash and
-composed timings (from the file bench_attention writes) next to torch's. Thread count:
-the same as heed's (OMP_NUM_THREADS, or all cores).
+composed timings next to torch's, medians of alternating rounds (as bench_torch.py):
 
-    build/bench/bench_attention build/bench/heed_attention.txt
-    /usr/bin/python3 tests/bench/bench_attention_torch.py build/bench/heed_attention.txt
+  /usr/bin/python3 tests/bench/bench_attention_torch.py [build/bench/bench_attention] [--rounds 3]
+  /usr/bin/python3 tests/bench/bench_attention_torch.py --torch     PyTorch's side alone
 """
 import math
 import os
@@ -59,17 +58,29 @@ def read_heed(default):
 
 
 def main():
-    heed = read_heed("build/bench/heed_attention.txt")
+    from bench_models_torch import alternating_medians  # same folder
+    args = sys.argv[1:]
+    tags = [f"T{T}{'_causal' if causal else ''}" for T in (512, 2048) for causal in (False, True)]
+    if args[:1] == ["--torch"]:  # PyTorch's side: "<tag> <median ms>"
+        for tag in tags:
+            T, causal = int(tag[1:].split("_")[0]), tag.endswith("_causal")
+            print(tag, median_ms(composed_step(T, causal), 20 if T <= 512 else 5), flush=True)
+        return
+    rounds = int(args[args.index("--rounds") + 1]) if "--rounds" in args else 3
+    binary = args[0] if args and args[0] != "--rounds" else "build/bench/bench_attention"
+    heed_out = os.path.join(os.path.dirname(binary), "heed_attention.txt")
+    heed, tch, pthread = alternating_medians([binary, heed_out], heed_out,
+                                             [sys.executable, os.path.abspath(__file__), "--torch"],
+                                             rounds)
     print(f"\n{'attention fwd+bwd, B=1 H=8 D=64':34s} {'heed flash':>10s} {'heed comp.':>10s} "
           f"{'torch comp.':>11s} {'torch/flash':>11s}")
-    for T in (512, 2048):
-        for causal in (False, True):
-            tag = f"T{T}{'_causal' if causal else ''}"
-            torch_ms = median_ms(composed_step(T, causal), 20 if T <= 512 else 5)
-            flash = heed.get(f"attn_flash_{tag}_fwd_bwd", float("nan"))
-            comp = heed.get(f"attn_composed_{tag}_fwd_bwd", float("nan"))
-            print(f"{'attn_' + tag:34s} {flash:10.3f} {comp:10.3f} {torch_ms:11.3f} "
-                  f"{torch_ms / flash:11.2f}")
+    for tag in tags:
+        flash = heed.get(f"attn_flash_{tag}_fwd_bwd", float("nan"))
+        comp = heed.get(f"attn_composed_{tag}_fwd_bwd", float("nan"))
+        t = tch.get(tag, float("nan"))
+        print(f"{'attn_' + tag:34s} {flash:10.3f} {comp:10.3f} {t:11.3f} {t / flash:11.2f}")
+    print(f"(medians of {rounds} alternating rounds; torch 2 threads, OMP_WAIT_POLICY=passive, "
+          f"{'pthread' if pthread else 'OpenMP'} OpenBLAS)")
 
 
 if __name__ == "__main__":

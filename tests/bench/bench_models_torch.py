@@ -214,6 +214,32 @@ def torch_environment():
     return have_torch, have_pthread, env, load
 
 
+def read_pairs(lines):
+    """{name: value} from "<name> <value> ..." lines."""
+    return {w[0]: float(w[1]) for w in (line.split() for line in lines) if len(w) >= 2}
+
+
+def alternating_medians(heed_argv, heed_out, torch_argv, rounds=3):
+    """Runs heed's program (which writes "<name> <ms>" lines to heed_out) and PyTorch's (which
+    prints them), each a fresh process, heed first in odd rounds and PyTorch first in even
+    ones, PyTorch in its best configuration (torch_environment). Returns the medians over
+    the rounds per name, ({name: heed ms}, {name: torch ms}), and that environment's facts."""
+    have_torch, have_pthread, env, _ = torch_environment()
+    runs = {"heed": [], "torch": []}
+    for r in range(rounds):
+        for side in (("heed", "torch") if r % 2 == 0 else ("torch", "heed")):
+            if side == "heed":
+                subprocess.run(heed_argv, check=True, stdout=subprocess.DEVNULL)
+                with open(heed_out) as f:
+                    runs["heed"].append(read_pairs(f))
+            elif have_torch:
+                out = subprocess.run(torch_argv, check=True, env=env, capture_output=True, text=True)
+                runs["torch"].append(read_pairs(out.stdout.splitlines()))
+    medians = tuple({k: statistics.median(run[k] for run in rs) for k in rs[0]} if rs else {}
+                    for rs in (runs["heed"], runs["torch"]))
+    return medians + (have_pthread,)
+
+
 def main():
     args = sys.argv[1:]
     if args[:1] == ["--torch"]:

@@ -1,15 +1,22 @@
-"""bench_torch.py - the workloads of bench_core.cpp in PyTorch (CPU, eager), printed side
-by side with heed's timings from build/bench/heed.txt. Run by `make bench` with Debian's
-/usr/bin/python3 (python3-torch). Thread count: the same as heed's (OMP_NUM_THREADS, or
-all cores)."""
+"""bench_torch.py - the workloads of bench_core.cpp in PyTorch (CPU, eager), side by side
+with heed's (`make bench`, Debian's /usr/bin/python3 with python3-torch):
+
+  /usr/bin/python3 tests/bench/bench_torch.py [build/bench/bench_core] [--rounds 3]
+  /usr/bin/python3 tests/bench/bench_torch.py --torch      PyTorch's side alone
+
+Each round runs bench_core (writing build/bench/heed.txt beside it) and this script's
+--torch side as separate processes, in alternating order, PyTorch in its best configuration
+(bench_models_torch.torch_environment); the table shows each op's median over the rounds."""
 import os
 import sys
 import time
 
 import torch
 
+from bench_models_torch import alternating_medians  # same folder
+
 torch.manual_seed(0)
-torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", os.cpu_count())))
+torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", os.cpu_count())))  # 2 as --torch
 
 
 def median_ms(f, reps):
@@ -71,18 +78,24 @@ def workloads():
 
 
 def main():
-    path = sys.argv[1] if len(sys.argv) > 1 else "build/bench/heed.txt"
-    heed = {}
-    with open(path) as f:
-        for line in f:
-            name, ms = line.split()
-            heed[name] = float(ms)
+    args = sys.argv[1:]
+    if args[:1] == ["--torch"]:  # PyTorch's side: "<name> <median ms>" per workload
+        for name, fn, reps in workloads():
+            print(name, median_ms(fn, reps), flush=True)
+        return
+    rounds = int(args[args.index("--rounds") + 1]) if "--rounds" in args else 3
+    binary = args[0] if args and args[0] != "--rounds" else "build/bench/bench_core"
+    heed_out = os.path.join(os.path.dirname(binary), "heed.txt")
+    heed, tch, pthread = alternating_medians([binary, heed_out], heed_out,
+                                             [sys.executable, os.path.abspath(__file__), "--torch"],
+                                             rounds)
     print(f"\n{'workload':34s} {'heed ms':>9s} {'torch ms':>9s} {'torch/heed':>10s}")
-    for name, fn, reps in workloads():
-        t = median_ms(fn, reps)
-        h = heed.get(name, float("nan"))
+    for name, h in heed.items():
+        t = tch.get(name, float("nan"))
         print(f"{name:34s} {h:9.3f} {t:9.3f} {t / h:9.2f}x")
-    print(f"(torch {torch.__version__}, {torch.get_num_threads()} threads; >1x means heed is faster)")
+    print(f"(medians of {rounds} alternating rounds; torch {torch.__version__}, 2 threads, "
+          f"OMP_WAIT_POLICY=passive, {'pthread' if pthread else 'OpenMP'} OpenBLAS; "
+          ">1x means heed is faster)")
 
 
 if __name__ == "__main__":
