@@ -58,7 +58,7 @@ def read_heed(default):
 
 
 def main():
-    from bench_models_torch import alternating_medians  # same folder
+    from bench_models_torch import side_by_side  # same folder
     args = sys.argv[1:]
     tags = [f"T{T}{'_causal' if causal else ''}" for T in (512, 2048) for causal in (False, True)]
     if args[:1] == ["--torch"]:  # PyTorch's side: "<tag> <median ms>"
@@ -66,12 +66,8 @@ def main():
             T, causal = int(tag[1:].split("_")[0]), tag.endswith("_causal")
             print(tag, median_ms(composed_step(T, causal), 20 if T <= 512 else 5), flush=True)
         return
-    rounds = int(args[args.index("--rounds") + 1]) if "--rounds" in args else 3
-    binary = args[0] if args and args[0] != "--rounds" else "build/bench/bench_attention"
-    heed_out = os.path.join(os.path.dirname(binary), "heed_attention.txt")
-    heed, tch, pthread = alternating_medians([binary, heed_out], heed_out,
-                                             [sys.executable, os.path.abspath(__file__), "--torch"],
-                                             rounds)
+    heed, tch, how = side_by_side(__file__, args, "build/bench/bench_attention",
+                                  "heed_attention.txt")
     print(f"\n{'attention fwd+bwd, B=1 H=8 D=64':34s} {'heed flash':>10s} {'heed comp.':>10s} "
           f"{'torch comp.':>11s} {'torch/flash':>11s}")
     for tag in tags:
@@ -79,8 +75,7 @@ def main():
         comp = heed.get(f"attn_composed_{tag}_fwd_bwd", float("nan"))
         t = tch.get(tag, float("nan"))
         print(f"{'attn_' + tag:34s} {flash:10.3f} {comp:10.3f} {t:11.3f} {t / flash:11.2f}")
-    print(f"(medians of {rounds} alternating rounds; torch 2 threads, OMP_WAIT_POLICY=passive, "
-          f"{'pthread' if pthread else 'OpenMP'} OpenBLAS)")
+    print(f"({how})")
 
 
 if __name__ == "__main__":

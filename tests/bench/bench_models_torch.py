@@ -219,25 +219,33 @@ def read_pairs(lines):
     return {w[0]: float(w[1]) for w in (line.split() for line in lines) if len(w) >= 2}
 
 
-def alternating_medians(heed_argv, heed_out, torch_argv, rounds=3):
-    """Runs heed's program (which writes "<name> <ms>" lines to heed_out) and PyTorch's (which
-    prints them), each a fresh process, heed first in odd rounds and PyTorch first in even
-    ones, PyTorch in its best configuration (torch_environment). Returns the medians over
-    the rounds per name, ({name: heed ms}, {name: torch ms}), and that environment's facts."""
+def side_by_side(script, args, default_binary, heed_file):
+    """The driver of bench_torch.py and bench_attention_torch.py, whose args are
+    [BINARY] [--rounds N]: runs heed's BINARY (which writes "<name> <ms>" lines to heed_file
+    beside it) and `script --torch` (which prints them), each a fresh process, heed first in
+    odd rounds and PyTorch first in even ones, PyTorch in its best configuration
+    (torch_environment). Returns the medians over the rounds, {name: heed ms} and
+    {name: torch ms}, and the line that says how they were taken."""
+    rounds = int(args[args.index("--rounds") + 1]) if "--rounds" in args else 3
+    binary = args[0] if args and args[0] != "--rounds" else default_binary
+    heed_out = os.path.join(os.path.dirname(binary), heed_file)
     have_torch, have_pthread, env, _ = torch_environment()
     runs = {"heed": [], "torch": []}
     for r in range(rounds):
         for side in (("heed", "torch") if r % 2 == 0 else ("torch", "heed")):
             if side == "heed":
-                subprocess.run(heed_argv, check=True, stdout=subprocess.DEVNULL)
+                subprocess.run([binary, heed_out], check=True, stdout=subprocess.DEVNULL)
                 with open(heed_out) as f:
                     runs["heed"].append(read_pairs(f))
             elif have_torch:
-                out = subprocess.run(torch_argv, check=True, env=env, capture_output=True, text=True)
+                out = subprocess.run([sys.executable, os.path.abspath(script), "--torch"],
+                                     check=True, env=env, capture_output=True, text=True)
                 runs["torch"].append(read_pairs(out.stdout.splitlines()))
-    medians = tuple({k: statistics.median(run[k] for run in rs) for k in rs[0]} if rs else {}
-                    for rs in (runs["heed"], runs["torch"]))
-    return medians + (have_pthread,)
+    heed, tch = ({k: statistics.median(run[k] for run in rs) for k in rs[0]} if rs else {}
+                 for rs in (runs["heed"], runs["torch"]))
+    how = (f"medians of {rounds} alternating rounds; torch 2 threads, OMP_WAIT_POLICY=passive, "
+           f"{'pthread' if have_pthread else 'OpenMP'} OpenBLAS")
+    return heed, tch, how
 
 
 def main():

@@ -13,7 +13,7 @@ import time
 
 import torch
 
-from bench_models_torch import alternating_medians  # same folder
+from bench_models_torch import side_by_side  # same folder
 
 torch.manual_seed(0)
 torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", os.cpu_count())))  # 2 as --torch
@@ -83,19 +83,12 @@ def main():
         for name, fn, reps in workloads():
             print(name, median_ms(fn, reps), flush=True)
         return
-    rounds = int(args[args.index("--rounds") + 1]) if "--rounds" in args else 3
-    binary = args[0] if args and args[0] != "--rounds" else "build/bench/bench_core"
-    heed_out = os.path.join(os.path.dirname(binary), "heed.txt")
-    heed, tch, pthread = alternating_medians([binary, heed_out], heed_out,
-                                             [sys.executable, os.path.abspath(__file__), "--torch"],
-                                             rounds)
+    heed, tch, how = side_by_side(__file__, args, "build/bench/bench_core", "heed.txt")
     print(f"\n{'workload':34s} {'heed ms':>9s} {'torch ms':>9s} {'torch/heed':>10s}")
     for name, h in heed.items():
         t = tch.get(name, float("nan"))
         print(f"{name:34s} {h:9.3f} {t:9.3f} {t / h:9.2f}x")
-    print(f"(medians of {rounds} alternating rounds; torch {torch.__version__}, 2 threads, "
-          f"OMP_WAIT_POLICY=passive, {'pthread' if pthread else 'OpenMP'} OpenBLAS; "
-          ">1x means heed is faster)")
+    print(f"({how}; >1x means heed is faster)")
 
 
 if __name__ == "__main__":
