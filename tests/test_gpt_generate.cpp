@@ -124,22 +124,16 @@ TEST_CASE("gpt cached_step: the logits equal recompute's at every step, across b
       gpt::GPT model(window64(pos));
       model.eval();
       const gpt::Step recompute = gpt::recompute_step(model), cached = gpt::cached_step(model, B);
-      IndexTensor seq = random_prompt(B, 10, 13);
       const auto sampling = nn::SamplingOptions().temperature(1.3);  // wander: the rows differ
       double worst = 0;
-      for (int64_t i = 0; i < 300; ++i) {
+      const gpt::Step both = [&](const IndexTensor& seq) {  // generate samples from recompute's
         const Tensor want = recompute(seq), got = cached(seq);  // (B, V) each
         REQUIRE(got.shape() == want.shape());
         for (int64_t j = 0; j < want.numel(); ++j)
           worst = std::max(worst, double(std::abs(got.data()[j] - want.data()[j])));
-        const IndexTensor next = nn::sample(want, sampling);  // (B)
-        std::vector<int64_t> grown;
-        for (int64_t b = 0; b < B; ++b) {
-          grown.insert(grown.end(), seq.data() + b * seq.size(1), seq.data() + (b + 1) * seq.size(1));
-          grown.push_back(next[b]);
-        }
-        seq = IndexTensor(grown, {B, seq.size(1) + 1});
-      }
+        return want;
+      };
+      const IndexTensor seq = gpt::generate(model, random_prompt(B, 10, 13), 300, sampling, both);
       CHECK(seq.size(1) == 310);
       CHECK(worst <= 1e-5);
     }
