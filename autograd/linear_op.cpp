@@ -22,6 +22,21 @@
 
 namespace heed {
 
+Tensor detail::linear_forward(const Tensor& x, const real* W, const real* b, int64_t M) {
+  const int64_t K = x.size(-1), N = dims_product(x.shape(), 0, x.dim() - 1);
+  Shape ys = x.shape();
+  ys[ys.size() - 1] = M;
+  Tensor y = empty(ys);  // (N, M)
+  real* py = y.data();
+  if (b) {  // y[n, :] = b, then gemm adds into it (beta = 1)
+    parallel_for(N, kGrainElementwise / (M + 1) + 1, [&](int64_t lo, int64_t hi) {
+      for (int64_t n = lo; n < hi; ++n) std::copy(b, b + M, py + n * M);
+    });
+  }
+  gemm(false, true, N, M, K, 1, x.data(), K, W, K, b ? 1 : 0, py, M);
+  return y;
+}
+
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   HEED_CHECK(weight.dim() == 2, "linear", "weight must be (out_features, in_features); got ",
              weight.shape());
@@ -31,19 +46,7 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   HEED_CHECK(!bias.defined() || bias.shape() == Shape{M}, "linear", "bias ", bias.shape(),
              " does not match weight ", weight.shape(), "; expected (", M, ")");
   const int64_t N = dims_product(x.shape(), 0, x.dim() - 1);  // rows: the product of x's leading dims
-  Shape ys = x.shape();
-  ys[ys.size() - 1] = M;
-
-  Tensor y = empty(ys);  // (N, M)
-  real* py = y.data();
-  if (bias.defined()) {  // y[n, :] = b, then gemm adds into it (beta = 1)
-    const real* pb = bias.data();
-    parallel_for(N, kGrainElementwise / (M + 1) + 1, [&](int64_t b, int64_t e) {
-      for (int64_t n = b; n < e; ++n) std::copy(pb, pb + M, py + n * M);
-    });
-  }
-  gemm(false, true, N, M, K, 1, x.data(), K, weight.data(), K, bias.defined() ? 1 : 0, py, M);
-
+  Tensor y = detail::linear_forward(x, weight.data(), bias.defined() ? bias.data() : nullptr, M);
   return record("linear", y, {x, weight, bias}, [x = SavedTensor(x), weight = SavedTensor(weight),
                                                  N, M, K](const Tensor& dy, Grads& g) {
     if (real* dx = g.write(0, x.shape()))  // dx (N, K) = dy (N, M) @ W (M, K)

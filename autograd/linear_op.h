@@ -13,6 +13,13 @@ namespace heed {
 // Throws heed::Error naming "linear" and the shapes when x's last dim is not W's.
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor());
 
+namespace detail {
+// y = x W^T + b (..., M) from raw rows: W points at M rows of x.size(-1) floats, b at M
+// floats or null. No graph: linear's forward, and a caller reading some rows of a larger
+// weight in place with grad mode off (a cached attention step's Q projection).
+Tensor linear_forward(const Tensor& x, const real* W, const real* b, int64_t M);
+}  // namespace detail
+
 // The same map composed from matmul, transpose and add: W^T materialised, the gradient
 // matmul's. The reference the fused op is tested against (tests/gradcheck_layers.cpp).
 Tensor linear_reference(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor());

@@ -7,8 +7,6 @@
 // d_k / d_v per-head widths.
 #include "multihead_attention.h"
 
-#include <algorithm>
-
 #include "../autograd/arith.h"
 #include "../autograd/flash_attention.h"
 #include "../autograd/grad_mode.h"
@@ -16,7 +14,6 @@
 #include "../autograd/reduce.h"
 #include "../autograd/scaled_dot_product.h"
 #include "../autograd/shape_ops.h"
-#include "../core/blas.h"
 #include "../core/error.h"
 #include "init.h"
 #include "repr.h"
@@ -40,21 +37,6 @@ Tensor merge_heads(const Tensor& x) {
 // Rows [start, start + n) of a weight or bias; undefined stays undefined (no bias).
 Tensor rows(const Tensor& t, int64_t start, int64_t n) {
   return t.defined() ? narrow(t, 0, start, n) : Tensor();
-}
-
-// y = x W[r : r + n]^T + b[r : r + n]  (..., n), W (M, K) read in place: the rows of a
-// row-major weight are one contiguous block, which narrow() would copy. Records no graph,
-// so only for callers with grad mode off (a cached decoding step, every token).
-Tensor linear_rows_no_grad(const Tensor& x, const Tensor& W, const Tensor& b, int64_t r, int64_t n) {
-  const int64_t K = W.size(1), N = x.numel() / K;
-  Shape ys = x.shape();
-  ys[ys.size() - 1] = n;
-  Tensor y = empty(ys);  // (N, n)
-  real* py = y.data();
-  if (b.defined())  // y[i, :] = b[r : r + n], then the GEMM adds into it
-    for (int64_t i = 0; i < N; ++i) std::copy(b.data() + r, b.data() + r + n, py + i * n);
-  gemm(false, true, N, n, K, 1, x.data(), K, W.data() + r * K, K, b.defined() ? 1 : 0, py, n);
-  return y;
 }
 
 struct Projected {
@@ -244,7 +226,8 @@ Tensor MultiheadAttention::project_into(KVCache& cache, bool self, const Tensor&
   }
   const Tensor& W = in_proj_weight.defined() ? in_proj_weight : q_proj_weight;  // Q's rows first
   if (!GradMode::enabled())  // Q's rows of W and of the bias, read in place
-    return linear_rows_no_grad(query, W, in_proj_bias, 0, nq);  // (B, Tq, H d_k)
+    return heed::detail::linear_forward(
+        query, W.data(), in_proj_bias.defined() ? in_proj_bias.data() : nullptr, nq);  // (B, Tq, H d_k)
   return linear(query, in_proj_weight.defined() ? rows(W, 0, nq) : W, rows(in_proj_bias, 0, nq));
 }
 
