@@ -90,8 +90,10 @@ void run_post_accumulate_hooks(const std::shared_ptr<TensorImpl>& leaf) {
 // leaf.grad must not change.
 void AccumulateGrad::apply(const Tensor& grad_out, Grads&) {
   GradState& st = *leaf->leaf;
+  bool hooked;
   {
     std::lock_guard<std::mutex> lock(st.mu);  // other threads' passes add into grad too
+    hooked = !st.post_accumulate_hooks.empty();
     if (!st.grad.defined()) {
       if (sole_gradient(grad_out)) {
         st.grad = grad_out;
@@ -104,7 +106,7 @@ void AccumulateGrad::apply(const Tensor& grad_out, Grads&) {
       st.grad.add_(grad_out);
     }
   }
-  if (has_hooks(st)) run_post_accumulate_hooks(leaf);
+  if (hooked) run_post_accumulate_hooks(leaf);
 }
 
 int64_t Tensor::register_post_accumulate_grad_hook(std::function<void(const Tensor&)> hook) const {
