@@ -73,10 +73,12 @@ $(BUILD)/%_avx512.o: override CXXFLAGS += $(AVX512_FLAGS)
 LIB_DIRS  := core autograd layers optim
 # Files named *_mpi.{h,cpp} need MPI: they stay out of libheed.a and the umbrella header,
 # and go into libheed_mpi.a (section "data parallel training over MPI" below).
-LIB_SRCS  := $(filter-out %_mpi.cpp,$(wildcard $(addsuffix /*.cpp,$(LIB_DIRS))))
-HEADERS   := $(filter-out %_mpi.h,$(wildcard $(addsuffix /*.h,$(LIB_DIRS))))
-MPI_SRCS  := $(wildcard $(addsuffix /*_mpi.cpp,$(LIB_DIRS)))
-MPI_HEADERS := $(wildcard $(addsuffix /*_mpi.h,$(LIB_DIRS)))
+# Each folder and its subfolders (autograd/attention/, layers/attention/), bottom layer first.
+find_in    = $(foreach d,$(LIB_DIRS),$(sort $(shell find $(d) -name '$(1)')))
+LIB_SRCS  := $(filter-out %_mpi.cpp,$(call find_in,*.cpp))
+HEADERS   := $(filter-out %_mpi.h,$(call find_in,*.h))
+MPI_SRCS  := $(call find_in,*_mpi.cpp)
+MPI_HEADERS := $(call find_in,*_mpi.h)
 OBJS_F32  := $(LIB_SRCS:%.cpp=$(BUILD)/f32/%.o)
 OBJS_F64  := $(LIB_SRCS:%.cpp=$(BUILD)/f64/%.o)
 
