@@ -8,7 +8,7 @@
 // While it is on, every recorded op gets a creation index #k (counting the ops recorded
 // while anomaly mode was on), its forward output is checked for NaN, and every gradient
 // its backward produces for NaN and Inf. Inf in a forward output is not an error: masks
-// fill scores with -inf on purpose (autograd/attend.h). Off by default, as in
+// fill scores with -inf on purpose (autograd/attention/attend.h). Off by default, as in
 // PyTorch; when off it costs one flag test per recorded op (cost when on: README).
 // The switch is global (all threads), like PyTorch's: it is on while set_enabled(true) holds
 // or any DetectAnomalyGuard lives. Guards count rather than restore a saved value, so two

@@ -24,7 +24,7 @@
 // by side (an MR x 32 block of C in 12 of its 32 registers). The panel layout is the same
 // for every level. The kernel itself is in core/packed_gemm_kernel.inc.
 //
-// Flash attention (autograd/flash_attention.cpp) multiplies its tiles with the same kernel:
+// Flash attention (autograd/attention/flash_attention.cpp) multiplies its tiles with the same kernel:
 // there A is read transposed for two of the backward's products (P^T dO_i, dS^T Q_i).
 //
 // gemm_naive() (core/blas.h) is the plain triple loop gemm_packed() must agree with

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <memory>
 
-#include "../autograd/attention_mask.h"
+#include "../autograd/attention/attention_mask.h"
 #include "../autograd/compare.h"
 #include "../autograd/dropout_op.h"
 #include "../autograd/node.h"

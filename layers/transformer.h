@@ -19,7 +19,7 @@
 // end in a final LayerNorm (TransformerEncoderOptions::norm).
 //
 // Everything is batch-first, always: (B, T, E), as PyTorch's layers with batch_first=True
-// (there is no sequence-first mode). Masks follow heed's convention (autograd/attention_mask.h:
+// (there is no sequence-first mode). Masks follow heed's convention (autograd/attention/attention_mask.h:
 // 1 = may attend), NOT PyTorch's (True = ignore): a PyTorch src_key_padding_mask `pad` is
 // heed's AttentionMask().key_padding(1 - pad), and a causal tgt_mask is .causal().
 //

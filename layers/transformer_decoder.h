@@ -39,7 +39,7 @@
 //   parameters      8 E^2 + 2 E F + 15 E + F     (4,204,032 for E = 512, H = 8, F = 2048)
 //   saved for backward  O(nt (E + F) + ns E) + the (B, H, Tt, Tt) and (B, H, Tt, Ts) weights
 //
-// Incremental decoding (layers/kv_cache.h): each layer keeps a DecoderLayerCache, the
+// Incremental decoding (layers/attention/kv_cache.h): each layer keeps a DecoderLayerCache, the
 // self-attention's keys and values of the target so far and the cross-attention's projected
 // memory; the stack keeps one per layer in a TransformerDecoderCache. A step feeds only the
 // new target tokens (B, t, E), with tgt_mask .causal() (and key_padding (B, size() + t) if
@@ -62,18 +62,18 @@
 #include <string>
 #include <vector>
 
-#include "../autograd/attend.h"
+#include "../autograd/attention/attend.h"
 #include "dropout.h"
-#include "kv_cache.h"
+#include "attention/kv_cache.h"
 #include "layer_norm.h"
 #include "linear.h"
 #include "module.h"
-#include "multihead_attention.h"
+#include "attention/multihead_attention.h"
 #include "transformer.h"
 
 namespace heed::nn {
 
-// One decoder layer's caches (layers/kv_cache.h).
+// One decoder layer's caches (layers/attention/kv_cache.h).
 struct DecoderLayerCache {
   KVCache self_attn;   // (B, H, max_len, E/H) keys and values of the target tokens so far
   KVCache cross_attn;  // (B, H, Ts, E/H) the projected memory; undefined until the first step

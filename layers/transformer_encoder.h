@@ -42,12 +42,12 @@
 #include <memory>
 #include <string>
 
-#include "../autograd/attend.h"
+#include "../autograd/attention/attend.h"
 #include "dropout.h"
 #include "layer_norm.h"
 #include "linear.h"
 #include "module.h"
-#include "multihead_attention.h"
+#include "attention/multihead_attention.h"
 #include "transformer.h"
 
 namespace heed::nn {

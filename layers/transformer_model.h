@@ -12,7 +12,7 @@
 // The inputs are embeddings: token embeddings, positions and the output projection to a
 // vocabulary are the caller's (as in PyTorch; examples/common/transformer_seq2seq.h adds them).
 //
-// Masks are heed's AttentionMasks (1 = may attend; autograd/attention_mask.h), one per
+// Masks are heed's AttentionMasks (1 = may attend; autograd/attention/attention_mask.h), one per
 // attention, each holding what PyTorch splits in two:
 //   PyTorch                                         heed
 //   src_mask (S, S) + src_key_padding_mask (B, S)   src_mask    .mask(..) .key_padding(..)
@@ -32,7 +32,7 @@
 // with more than one dimension (torch.nn.Transformer._reset_parameters).
 //
 // Incremental decoding: encode() once, then decode() the new target tokens with a cache
-// from make_cache (layers/kv_cache.h; TransformerDecoder's cache): each step costs one
+// from make_cache (layers/attention/kv_cache.h; TransformerDecoder's cache): each step costs one
 // position per layer instead of all of them, and equals the matching rows of forward().
 //   Tensor memory = model->encode(src, src_mask);                       // (B, S, E)
 //   auto cache = model->make_cache(B, max_len);

@@ -6,9 +6,9 @@
 
 #include <heed/core/random.h>
 #include <heed/autograd/arith.h>
-#include <heed/autograd/attention_mask.h>
+#include <heed/autograd/attention/attention_mask.h>
 #include <heed/autograd/compare.h>
-#include <heed/autograd/flash_attention.h>
+#include <heed/autograd/attention/flash_attention.h>
 #include <heed/autograd/reduce.h>
 #include "helpers.h"
 

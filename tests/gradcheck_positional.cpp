@@ -4,15 +4,15 @@
 // causal and fully masked rows), and the learned and sinusoidal modules.
 #include <heed/core/random.h>
 #include <heed/autograd/arith.h>
-#include <heed/autograd/attention_mask.h>
+#include <heed/autograd/attention/attention_mask.h>
 #include <heed/autograd/reduce.h>
-#include <heed/autograd/relative_position.h>
-#include <heed/autograd/relative_position_op.h>
-#include <heed/autograd/rope_op.h>
-#include <heed/layers/absolute_position.h>
-#include <heed/layers/positional.h>
-#include <heed/layers/relative_position.h>
-#include <heed/layers/rope.h>
+#include <heed/autograd/attention/relative_position_terms.h>
+#include <heed/autograd/attention/relative_position_op.h>
+#include <heed/autograd/attention/rope_op.h>
+#include <heed/layers/attention/absolute_position.h>
+#include <heed/layers/attention/positional.h>
+#include <heed/layers/attention/relative_position.h>
+#include <heed/layers/attention/rope.h>
 #include "helpers.h"
 
 using namespace heed;

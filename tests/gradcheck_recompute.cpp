@@ -3,7 +3,7 @@
 #include <heed/core/random.h>
 #include <heed/autograd/arith.h>
 #include <heed/autograd/linalg.h>
-#include <heed/autograd/linear_attention.h>
+#include <heed/autograd/attention/linear_attention_op.h>
 #include <heed/autograd/recompute.h>
 #include <heed/autograd/unary.h>
 #include "helpers.h"

@@ -4,19 +4,19 @@
 // parameter, with a 2-D (decoder step) and a 3-D query, Tq != Tk, and a key padding mask
 // whose last sequence is all padding (a fully masked row: zero context, zero gradient).
 #include <heed/core/random.h>
-#include <heed/autograd/additive_score.h>
+#include <heed/autograd/attention/additive_score.h>
 #include <heed/autograd/arith.h>
-#include <heed/autograd/attend.h>
-#include <heed/autograd/attention_mask.h>
+#include <heed/autograd/attention/attend.h>
+#include <heed/autograd/attention/attention_mask.h>
 #include <heed/autograd/grad_mode.h>
-#include <heed/autograd/local_attention.h>
+#include <heed/autograd/attention/local_attention_op.h>
 #include <heed/autograd/reduce.h>
 #include <heed/autograd/shape_ops.h>
 #include <heed/autograd/unary.h>
 #include <heed/autograd/views.h>
-#include <heed/layers/additive_attention.h>
-#include <heed/layers/local_attention.h>
-#include <heed/layers/luong_attention.h>
+#include <heed/layers/attention/additive_attention.h>
+#include <heed/layers/attention/local_attention.h>
+#include <heed/layers/attention/luong_attention.h>
 #include <heed/layers/module.h>
 #include "helpers.h"
 

@@ -7,7 +7,7 @@
 #include <string>
 
 #include <heed/core/random.h>
-#include <heed/autograd/attention_mask.h>
+#include <heed/autograd/attention/attention_mask.h>
 #include <heed/autograd/dropout_op.h>
 #include <heed/layers/feed_forward.h>
 #include <heed/layers/transformer.h>

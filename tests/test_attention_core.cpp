@@ -8,18 +8,18 @@
 
 #include <heed/core/random.h>
 #include <heed/autograd/arith.h>
-#include <heed/autograd/attend.h>
-#include <heed/autograd/attention_mask.h>
+#include <heed/autograd/attention/attend.h>
+#include <heed/autograd/attention/attention_mask.h>
 #include <heed/autograd/dropout_op.h>
 #include <heed/autograd/linalg.h>
 #include <heed/autograd/reduce.h>
 #include <heed/autograd/reduce_minmax.h>
-#include <heed/autograd/scaled_dot_product.h>
+#include <heed/autograd/attention/scaled_dot_product_op.h>
 #include <heed/autograd/shape_ops.h>
 #include <heed/autograd/softmax.h>
 #include <heed/autograd/unary.h>
 #include <heed/autograd/views.h>
-#include <heed/layers/scaled_dot_product.h>
+#include <heed/layers/attention/scaled_dot_product.h>
 #include "helpers.h"
 
 using namespace heed;

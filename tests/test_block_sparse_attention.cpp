@@ -1,5 +1,5 @@
-// test_block_sparse_attention.cpp - block layouts (autograd/block_layout.h) stand for the
-// patterns they are built from, and block-sparse attention (autograd/block_sparse_attention.h)
+// test_block_sparse_attention.cpp - block layouts (autograd/attention/block_layout.h) stand for the
+// patterns they are built from, and block-sparse attention (autograd/attention/block_sparse_attention.h)
 // equals the dense masked reference in outputs and gradients for every generator, causal or
 // not, with key padding, Tq != Tk, partial blocks and blocks that do not divide T; a dropped
 // block is never visited (tiles counted) nor read (NaN keys in it change nothing).
@@ -10,18 +10,18 @@
 #include <heed/core/cpu.h>
 #include <heed/core/random.h>
 #include <heed/autograd/arith.h>
-#include <heed/autograd/attend.h>
-#include <heed/autograd/attention_mask.h>
-#include <heed/autograd/block_layout.h>
-#include <heed/autograd/block_sparse_attention.h>
+#include <heed/autograd/attention/attend.h>
+#include <heed/autograd/attention/attention_mask.h>
+#include <heed/autograd/attention/block_layout.h>
+#include <heed/autograd/attention/block_sparse_attention.h>
 #include <heed/autograd/compare.h>
-#include <heed/autograd/flash_attention.h>
+#include <heed/autograd/attention/flash_attention.h>
 #include <heed/autograd/reduce.h>
 #include <heed/autograd/reduce_minmax.h>
-#include <heed/autograd/sparse_attention.h>
+#include <heed/autograd/attention/sparse_attention_op.h>
 #include <heed/autograd/unary.h>
-#include <heed/layers/multihead_attention.h>
-#include <heed/layers/sparse_attention.h>
+#include <heed/layers/attention/multihead_attention.h>
+#include <heed/layers/attention/sparse_attention.h>
 #include "helpers.h"
 
 using namespace heed;

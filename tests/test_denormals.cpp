@@ -6,8 +6,8 @@
 #include <heed/core/denormals.h>
 #include <heed/core/random.h>
 #include <heed/autograd/arith.h>
-#include <heed/autograd/attention_mask.h>
-#include <heed/autograd/flash_attention.h>
+#include <heed/autograd/attention/attention_mask.h>
+#include <heed/autograd/attention/flash_attention.h>
 #include <heed/autograd/linalg.h>
 #include <heed/autograd/reduce_minmax.h>
 #include <heed/autograd/shape_ops.h>

@@ -11,7 +11,7 @@
 
 #include <heed/core/random.h>
 #include <heed/autograd/arith.h>
-#include <heed/autograd/attention_mask.h>
+#include <heed/autograd/attention/attention_mask.h>
 #include <heed/autograd/unary.h>
 #include <heed/autograd/views.h>
 #include <heed/layers/dropout.h>
@@ -20,7 +20,7 @@
 #include <heed/layers/loss.h>
 #include <heed/layers/lstm.h>
 #include <heed/layers/module.h>
-#include <heed/layers/multihead_attention.h>
+#include <heed/layers/attention/multihead_attention.h>
 #include <heed/optim/adam.h>
 #include "helpers.h"
 

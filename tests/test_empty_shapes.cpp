@@ -13,7 +13,7 @@
 #include <heed/autograd/reduce.h>
 #include <heed/autograd/softmax.h>
 #include <heed/autograd/views.h>
-#include <heed/layers/multihead_attention.h>
+#include <heed/layers/attention/multihead_attention.h>
 #include "helpers.h"
 
 using namespace heed;

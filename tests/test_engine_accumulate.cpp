@@ -2,7 +2,7 @@
 // when it owns the buffer (autograd/engine.cpp, accumulate_pending).
 #include <heed/core/allocator.h>
 #include <heed/core/random.h>
-#include <heed/autograd/additive_score.h>
+#include <heed/autograd/attention/additive_score.h>
 #include <heed/autograd/anomaly_mode.h>
 #include <heed/autograd/arith.h>
 #include <heed/autograd/linalg.h>

@@ -1,4 +1,4 @@
-// test_flash_attention.cpp - the tiled kernel (autograd/flash_attention.h) equals its
+// test_flash_attention.cpp - the tiled kernel (autograd/attention/flash_attention.h) equals its
 // composed twin in outputs and in the gradients of q, k and v (float build), also when it
 // reads the heads side by side or from one packed (B, T, 3E) projection, and its
 // working memory is O(T d), not O(T^2): causal T = 16384, 4 heads, head dim 64.
@@ -12,10 +12,10 @@
 #include <heed/core/cpu.h>
 #include <heed/core/random.h>
 #include <heed/autograd/arith.h>
-#include <heed/autograd/attend.h>
-#include <heed/autograd/attention_mask.h>
+#include <heed/autograd/attention/attend.h>
+#include <heed/autograd/attention/attention_mask.h>
 #include <heed/autograd/compare.h>
-#include <heed/autograd/flash_attention.h>
+#include <heed/autograd/attention/flash_attention.h>
 #include <heed/autograd/grad_mode.h>
 #include <heed/autograd/linalg.h>
 #include <heed/autograd/node.h>

@@ -13,13 +13,13 @@
 #include <utility>
 
 #include <heed/autograd/arith.h>
-#include <heed/autograd/attend.h>
-#include <heed/autograd/attention_mask.h>
+#include <heed/autograd/attention/attend.h>
+#include <heed/autograd/attention/attention_mask.h>
 #include <heed/autograd/grad_mode.h>
 #include <heed/autograd/reduce.h>
-#include <heed/autograd/scaled_dot_product.h>
+#include <heed/autograd/attention/scaled_dot_product_op.h>
 #include <heed/layers/module.h>
-#include <heed/layers/multihead_attention.h>
+#include <heed/layers/attention/multihead_attention.h>
 #include "golden/golden.h"
 #include "helpers.h"
 

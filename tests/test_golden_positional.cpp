@@ -6,14 +6,14 @@
 #include <algorithm>
 #include <utility>
 
-#include <heed/autograd/alibi.h>
-#include <heed/autograd/attention_mask.h>
+#include <heed/autograd/attention/alibi.h>
+#include <heed/autograd/attention/attention_mask.h>
 #include <heed/autograd/grad_mode.h>
 #include <heed/autograd/views.h>
-#include <heed/layers/absolute_position.h>
-#include <heed/layers/positional.h>
-#include <heed/layers/relative_position.h>
-#include <heed/layers/rope.h>
+#include <heed/layers/attention/absolute_position.h>
+#include <heed/layers/attention/positional.h>
+#include <heed/layers/attention/relative_position.h>
+#include <heed/layers/attention/rope.h>
 #include "golden/golden.h"
 #include "helpers.h"
 

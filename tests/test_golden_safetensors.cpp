@@ -9,7 +9,7 @@
 
 #include <heed/core/elementwise.h>
 #include <heed/core/random.h>
-#include <heed/autograd/attention_mask.h>
+#include <heed/autograd/attention/attention_mask.h>
 #include <heed/autograd/dropout_op.h>
 #include <heed/autograd/grad_mode.h>
 #include <heed/autograd/linear_op.h>
@@ -20,7 +20,7 @@
 #include <heed/layers/linear.h>
 #include <heed/layers/lstm.h>
 #include <heed/layers/module.h>
-#include <heed/layers/multihead_attention.h>
+#include <heed/layers/attention/multihead_attention.h>
 #include <heed/layers/sequential.h>
 #include <heed/layers/transformer.h>
 #include <heed/layers/transformer_decoder.h>

@@ -12,14 +12,14 @@
 
 #include <heed/core/elementwise.h>
 #include <heed/autograd/arith.h>
-#include <heed/autograd/attend.h>
-#include <heed/autograd/attention_mask.h>
+#include <heed/autograd/attention/attend.h>
+#include <heed/autograd/attention/attention_mask.h>
 #include <heed/autograd/grad_mode.h>
-#include <heed/autograd/local_attention.h>
+#include <heed/autograd/attention/local_attention_op.h>
 #include <heed/autograd/reduce.h>
-#include <heed/layers/additive_attention.h>
-#include <heed/layers/local_attention.h>
-#include <heed/layers/luong_attention.h>
+#include <heed/layers/attention/additive_attention.h>
+#include <heed/layers/attention/local_attention.h>
+#include <heed/layers/attention/luong_attention.h>
 #include <heed/layers/module.h>
 #include "golden/golden.h"
 #include "helpers.h"

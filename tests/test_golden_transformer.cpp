@@ -14,7 +14,7 @@
 #include <vector>
 
 #include <heed/core/elementwise.h>
-#include <heed/autograd/attention_mask.h>
+#include <heed/autograd/attention/attention_mask.h>
 #include <heed/autograd/dropout_op.h>
 #include <heed/autograd/grad_mode.h>
 #include <heed/layers/module.h>

@@ -5,16 +5,16 @@
 #include <utility>
 #include <vector>
 
-#include <heed/autograd/flash_attention.h>
+#include <heed/autograd/attention/flash_attention.h>
 #include <heed/autograd/grad_mode.h>
 #include <heed/autograd/shape_ops.h>
 #include <heed/autograd/reduce.h>
 #include <heed/autograd/arith.h>
 #include <heed/core/random.h>
-#include <heed/layers/kv_cache.h>
-#include <heed/layers/multihead_attention.h>
+#include <heed/layers/attention/kv_cache.h>
+#include <heed/layers/attention/multihead_attention.h>
 #include <heed/layers/transformer_decoder.h>
-#include <heed/layers/positional.h>
+#include <heed/layers/attention/positional.h>
 #include <heed/autograd/indexing.h>
 #include "helpers.h"
 

@@ -6,12 +6,12 @@
 #include <heed/core/allocator.h>
 #include <heed/core/random.h>
 #include <heed/autograd/arith.h>
-#include <heed/autograd/attention_mask.h>
-#include <heed/autograd/linear_attention.h>
+#include <heed/autograd/attention/attention_mask.h>
+#include <heed/autograd/attention/linear_attention_op.h>
 #include <heed/autograd/reduce.h>
 #include <heed/autograd/shape_ops.h>
 #include <heed/autograd/views.h>
-#include <heed/layers/linear_attention.h>
+#include <heed/layers/attention/linear_attention.h>
 #include "helpers.h"
 
 using namespace heed;

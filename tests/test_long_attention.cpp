@@ -10,9 +10,9 @@
 #include <heed/core/allocator.h>
 #include <heed/core/random.h>
 #include <heed/autograd/arith.h>
-#include <heed/autograd/attend.h>
-#include <heed/autograd/attention_mask.h>
-#include <heed/autograd/chunked_attention.h>
+#include <heed/autograd/attention/attend.h>
+#include <heed/autograd/attention/attention_mask.h>
+#include <heed/autograd/attention/chunked_attention_op.h>
 #include <heed/autograd/compare.h>
 #include <heed/autograd/dropout_op.h>
 #include <heed/autograd/grad_mode.h>
@@ -20,12 +20,12 @@
 #include <heed/autograd/reduce.h>
 #include <heed/autograd/reduce_minmax.h>
 #include <heed/autograd/shape_ops.h>
-#include <heed/autograd/sliding_window_attention.h>
-#include <heed/autograd/sparse_attention.h>
+#include <heed/autograd/attention/sliding_window_attention_op.h>
+#include <heed/autograd/attention/sparse_attention_op.h>
 #include <heed/autograd/unary.h>
-#include <heed/layers/chunked_attention.h>
-#include <heed/layers/sliding_window_attention.h>
-#include <heed/layers/sparse_attention.h>
+#include <heed/layers/attention/chunked_attention.h>
+#include <heed/layers/attention/sliding_window_attention.h>
+#include <heed/layers/attention/sparse_attention.h>
 #include "helpers.h"
 
 using namespace heed;

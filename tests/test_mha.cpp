@@ -8,7 +8,7 @@
 
 #include <heed/core/random.h>
 #include <heed/autograd/arith.h>
-#include <heed/autograd/attention_mask.h>
+#include <heed/autograd/attention/attention_mask.h>
 #include <heed/autograd/compare.h>
 #include <heed/autograd/dropout_op.h>
 #include <heed/autograd/grad_mode.h>
@@ -16,13 +16,13 @@
 #include <heed/autograd/node.h>
 #include <heed/autograd/reduce.h>
 #include <heed/autograd/reduce_minmax.h>
-#include <heed/autograd/scaled_dot_product.h>
+#include <heed/autograd/attention/scaled_dot_product_op.h>
 #include <heed/autograd/shape_ops.h>
 #include <heed/autograd/softmax.h>
 #include <heed/autograd/unary.h>
 #include <heed/layers/module.h>
-#include <heed/layers/multihead_attention.h>
-#include <heed/layers/self_attention.h>
+#include <heed/layers/attention/multihead_attention.h>
+#include <heed/layers/attention/self_attention.h>
 #include "helpers.h"
 
 using namespace heed;

@@ -15,18 +15,18 @@
 
 #include <heed/core/random.h>
 #include <heed/autograd/arith.h>
-#include <heed/autograd/attention_mask.h>
-#include <heed/autograd/chunked_attention.h>
-#include <heed/autograd/flash_attention.h>
-#include <heed/autograd/linear_attention.h>
+#include <heed/autograd/attention/attention_mask.h>
+#include <heed/autograd/attention/chunked_attention_op.h>
+#include <heed/autograd/attention/flash_attention.h>
+#include <heed/autograd/attention/linear_attention_op.h>
 #include <heed/autograd/reduce.h>
 #include <heed/autograd/reduce_minmax.h>
-#include <heed/autograd/scaled_dot_product.h>
+#include <heed/autograd/attention/scaled_dot_product_op.h>
 #include <heed/autograd/shape_ops.h>
-#include <heed/autograd/sliding_window_attention.h>
-#include <heed/autograd/sparse_attention.h>
+#include <heed/autograd/attention/sliding_window_attention_op.h>
+#include <heed/autograd/attention/sparse_attention_op.h>
 #include <heed/autograd/views.h>
-#include <heed/layers/multihead_attention.h>
+#include <heed/layers/attention/multihead_attention.h>
 #include "helpers.h"
 
 using namespace heed;

@@ -11,13 +11,13 @@
 #include <heed/autograd/linalg.h>
 #include <heed/autograd/reduce.h>
 #include <heed/autograd/reduce_minmax.h>
-#include <heed/autograd/rope_op.h>
+#include <heed/autograd/attention/rope_op.h>
 #include <heed/autograd/shape_ops.h>
 #include <heed/autograd/unary.h>
 #include <heed/autograd/views.h>
-#include <heed/layers/absolute_position.h>
-#include <heed/layers/positional.h>
-#include <heed/layers/rope.h>
+#include <heed/layers/attention/absolute_position.h>
+#include <heed/layers/attention/positional.h>
+#include <heed/layers/attention/rope.h>
 #include "helpers.h"
 
 using namespace heed;

@@ -8,19 +8,19 @@
 #include <cmath>
 
 #include <heed/core/random.h>
-#include <heed/autograd/alibi.h>
+#include <heed/autograd/attention/alibi.h>
 #include <heed/autograd/arith.h>
-#include <heed/autograd/attend.h>
-#include <heed/autograd/attention_mask.h>
+#include <heed/autograd/attention/attend.h>
+#include <heed/autograd/attention/attention_mask.h>
 #include <heed/autograd/reduce.h>
-#include <heed/autograd/relative_position.h>
-#include <heed/autograd/relative_position_op.h>
+#include <heed/autograd/attention/relative_position_terms.h>
+#include <heed/autograd/attention/relative_position_op.h>
 #include <heed/autograd/shape_ops.h>
 #include <heed/autograd/unary.h>
-#include <heed/layers/absolute_position.h>
-#include <heed/layers/multihead_attention.h>
-#include <heed/layers/positional.h>
-#include <heed/layers/relative_position.h>
+#include <heed/layers/attention/absolute_position.h>
+#include <heed/layers/attention/multihead_attention.h>
+#include <heed/layers/attention/positional.h>
+#include <heed/layers/attention/relative_position.h>
 #include "helpers.h"
 
 using namespace heed;

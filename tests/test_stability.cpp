@@ -8,16 +8,16 @@
 
 #include <heed/core/random.h>
 #include <heed/autograd/arith.h>
-#include <heed/autograd/attend.h>
-#include <heed/autograd/attention_mask.h>
+#include <heed/autograd/attention/attend.h>
+#include <heed/autograd/attention/attention_mask.h>
 #include <heed/autograd/layer_norm_op.h>
 #include <heed/autograd/reduce.h>
 #include <heed/autograd/reduce_minmax.h>
-#include <heed/autograd/scaled_dot_product.h>
+#include <heed/autograd/attention/scaled_dot_product_op.h>
 #include <heed/autograd/softmax.h>
 #include <heed/autograd/unary.h>
 #include <heed/layers/loss.h>
-#include <heed/layers/multihead_attention.h>
+#include <heed/layers/attention/multihead_attention.h>
 #include "helpers.h"
 
 using namespace heed;

@@ -19,7 +19,7 @@
 #include <heed/layers/activation.h>
 #include <heed/layers/linear.h>
 #include <heed/layers/loss.h>
-#include <heed/layers/rope.h>
+#include <heed/layers/attention/rope.h>
 #include <heed/layers/sequential.h>
 #include <heed/optim/adam.h>
 #include "helpers.h"

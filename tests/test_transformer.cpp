@@ -8,7 +8,7 @@
 
 #include <heed/core/random.h>
 #include <heed/autograd/arith.h>
-#include <heed/autograd/attention_mask.h>
+#include <heed/autograd/attention/attention_mask.h>
 #include <heed/autograd/dropout_op.h>
 #include <heed/autograd/grad_mode.h>
 #include <heed/autograd/shape_ops.h>

@@ -241,7 +241,7 @@ inline Step recompute_step(GPT& model) {
   };
 }
 
-// Cached: keeps each block's keys and values (nn::KVCache, layers/kv_cache.h) between calls
+// Cached: keeps each block's keys and values (nn::KVCache, layers/attention/kv_cache.h) between calls
 // and runs the model on the tokens it has not seen only. The first call prefills the prompt
 // in one forward (B, T0); each later call, with the sequence one token longer, feeds that
 // token alone at position offset cache.size(): O(1) positions per token instead of O(t).

@@ -21,7 +21,7 @@
 //
 // Decoding (decode.h) goes through begin(), advance() and reorder() on a TransformerDecoding.
 // With use_cache (the default) the state holds the decoder's key/value cache
-// (layers/kv_cache.h): advance() embeds only the newest token, at position cache.size(), and
+// (layers/attention/kv_cache.h): advance() embeds only the newest token, at position cache.size(), and
 // each decoder layer attends to its cached keys and values plus the new ones; the
 // cross-attention projects the memory once, on the first step. reorder() selects the cache's
 // rows as it selects the memory's (beam search: each survivor continues its parent's rows).

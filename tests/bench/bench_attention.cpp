@@ -8,7 +8,7 @@
 //
 //   build/bench/bench_attention build/bench/heed_attention.txt
 //   /usr/bin/python3 tests/bench/bench_attention_torch.py build/bench/heed_attention.txt
-#include <heed/autograd/flash_attention.h>
+#include <heed/autograd/attention/flash_attention.h>
 #include <heed/heed.h>
 
 #include <algorithm>

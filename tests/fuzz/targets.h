@@ -14,7 +14,7 @@
 #include <heed/layers/embedding.h>
 #include <heed/layers/linear.h>
 #include <heed/layers/lstm.h>
-#include <heed/layers/multihead_attention.h>
+#include <heed/layers/attention/multihead_attention.h>
 #include <heed/layers/sequential.h>
 #include <heed/optim/adam.h>
 #include <heed/optim/checkpoint_file.h>

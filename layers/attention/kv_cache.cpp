@@ -1,0 +1,126 @@
+// kv_cache.cpp - nn::KVCache: in-place appends into preallocated (B, H, max_len, d)
+// storage, the size bookkeeping of reset and crop, and the row copies of reorder.
+//
+// Shape letters: B batch, H heads, t new tokens, d_k / d_v per-head widths.
+#include "kv_cache.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "../../autograd/attention/flash_attention.h"
+#include "../../autograd/grad_mode.h"
+#include "../../autograd/shape_ops.h"
+#include "../../core/error.h"
+
+namespace heed::nn {
+
+namespace {
+constexpr const char* kOp = "KVCache";
+}  // namespace
+
+void KVCache::write_rows(const real* src, const Rows& s, real* dst, int64_t B, int64_t H,
+                         int64_t L, int64_t d, int64_t at, int64_t t) {
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t r = 0; r < t; ++r)
+        std::memcpy(dst + ((b * H + h) * L + at + r) * d,
+                    src + s.offset + b * s.batch + h * s.head + r * s.row, d * sizeof(real));
+}
+
+KVCache::KVCache(int64_t batch, int64_t num_heads, int64_t max_len, int64_t head_dim_k,
+                 int64_t head_dim_v) {
+  HEED_CHECK(batch >= 1 && num_heads >= 1 && max_len >= 1 && head_dim_k >= 0 && head_dim_v >= 0,
+             kOp, "batch, num_heads and max_len must be >= 1 and the head dims >= 0; got batch ",
+             batch, ", num_heads ", num_heads, ", max_len ", max_len, ", head_dim_k ", head_dim_k,
+             ", head_dim_v ", head_dim_v);
+  keys_ = zeros({batch, num_heads, max_len, head_dim_k});
+  values_ = zeros({batch, num_heads, max_len, head_dim_v});
+}
+
+void KVCache::append(const Tensor& k, const Tensor& v) {
+  HEED_CHECK(defined(), kOp, "append to an undefined cache (default-constructed)");
+  const int64_t B = batch(), H = num_heads(), dk = head_dim_k(), dv = head_dim_v();
+  HEED_CHECK(k.dim() == 4 && v.dim() == 4 && k.size(0) == B && k.size(1) == H && k.size(3) == dk &&
+                 v.size(0) == B && v.size(1) == H && v.size(3) == dv && v.size(2) == k.size(2),
+             kOp, "append: k ", k.shape(), " and v ", v.shape(), " are not (B, H, t, d_k) and (B, H, t, d_v) = (",
+             B, ", ", H, ", t, ", dk, ") and (", B, ", ", H, ", t, ", dv, ")");
+  const int64_t t = k.size(2);
+  append_rows(k, {0, H * t * dk, t * dk, dk}, v, {0, H * t * dv, t * dv, dv}, t);
+}
+
+void KVCache::append_heads(const Tensor& k, const Tensor& v, int64_t k_col, int64_t v_col) {
+  HEED_CHECK(defined(), kOp, "append to an undefined cache (default-constructed)");
+  const int64_t B = batch(), H = num_heads(), dk = head_dim_k(), dv = head_dim_v();
+  HEED_CHECK(k.dim() == 3 && v.dim() == 3 && k.size(0) == B && v.size(0) == B &&
+                 v.size(1) == k.size(1) && k_col >= 0 && v_col >= 0 &&
+                 k_col + H * dk <= k.size(2) && v_col + H * dv <= v.size(2),
+             kOp, "append_heads: k ", k.shape(), " from column ", k_col, " and v ", v.shape(),
+             " from column ", v_col, " do not hold (B, t, H*d_k) and (B, t, H*d_v) with B = ", B,
+             ", H = ", H, ", d_k = ", dk, ", d_v = ", dv);
+  const int64_t t = k.size(1), wk = k.size(2), wv = v.size(2);
+  append_rows(k, {k_col, t * wk, dk, wk}, v, {v_col, t * wv, dv, wv}, t);
+}
+
+// The checks every append shares, then the writes: rows [size(), size() + t).
+void KVCache::append_rows(const Tensor& k, const Rows& ks, const Tensor& v, const Rows& vs,
+                              int64_t t) {
+  HEED_CHECK(!GradMode::enabled() || (!k.requires_grad() && !v.requires_grad()), kOp,
+             "append: k or v requires grad with grad mode on; the cache stores values and no "
+             "gradient flows through it: decode under heed::NoGradGuard (or append detach()ed "
+             "tensors)");
+  HEED_CHECK(t <= max_len() - size_, kOp, "append of ", t, " token(s) to ", size_,
+             " cached overflows max_len ", max_len(), " (crop or reset first, or allocate more)");
+  const int64_t B = batch(), H = num_heads(), L = max_len();
+  write_rows(k.data(), ks, keys_.data(), B, H, L, head_dim_k(), size_, t);
+  write_rows(v.data(), vs, values_.data(), B, H, L, head_dim_v(), size_, t);
+  keys_.bump_version();  // a backward saved on the old contents must not read these
+  values_.bump_version();
+  size_ += t;
+}
+
+Tensor KVCache::attend(const Tensor& q, const AttentionMask& mask,
+                       std::optional<double> scale) const {
+  HEED_CHECK(defined(), kOp, "attend to an undefined cache (default-constructed)");
+  return flash_attention_prefix(q, keys_, values_, size_, mask, scale);
+}
+
+Tensor KVCache::keys() const {
+  HEED_CHECK(defined(), kOp, "keys() of an undefined cache");
+  return narrow(keys_.detach(), 2, 0, size_);  // (B, H, size, d_k)
+}
+
+Tensor KVCache::values() const {
+  HEED_CHECK(defined(), kOp, "values() of an undefined cache");
+  return narrow(values_.detach(), 2, 0, size_);  // (B, H, size, d_v)
+}
+
+void KVCache::crop(int64_t len) {
+  HEED_CHECK(len >= 0 && len <= size_, kOp, "crop to ", len, " tokens: must be in [0, size() = ",
+             size_, "]");
+  size_ = len;
+}
+
+void KVCache::reorder(const IndexTensor& rows) {
+  HEED_CHECK(defined(), kOp, "reorder of an undefined cache");
+  HEED_CHECK(rows.dim() == 1 && rows.numel() >= 1, kOp, "reorder: rows ", rows.shape(),
+             " must be 1-D and non-empty");
+  rows.check_range("KVCache::reorder", batch());
+  const int64_t nB = rows.numel(), H = num_heads(), L = max_len();
+  for (Tensor* s : {&keys_, &values_}) {  // new row b = old row rows[b], first size_ positions
+    const int64_t d = s->size(3);
+    Tensor next = zeros({nB, H, L, d});  // (nB, H, L, d)
+    const Rows old{0, H * L * d, L * d, d};
+    for (int64_t b = 0; b < nB; ++b)
+      write_rows(s->data() + rows[b] * old.batch, old, next.data() + b * H * L * d, 1, H, L, d, 0,
+                 size_);
+    *s = next;
+  }
+}
+
+int64_t KVCache::bytes_per_token() const {
+  return batch() * num_heads() * (head_dim_k() + head_dim_v()) * int64_t(sizeof(real));
+}
+
+int64_t KVCache::bytes() const { return bytes_per_token() * max_len(); }
+
+}  // namespace heed::nn

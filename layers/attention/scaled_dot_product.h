@@ -1,0 +1,47 @@
+// scaled_dot_product.h - nn::ScaledDotProductAttention, the module around the function
+// nn::scaled_dot_product_attention (autograd/attention/scaled_dot_product_op.h: the equation, shapes,
+// masks and attn_bias are described there). No parameters: the module holds its options
+// and the train/eval switch that turns dropout on and off.
+//
+// Example:
+//   auto sdpa = std::make_shared<nn::ScaledDotProductAttention>(
+//       nn::ScaledDotProductAttentionOptions().dropout(0.1).causal(true));
+//   nn::Attended a = sdpa->forward(q, k, v);   // a.context (B, Tq, Dv), a.weights (B, Tq, Tk)
+#pragma once
+#include <optional>
+
+#include "../../autograd/attention/scaled_dot_product_op.h"
+#include "../module.h"
+
+namespace heed::nn {
+
+class ScaledDotProductAttentionOptions {
+ public:
+  ScaledDotProductAttentionOptions() = default;
+  ScaledDotProductAttentionOptions& dropout(double p) { dropout_ = p; return *this; }  // on alpha
+  ScaledDotProductAttentionOptions& scale(double s) { scale_ = s; return *this; }  // replaces 1/sqrt(Dk)
+  ScaledDotProductAttentionOptions& causal(bool on) { causal_ = on; return *this; }  // always causal
+  double dropout() const { return dropout_; }
+  std::optional<double> scale() const { return scale_; }
+  bool causal() const { return causal_; }
+
+ private:
+  double dropout_ = 0;
+  std::optional<double> scale_;
+  bool causal_ = false;
+};
+
+class ScaledDotProductAttention : public Module {
+ public:
+  explicit ScaledDotProductAttention(
+      const ScaledDotProductAttentionOptions& options = ScaledDotProductAttentionOptions());
+
+  // The options' causal flag is added to `mask`; dropout applies while training.
+  Attended forward(const Tensor& q, const Tensor& k, const Tensor& v, const AttentionMask& mask = {},
+                   const Tensor& attn_bias = {});
+  std::string repr() const override;  // ScaledDotProductAttention(dropout=0.1, causal=True)
+
+  ScaledDotProductAttentionOptions options;
+};
+
+}  // namespace heed::nn
