@@ -5,8 +5,8 @@
 #include <cmath>
 
 #include "../core/elementwise.h"
+#include "broadcast.h"
 #include "node.h"
-#include "reduce.h"
 
 namespace heed {
 

@@ -1,7 +1,7 @@
 // arith.h - arithmetic with broadcasting: + - * / neg pow, and the operators.
 //
 // Each binary op broadcasts as NumPy/PyTorch do (core/shape.h); its backward sums the
-// gradient back over broadcast dims (sum_to, autograd/reduce.h). Scalars broadcast too:
+// gradient back over broadcast dims (sum_to, autograd/broadcast.h). Scalars broadcast too:
 // `x * 2` and `2 * x` work. See arith.cpp for each op's derivative.
 #pragma once
 #include "../core/tensor.h"

@@ -1,7 +1,5 @@
-// reduce.cpp - sum, mean, sum_to, expand (max/min/argmax/var are in reduce_minmax.cpp).
-//
-// A reduction over dim d sees x as (outer, n, inner): outer = prod(dims before d),
-// n = x.size(d), inner = prod(dims after d), and writes out[o, i] = sum_k x[o, k, i].
+// reduce.cpp - sum and mean (max/min/argmax/var are in reduce_minmax.cpp). The sum over one
+// dim without the graph, and the broadcast copy sum's backward is, are broadcast.cpp's.
 #include "reduce.h"
 
 #include <algorithm>
@@ -11,48 +9,13 @@
 #include "../core/error.h"
 #include "arith.h"
 #include "node.h"
-#include "reduce_util.h"
 
 namespace heed {
 
 namespace {
 
-using detail::Split;
-using detail::split_at;
-using detail::reduced_shape;
-
-// out[o, i] = sum_k x[o, k, i]        (no graph)
-Tensor sum_dim_raw(const Tensor& x, int d, bool keepdim) {
-  const Split sp = split_at(x.shape(), d);
-  Tensor out = empty(reduced_shape(x.shape(), d, keepdim));
-  const real* px = x.data();
-  real* po = out.data();
-  if (sp.inner == 1) {  // contiguous rows: a vectorised row_sum each (core/elementwise.h)
-    parallel_for(sp.outer, kGrainElementwise / (sp.n + 1) + 1, [&](int64_t b, int64_t e) {
-      for (int64_t o = b; o < e; ++o) po[o] = real(row_sum(px + o * sp.n, sp.n));
-    });
-  } else {  // whole rows of length inner added in blocks (reduce_util.h)
-    detail::sum_row_blocks<real>(po, px, sp.outer, sp.n, sp.inner);
-  }
-  return out;
-}
-
-// Broadcast copy of x up to `shape` (no graph). A one-element x (sum's backward) is a fill.
-Tensor expand_raw(const Tensor& x, const Shape& shape) {
-  HEED_CHECK(broadcast_shapes("expand", x.shape(), shape) == shape, "expand", "cannot expand ",
-             x.shape(), " to ", shape);
-  if (x.shape() == shape) return x;
-  if (x.numel() == 1) return full(shape, x.data()[0]);
-  return zip("expand", x, empty(shape), [](real u, real) { return u; });
-}
-
-// Sum x down to `shape` (no graph): leading extra dims, then dims where shape has 1.
-Tensor sum_to_raw(Tensor x, const Shape& shape) {
-  while (x.dim() > shape.size()) x = sum_dim_raw(x, 0, false);
-  for (int d = 0; d < shape.size(); ++d)
-    if (shape[d] == 1 && x.shape()[d] != 1) x = sum_dim_raw(x, d, true);
-  return x;
-}
+using detail::expand_raw;
+using detail::sum_dim_raw;
 
 }  // namespace
 
@@ -103,26 +66,6 @@ Tensor mean(const Tensor& x, int64_t dim, bool keepdim) {
   const int64_t n = x.dim() == 0 ? 1 : x.shape()[d];
   HEED_CHECK(n > 0, "mean", "mean over an empty dim ", dim, " of shape ", x.shape());
   return sum(x, dim, keepdim) * (real(1) / real(n));
-}
-
-// y = x summed down to `shape`    dx = dy broadcast back up
-Tensor sum_to(const Tensor& x, const Shape& shape) {
-  if (x.shape() == shape) return x;
-  HEED_CHECK(broadcast_shapes("sum_to", shape, x.shape()) == x.shape(), "sum_to", "cannot sum ",
-             x.shape(), " down to ", shape);
-  Tensor y = sum_to_raw(x, shape).reshape(shape);
-  return record("sum_to", y, {x}, [s = x.shape()](const Tensor& dy, Grads& g) {
-    g[0] = expand(dy, s);
-  });
-}
-
-// y = x broadcast to `shape`      dx = sum_to(dy, x.shape)
-Tensor expand(const Tensor& x, const Shape& shape) {
-  if (x.shape() == shape) return x;
-  Tensor y = expand_raw(x, shape);
-  return record("expand", y, {x}, [s = x.shape()](const Tensor& dy, Grads& g) {
-    g[0] = sum_to(dy, s);
-  });
 }
 
 }  // namespace heed

@@ -8,6 +8,7 @@
 #include <heed/autograd/attention/block_sparse_attention.h>
 #include <heed/autograd/compare.h>
 #include <heed/autograd/attention/flash_attention.h>
+#include <heed/layers/attention/ops.h>
 #include "helpers.h"
 
 using namespace heed;

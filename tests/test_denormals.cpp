@@ -13,6 +13,7 @@
 #include <heed/autograd/shape_ops.h>
 #include <heed/autograd/softmax.h>
 #include <heed/autograd/unary.h>
+#include <heed/layers/attention/ops.h>
 
 #include <cfloat>
 #include <vector>

@@ -23,6 +23,7 @@
 #include <heed/autograd/reduce_minmax.h>
 #include <heed/autograd/shape_ops.h>
 #include <heed/autograd/views.h>
+#include <heed/layers/attention/ops.h>
 #include "helpers.h"
 
 using namespace heed;

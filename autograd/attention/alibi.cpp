@@ -7,7 +7,7 @@
 
 #include "../../core/error.h"
 
-namespace heed::nn {
+namespace heed {
 
 // n a power of 2: start = 2^(-8/n), slopes start^1, start^2, ..., start^n.
 static std::vector<double> slopes_power_of_2(int64_t n) {
@@ -52,4 +52,4 @@ Tensor alibi_bias(int64_t num_heads, int64_t Tq, int64_t Tk, bool symmetric) {
   return bias;
 }
 
-}  // namespace heed::nn
+}  // namespace heed

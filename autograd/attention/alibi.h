@@ -24,14 +24,14 @@
 // The bias is an attn_bias (added to the scores before mask and softmax), so scaled
 // dot-product attention and multi-head attention take it directly.
 // Example:
-//   Tensor bias = nn::alibi_bias(H, T, T);                        // (H, T, T)
-//   auto [ctx, w] = nn::scaled_dot_product_attention(q, k, v, nn::AttentionMask().causal(),
+//   Tensor bias = alibi_bias(H, T, T);                        // (H, T, T)
+//   auto [ctx, w] = scaled_dot_product_attention(q, k, v, AttentionMask().causal(),
 //                                                    bias);      // q, k, v (B, H, T, D)
-//   auto [y, w2] = mha->forward(x, x, x, nn::AttentionMask().causal(), bias.unsqueeze(0));
+//   auto [y, w2] = mha->forward(x, x, x, AttentionMask().causal(), bias.unsqueeze(0));
 #pragma once
 #include "attention_mask.h"
 
-namespace heed::nn {
+namespace heed {
 
 // (num_heads): m_1 .. m_n as above, computed in double. heed::Error if num_heads < 1.
 Tensor alibi_slopes(int64_t num_heads);
@@ -39,4 +39,4 @@ Tensor alibi_slopes(int64_t num_heads);
 // (num_heads, Tq, Tk): -m_h (p_i - j), or -m_h |p_i - j| when symmetric, p_i = query_position(i).
 Tensor alibi_bias(int64_t num_heads, int64_t Tq, int64_t Tk, bool symmetric = false);
 
-}  // namespace heed::nn
+}  // namespace heed

@@ -9,7 +9,7 @@
 #include "../linalg.h"
 #include "../softmax.h"
 
-namespace heed::nn {
+namespace heed {
 
 // e' = e where visible, -inf elsewhere;  alpha = softmax(e')
 Tensor masked_softmax(const char* op, const Tensor& scores, const AttentionMask& m) {
@@ -31,4 +31,4 @@ Attended attend(const char* op, const Tensor& scores, const Tensor& values, cons
   return {matmul(alpha, values), alpha};
 }
 
-}  // namespace heed::nn
+}  // namespace heed

@@ -15,12 +15,12 @@
 //
 // Example:
 //   Tensor e = matmul(q, k.transpose(-2, -1));                      // (B, Tq, Tk), any scorer
-//   nn::Attended a = nn::attend("my_attention", e, v, nn::AttentionMask().causal());
+//   Attended a = attend("my_attention", e, v, AttentionMask().causal());
 //   Tensor c = a.context;                                           // (B, Tq, Dv)
 #pragma once
 #include "attention_mask.h"
 
-namespace heed::nn {
+namespace heed {
 
 struct Attended {
   Tensor context;  // (B, [H,] Tq, Dv)
@@ -37,4 +37,4 @@ Tensor masked_softmax(const char* op, const Tensor& scores, const AttentionMask&
 Attended attend(const char* op, const Tensor& scores, const Tensor& values,
                 const AttentionMask& m = {}, double dropout_p = 0, bool training = false);
 
-}  // namespace heed::nn
+}  // namespace heed

@@ -8,7 +8,7 @@
 #include "../arith.h"
 #include "../compare.h"
 
-namespace heed::nn {
+namespace heed {
 
 namespace {
 
@@ -93,4 +93,4 @@ Tensor visible(const char* op, const Shape& s, const AttentionMask& m) {
   return vis;
 }
 
-}  // namespace heed::nn
+}  // namespace heed

@@ -20,14 +20,14 @@
 // rule. The composed paths use causal_mask, which is built from causal_last_key too.
 //
 // Example:
-//   nn::AttentionMask m = nn::AttentionMask().key_padding(real_token).causal();  // (B, Tk)
-//   Tensor vis = nn::visible("my_attention", scores.shape(), m);  // 0/1, broadcastable
+//   AttentionMask m = AttentionMask().key_padding(real_token).causal();  // (B, Tk)
+//   Tensor vis = visible("my_attention", scores.shape(), m);  // 0/1, broadcastable
 #pragma once
 #include <cstdint>
 
 #include "../../core/tensor.h"
 
-namespace heed::nn {
+namespace heed {
 
 // The position of query i among the keys: the last query sits at the last key, so with
 // Tq queries and Tk keys query i is at key position i + (Tk - Tq) (i itself when Tq = Tk).
@@ -43,7 +43,7 @@ inline int64_t causal_last_key(int64_t i, int64_t Tq, int64_t Tk) {
 // "no padding") is a real key unless its entry is 0.
 inline bool real_key(const real* pad, int64_t j) { return pad == nullptr || pad[j] != 0; }
 
-// Example:  nn::AttentionMask().key_padding(real_token).causal()
+// Example:  AttentionMask().key_padding(real_token).causal()
 class AttentionMask {
  public:
   AttentionMask() = default;
@@ -91,4 +91,4 @@ void check_bias(const char* op, const Shape& scores_shape, const Tensor& bias);
 // Checks the shapes first (check_mask).
 Tensor visible(const char* op, const Shape& scores_shape, const AttentionMask& m);
 
-}  // namespace heed::nn
+}  // namespace heed

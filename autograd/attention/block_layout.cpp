@@ -14,7 +14,7 @@
 #include "../../core/random.h"
 #include "sliding_window_attention_op.h"
 
-namespace heed::nn {
+namespace heed {
 
 namespace {
 
@@ -241,4 +241,4 @@ BlockLayout bigbird_layout(int64_t T, int64_t b, int64_t w, int64_t g, int64_t r
   });
 }
 
-}  // namespace heed::nn
+}  // namespace heed

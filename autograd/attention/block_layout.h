@@ -37,8 +37,8 @@
 // and from_pattern(pattern, b) for any 0/1 pattern: a block is kept when any entry is 1.
 //
 // Example:
-//   nn::BlockLayout L = nn::strided_layout(16384, 64, 7, 16);        // about 6% of the scores
-//   Tensor o = heed::block_sparse_attention(q, k, v, L, nn::AttentionMask().causal());
+//   BlockLayout L = strided_layout(16384, 64, 7, 16);        // about 6% of the scores
+//   Tensor o = heed::block_sparse_attention(q, k, v, L, AttentionMask().causal());
 //   std::printf("%.3f\n", L.density());
 #pragma once
 #include <atomic>
@@ -48,7 +48,7 @@
 
 #include "../../core/tensor.h"
 
-namespace heed::nn {
+namespace heed {
 
 class BlockLayout {
  public:
@@ -122,4 +122,4 @@ BlockLayout longformer_layout(int64_t T, int64_t block, int64_t w,
 BlockLayout bigbird_layout(int64_t T, int64_t block, int64_t w, int64_t g, int64_t r,
                            bool causal = false, int64_t heads = 1);
 
-}  // namespace heed::nn
+}  // namespace heed

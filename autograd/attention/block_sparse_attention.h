@@ -27,28 +27,40 @@
 // proves they agree, tests/gradcheck_block_sparse_attention.cpp checks the gradients.
 //
 // Example:
-//   nn::BlockLayout L = nn::bigbird_layout(T, 64, 1, 1, 2);
-//   Tensor o = heed::block_sparse_attention(q, k, v, L, nn::AttentionMask().key_padding(pad));
+//   BlockLayout L = bigbird_layout(T, 64, 1, 1, 2);
+//   Tensor o = heed::block_sparse_attention(q, k, v, L, AttentionMask().key_padding(pad));
+//   Attended a = sparse_attention(q, k, v, strided_layout(T, 64, 7, 16));  // a.weights undefined
 #pragma once
 #include <optional>
 
 #include "attend.h"
 #include "block_layout.h"
 #include "flash_attention.h"
+#include "sparse_attention_op.h"
 
 namespace heed {
 
 // heed::Error naming block_sparse_attention when the layout is undefined or not for
 // (Tq, Tk) with 1 or H heads, or the shapes or masks do not fit (as flash_attention).
 Tensor block_sparse_attention(const Tensor& q, const Tensor& k, const Tensor& v,
-                              const nn::BlockLayout& layout, const nn::AttentionMask& mask = {},
+                              const BlockLayout& layout, const AttentionMask& mask = {},
                               std::optional<double> scale = {},
                               FlashBackward backward = FlashBackward::automatic);
 
 // The reference: all Tq x Tk scores, masked with layout.pattern() and the mask.
 Tensor block_sparse_attention_composed(const Tensor& q, const Tensor& k, const Tensor& v,
-                                       const nn::BlockLayout& layout,
-                                       const nn::AttentionMask& mask = {},
+                                       const BlockLayout& layout,
+                                       const AttentionMask& mask = {},
                                        std::optional<double> scale = {});
+
+// sparse_attention (sparse_attention_op.h) given a block layout: only its kept blocks are
+// computed (block_sparse_attention above) and the weights are never formed (Attended.weights
+// is undefined). The kernel has no dropout: with dropout at work (dropout_p > 0 and training)
+// this runs the dense form with layout.pattern(), which forms all the scores. heed::Error
+// naming block_sparse_attention when the layout does not fit the scores.
+Attended sparse_attention(const Tensor& q, const Tensor& k, const Tensor& v,
+                          const BlockLayout& layout, const AttentionMask& mask = {},
+                          std::optional<double> scale = {}, double dropout_p = 0,
+                          bool training = false);
 
 }  // namespace heed

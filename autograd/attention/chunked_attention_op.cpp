@@ -11,7 +11,7 @@
 #include "scaled_dot_product_op.h"
 #include "../shape_ops.h"
 
-namespace heed::nn {
+namespace heed {
 
 namespace {
 
@@ -70,4 +70,4 @@ Tensor chunked_attention(const Tensor& q, const Tensor& k, const Tensor& v,
   return parts.size() == 1 ? parts[0] : cat(parts, -2);
 }
 
-}  // namespace heed::nn
+}  // namespace heed

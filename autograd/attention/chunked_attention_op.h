@@ -15,15 +15,15 @@
 // under heed::checkpoint (autograd/recompute.h) and backward re-runs one chunk at a time.
 //
 // Example:
-//   Tensor c = nn::chunked_attention(q, k, v, nn::AttentionMask().causal(), 256);
-//   Tensor c2 = nn::chunked_attention(q, k, v, {}, 256, {}, 0, false, /*recompute=*/true);
+//   Tensor c = chunked_attention(q, k, v, AttentionMask().causal(), 256);
+//   Tensor c2 = chunked_attention(q, k, v, {}, 256, {}, 0, false, /*recompute=*/true);
 #pragma once
 #include <cstdint>
 #include <optional>
 
 #include "attention_mask.h"
 
-namespace heed::nn {
+namespace heed {
 
 // The weights are not returned (gathering them would undo the saving): use
 // scaled_dot_product_attention to inspect them. heed::Error naming chunked_attention for
@@ -34,4 +34,4 @@ Tensor chunked_attention(const Tensor& q, const Tensor& k, const Tensor& v,
                          std::optional<double> scale = {}, double dropout_p = 0,
                          bool training = false, bool recompute = false);
 
-}  // namespace heed::nn
+}  // namespace heed

@@ -64,9 +64,23 @@
 #include "../arith.h"
 #include "../linalg.h"
 #include "../node.h"
+#include "head_layout.h"
 #include "scaled_dot_product_op.h"
 
 namespace heed {
+
+// TODO(issue 32): the names below were heed::nn's when this file was written; they are heed::
+// names now (autograd/attention/README.md). Drop their nn:: prefixes in this file, then this block.
+namespace nn {
+using heed::AttentionMask;
+using heed::BlockLayout;
+using heed::attend;
+using heed::attention_scale;
+using heed::causal_last_key;
+using heed::check_mask;
+using heed::check_qkv;
+using heed::real_key;
+}  // namespace nn
 
 namespace {
 
@@ -75,21 +89,6 @@ constexpr real kNegInf = -std::numeric_limits<real>::infinity();
 
 template <class T>
 using Buffer = std::vector<T, CachingAllocator<T>>;  // scratch from heed's allocator
-
-// Where an operand keeps head h of batch b: row r of that head (its D values adjacent)
-// starts at offset + b * batch + h * head + r * row. Two layouts occur:
-//   split          (B, H, T, D) contiguous               {0, H T D, T D, D}
-//   side by side   (B, T, W), head h in columns [c0 + h D, c0 + (h+1) D)   {c0, T W, D, W}
-// the second is how a projection writes heads and the output projection reads them, so
-// q, k, v can be read inside a (B, T, 3E) projection and O written as (B, T, H, D).
-// A gradient has its input's shape, so it has its input's layout.
-struct HeadLayout {
-  int64_t offset, batch, head, row;
-  int64_t at(int64_t b, int64_t h, int64_t r) const { return offset + b * batch + h * head + r * row; }
-};
-
-HeadLayout split_layout(int64_t H, int64_t T, int64_t D) { return {0, H * T * D, T * D, D}; }
-HeadLayout side_by_side(int64_t T, int64_t W, int64_t D, int64_t c0) { return {c0, T * W, D, W}; }
 
 // The blocks one walk over a row or column of tiles visits, ascending: the indices
 // [first, last), or with a block layout the entries [first, last) of its sorted list.

@@ -38,7 +38,7 @@
 // NaN or inf in v reaches every row's output in its column, since the composed sum
 // multiplies it by every weight, 0 included (0 * NaN = NaN). With D = 0 the scores are 0
 // and O is the mean of the visible values, whatever the scale (tests/test_nan_propagation.cpp).
-// Mask values other than 0 and 1 are a heed::Error (nn::check_mask). There is no additive
+// Mask values other than 0 and 1 are a heed::Error (check_mask). There is no additive
 // bias here: for torch's float attn_mask use scaled_dot_product_attention(..., attn_bias),
 // the composed path (MultiheadAttention switches to it when given an attn_bias).
 //
@@ -48,14 +48,14 @@
 // forward or backward; a whole backward() peaks at 16 MiB beyond them, autograd's copy of
 // one gradient into .grad. Times and the composed version's cost: the README's table.
 //
-// The composed twin, built from matmul, masked_fill and softmax through nn::attend,
+// The composed twin, built from matmul, masked_fill and softmax through attend,
 // is flash_attention_composed(); tests/test_flash_attention.cpp proves the two agree in
 // outputs and gradients (the side-by-side and packed entries against it on heads split
 // by permute and narrow), tests/gradcheck_flash_attention.cpp checks the gradients.
 //
 // Example:
-//   Tensor o = heed::flash_attention(q, k, v, nn::AttentionMask().causal());
-//   Tensor r = heed::flash_attention_composed(q, k, v, nn::AttentionMask().causal());  // == o
+//   Tensor o = heed::flash_attention(q, k, v, AttentionMask().causal());
+//   Tensor r = heed::flash_attention_composed(q, k, v, AttentionMask().causal());  // == o
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -91,28 +91,28 @@ class FlashOptions {
   FlashOptions& rows(int64_t br) { rows_ = br; return *this; }  // Br: queries per tile
   FlashOptions& cols(int64_t bc) { cols_ = bc; return *this; }  // Bc: keys per tile
   FlashOptions& backward(FlashBackward b) { backward_ = b; return *this; }
-  FlashOptions& blocks(const nn::BlockLayout& layout) { blocks_ = layout; return *this; }
+  FlashOptions& blocks(const BlockLayout& layout) { blocks_ = layout; return *this; }
   int64_t rows() const { return rows_; }
   int64_t cols() const { return cols_; }
   FlashBackward backward() const { return backward_; }
-  const nn::BlockLayout& blocks() const { return blocks_; }
+  const BlockLayout& blocks() const { return blocks_; }
 
  private:
   int64_t rows_ = 128, cols_ = 128;
   FlashBackward backward_ = FlashBackward::automatic;
-  nn::BlockLayout blocks_;  // undefined: every tile
+  BlockLayout blocks_;  // undefined: every tile
 };
 
 // O = softmax(mask(scale q k^T)) v, tiled. heed::Error naming flash_attention when the
 // shapes do not fit (above), a mask does not fit the scores, or a tile size is < 1.
 Tensor flash_attention(const Tensor& q, const Tensor& k, const Tensor& v,
-                       const nn::AttentionMask& mask = {}, std::optional<double> scale = {},
+                       const AttentionMask& mask = {}, std::optional<double> scale = {},
                        const FlashOptions& options = FlashOptions());
 
 namespace detail {
 // flash_attention, its errors naming `op` (block_sparse_attention calls it so).
 Tensor flash_attention_named(const char* op, const Tensor& q, const Tensor& k, const Tensor& v,
-                             const nn::AttentionMask& mask, std::optional<double> scale,
+                             const AttentionMask& mask, std::optional<double> scale,
                              const FlashOptions& options);
 }  // namespace detail
 
@@ -121,7 +121,7 @@ Tensor flash_attention_named(const char* op, const Tensor& q, const Tensor& k, c
 // 1/sqrt(D). Equals merge(flash_attention(split(q), split(k), split(v))), where split is
 // (B, T, H*D) -> (B, H, T, D) and merge its inverse.
 Tensor flash_attention_heads(const Tensor& q, const Tensor& k, const Tensor& v,
-                             int64_t num_heads, const nn::AttentionMask& mask = {},
+                             int64_t num_heads, const AttentionMask& mask = {},
                              std::optional<double> scale = {},
                              const FlashOptions& options = FlashOptions());
 
@@ -130,7 +130,7 @@ Tensor flash_attention_heads(const Tensor& q, const Tensor& k, const Tensor& v,
 // heed::Error naming flash_attention_packed when qkv is not (B, T, 3*H*D). Equals
 // flash_attention_heads(narrow(qkv, 2, 0, E), narrow(qkv, 2, E, E), narrow(qkv, 2, 2E, E), H).
 Tensor flash_attention_packed(const Tensor& qkv, int64_t num_heads,
-                              const nn::AttentionMask& mask = {},
+                              const AttentionMask& mask = {},
                               std::optional<double> scale = {},
                               const FlashOptions& options = FlashOptions());
 
@@ -139,7 +139,7 @@ Tensor flash_attention_packed(const Tensor& qkv, int64_t num_heads,
 // flash_attention_packed when they are not (B, Tq, H*D) and (B, Tk, 2*H*D). Equals
 // flash_attention_heads(q, narrow(kv, 2, 0, E), narrow(kv, 2, E, E), H).
 Tensor flash_attention_packed(const Tensor& q, const Tensor& kv, int64_t num_heads,
-                              const nn::AttentionMask& mask = {},
+                              const AttentionMask& mask = {},
                               std::optional<double> scale = {},
                               const FlashOptions& options = FlashOptions());
 
@@ -156,11 +156,11 @@ Tensor flash_attention_packed(const Tensor& q, const Tensor& kv, int64_t num_hea
 // dk and dv are zero past len. heed::Error naming the entry when the shapes do not fit or
 // len is outside [0, L].
 Tensor flash_attention_prefix(const Tensor& q, const Tensor& k, const Tensor& v, int64_t len,
-                              const nn::AttentionMask& mask = {},
+                              const AttentionMask& mask = {},
                               std::optional<double> scale = {},
                               const FlashOptions& options = FlashOptions());
 Tensor flash_attention_heads_prefix(const Tensor& q, const Tensor& k, const Tensor& v,
-                                    int64_t len, const nn::AttentionMask& mask = {},
+                                    int64_t len, const AttentionMask& mask = {},
                                     std::optional<double> scale = {},
                                     const FlashOptions& options = FlashOptions());
 
@@ -169,14 +169,14 @@ namespace detail {
 // nn::MultiheadAttention reads the queries inside its one (B, Tq, 3E) projection.
 Tensor flash_attention_heads_prefix_at(const Tensor& q, int64_t q0, const Tensor& k,
                                        const Tensor& v, int64_t len,
-                                       const nn::AttentionMask& mask, std::optional<double> scale,
+                                       const AttentionMask& mask, std::optional<double> scale,
                                        const FlashOptions& options);
 }  // namespace detail
 
-// The reference: nn::attend(matmul(q, k^T) * scale, v, mask).context, which forms the
+// The reference: attend(matmul(q, k^T) * scale, v, mask).context, which forms the
 // full (B, H, Tq, Tk) scores and weights. Same arguments and result as flash_attention.
 Tensor flash_attention_composed(const Tensor& q, const Tensor& k, const Tensor& v,
-                                const nn::AttentionMask& mask = {},
+                                const AttentionMask& mask = {},
                                 std::optional<double> scale = {});
 
 }  // namespace heed

@@ -61,7 +61,7 @@ struct Dims {
   int64_t BH, H, Tq, Tk, D, Dv;  // H = 1 for (B, T, D) inputs
   bool causal;
   int64_t last(int64_t i) const {  // the last key query i sees
-    return causal ? nn::causal_last_key(i, Tq, Tk) : Tk - 1;
+    return causal ? causal_last_key(i, Tq, Tk) : Tk - 1;
   }
 };
 
@@ -83,11 +83,11 @@ class Scratch {
 };
 
 Dims check_shapes(const Tensor& q, const Tensor& k, const Tensor& v, bool causal, const Tensor& kp) {
-  nn::check_qkv(kOp, q, k, v);
+  check_qkv(kOp, q, k, v);
   HEED_CHECK(!kp.defined() || (kp.dim() == 2 && kp.size(0) == q.size(0) && kp.size(1) == k.size(-2)),
              kOp, "key padding mask ", kp.shape(), " must be (B, Tk) = (", q.size(0), ", ",
              k.size(-2), ")");
-  nn::check_mask_values(kOp, "key padding mask", kp);  // 1 = real key, as everywhere
+  check_mask_values(kOp, "key padding mask", kp);  // 1 = real key, as everywhere
   const int64_t H = q.dim() == 4 ? q.size(1) : 1;
   return {q.size(0) * H, H, q.size(-2), k.size(-2), q.size(-1), v.size(-1), causal};
 }
@@ -122,7 +122,7 @@ void forward_slice(const Dims& d, const real* q, const real* k, const real* v, c
   int64_t j = 0;
   for (int64_t i = 0; i < d.Tq; ++i) {
     for (; j < d.Tk && j <= d.last(i); ++j)  // 1.
-      if (nn::real_key(m, j)) add_key(d, k + j * d.D, v + j * d.Dv, S, z, f);
+      if (real_key(m, j)) add_key(d, k + j * d.D, v + j * d.Dv, S, z, f);
     const double den = query_den(d, q + i * d.D, z, f);  // 2.
     real* oi = out + i * d.Dv;
     if (den == 0) {  // 3.
@@ -148,7 +148,7 @@ void backward_slice(const Dims& d, const real* q, const real* k, const real* v, 
   int64_t j = 0;
   for (int64_t i = 0; i < d.Tq; ++i) {
     for (; j < d.Tk && j <= d.last(i); ++j)
-      if (nn::real_key(m, j)) add_key(d, k + j * d.D, v + j * d.Dv, S, z, f);
+      if (real_key(m, j)) add_key(d, k + j * d.D, v + j * d.Dv, S, z, f);
     const real *qi = q + i * d.D, *doi = dout + i * d.Dv;
     const double den = query_den(d, qi, z, f);
     if (den == 0) {  // out_i was the constant 0
@@ -188,7 +188,7 @@ void backward_slice(const Dims& d, const real* q, const real* k, const real* v, 
       }
     }
     const real *kj = k + j * d.D, *vj = v + j * d.Dv;
-    if (!nn::real_key(m, j)) {  // kf_j = 0: a padded key gets no gradient
+    if (!real_key(m, j)) {  // kf_j = 0: a padded key gets no gradient
       if (dk) std::fill(dk + j * d.D, dk + (j + 1) * d.D, real(0));
       if (dv) std::fill(dv + j * d.Dv, dv + (j + 1) * d.Dv, real(0));
       continue;
@@ -268,7 +268,7 @@ Tensor linear_attention_reference(const Tensor& q, const Tensor& k, const Tensor
     kf = kf * ne(key_padding.detach(), 0).reshape(Shape(ms));
   }
   Tensor A = matmul(qf, kf.transpose(-2, -1));  // (B, [H,] Tq, Tk)
-  if (causal) A = A * nn::causal_mask(Tq, Tk);  // (Tq, Tk)
+  if (causal) A = A * causal_mask(Tq, Tk);  // (Tq, Tk)
   const Tensor num = matmul(A, v);        // (B, [H,] Tq, Dv)
   const Tensor den = sum(A, -1, true);    // (B, [H,] Tq, 1)
   return num / (den + eq(den, 0));        // a query that sees no key: 0 / 1 = 0

@@ -8,7 +8,7 @@
 #include "../linalg.h"
 #include "../unary.h"
 
-namespace heed::nn {
+namespace heed {
 
 // 1. dist = j - p_t, the window |dist| <= D joined to the caller's mask (visible() checks both)
 // 2. local-m: attend(e, v, window)
@@ -32,4 +32,4 @@ Attended local_attention(const char* op, const Tensor& scores, const Tensor& val
   return {matmul(alpha, values), alpha};
 }
 
-}  // namespace heed::nn
+}  // namespace heed

@@ -16,14 +16,14 @@
 //
 // Example:
 //   Tensor p = arange(real(Tq)).reshape({1, Tq, 1});                   // local-m: p_t = t
-//   nn::Attended a = nn::local_attention("local", e, v, p, 10, /*gaussian=*/false);
-//   nn::Attended b = nn::local_attention("local", e, v, p_pred, 10, /*gaussian=*/true, mask);
+//   Attended a = local_attention("local", e, v, p, 10, /*gaussian=*/false);
+//   Attended b = local_attention("local", e, v, p_pred, 10, /*gaussian=*/true, mask);
 #pragma once
 #include <cstdint>
 
 #include "attend.h"
 
-namespace heed::nn {
+namespace heed {
 
 // heed::Error naming `op` when the mask does not fit the scores or dropout_p is not in [0, 1).
 Attended local_attention(const char* op, const Tensor& scores, const Tensor& values,
@@ -31,4 +31,4 @@ Attended local_attention(const char* op, const Tensor& scores, const Tensor& val
                          const AttentionMask& mask = {}, double dropout_p = 0,
                          bool training = false);
 
-}  // namespace heed::nn
+}  // namespace heed

@@ -30,7 +30,7 @@ struct RelativeBuckets {
   int64_t lo = 0, hi = 0;  // the clipped distances that occur: [lo, hi]
   int64_t count() const { return hi - lo + 1; }  // R
   int64_t distance(int64_t i, int64_t j) const {  // r(i, j), in [-k, k]
-    const int64_t d = j - nn::query_position(i, Tq, Tk);
+    const int64_t d = j - query_position(i, Tq, Tk);
     return d < -k ? -k : d > k ? k : d;
   }
   int64_t bucket(int64_t i, int64_t j) const { return distance(i, j) - lo; }

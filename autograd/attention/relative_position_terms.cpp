@@ -10,7 +10,7 @@
 #include "relative_position_op.h"
 #include "../shape_ops.h"
 
-namespace heed::nn {
+namespace heed {
 
 // k from a (2k+1, d) table; heed::Error naming op when the table has another shape.
 static int64_t table_k(const char* op, const Tensor& table, int64_t d) {
@@ -78,4 +78,4 @@ Tensor relative_value_context_reference(const Tensor& alpha, const Tensor& value
   return squeeze(matmul(unsqueeze(alpha, -2), aV), -2);                         // (.., Tq, d)
 }
 
-}  // namespace heed::nn
+}  // namespace heed

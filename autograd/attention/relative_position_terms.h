@@ -7,14 +7,14 @@
 //   r(i, j) = clip(j - query_position(i, Tq, Tk), -k, k)  tables (2k+1, d), row r + k = distance r
 //
 // Example:
-//   Tensor e = matmul(q, k.transpose(-2, -1)) * s + nn::relative_key_bias(q, wK, Tk, s);
-//   Tensor c = matmul(alpha, v) + nn::relative_value_context(alpha, wV);
+//   Tensor e = matmul(q, k.transpose(-2, -1)) * s + relative_key_bias(q, wK, Tk, s);
+//   Tensor c = matmul(alpha, v) + relative_value_context(alpha, wV);
 #pragma once
 #include <cstdint>
 
 #include "attention_mask.h"
 
-namespace heed::nn {
+namespace heed {
 
 // (Tq, Tk) ids clip(j - query_position(i, Tq, Tk), k) + k: the table row of each query/key pair.
 IndexTensor relative_distance_index(int64_t Tq, int64_t Tk, int64_t k);
@@ -27,4 +27,4 @@ Tensor relative_value_context(const Tensor& alpha, const Tensor& value_table);
 Tensor relative_key_bias_reference(const Tensor& q, const Tensor& key_table, int64_t Tk, double scale);
 Tensor relative_value_context_reference(const Tensor& alpha, const Tensor& value_table);
 
-}  // namespace heed::nn
+}  // namespace heed

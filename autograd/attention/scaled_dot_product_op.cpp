@@ -7,7 +7,7 @@
 #include "../arith.h"
 #include "../linalg.h"
 
-namespace heed::nn {
+namespace heed {
 
 void check_qkv(const char* op, const Tensor& q, const Tensor& k, const Tensor& v) {
   const int r = q.dim();
@@ -43,4 +43,4 @@ Attended scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Te
   return attend(kOp, e, v, mask, dropout_p, training);
 }
 
-}  // namespace heed::nn
+}  // namespace heed

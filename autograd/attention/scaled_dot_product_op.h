@@ -21,15 +21,15 @@
 // the scores, autograd/attention/flash_attention.h, is checked against this composed form.
 //
 // Example:
-//   auto [c, w] = nn::scaled_dot_product_attention(q, k, v, nn::AttentionMask().causal());
-//   auto [c2, w2] = nn::scaled_dot_product_attention(q, k, v, nn::AttentionMask().causal(),
-//                                                    nn::alibi_bias(H, Tq, Tk));  // q (B, H, Tq, D)
+//   auto [c, w] = scaled_dot_product_attention(q, k, v, AttentionMask().causal());
+//   auto [c2, w2] = scaled_dot_product_attention(q, k, v, AttentionMask().causal(),
+//                                                    alibi_bias(H, Tq, Tk));  // q (B, H, Tq, D)
 #pragma once
 #include <optional>
 
 #include "attend.h"
 
-namespace heed::nn {
+namespace heed {
 
 // heed::Error naming scaled_dot_product_attention when q, k, v do not fit the shapes
 // above (check_qkv), when the mask does not fit (attention_mask.h) or attn_bias does not
@@ -47,4 +47,4 @@ void check_qkv(const char* op, const Tensor& q, const Tensor& k, const Tensor& v
 // The scale of the scores: `scale` if given, else 1 / sqrt(Dk) with Dk = q.size(-1).
 double attention_scale(const Tensor& q, std::optional<double> scale);
 
-}  // namespace heed::nn
+}  // namespace heed

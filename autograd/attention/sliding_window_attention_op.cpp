@@ -14,7 +14,7 @@
 #include "scaled_dot_product_op.h"  // attention_scale
 #include "../shape_ops.h"
 
-namespace heed::nn {
+namespace heed {
 
 namespace {
 
@@ -141,4 +141,4 @@ Tensor sliding_window_attention(const Tensor& q, const Tensor& k, const Tensor& 
   return N * b > T ? narrow(ctx, r - 2, 0, T) : ctx;
 }
 
-}  // namespace heed::nn
+}  // namespace heed

@@ -36,8 +36,8 @@
 // sparse_attention with sliding_window_pattern, which gives the same context.
 //
 // Example:
-//   Tensor c = nn::sliding_window_attention(q, k, v, nn::AttentionMask().causal(), 64);
-//   Tensor c2 = nn::sliding_window_attention(q, k, v, {}, 64);   // symmetric: |i - j| <= 64
+//   Tensor c = sliding_window_attention(q, k, v, AttentionMask().causal(), 64);
+//   Tensor c2 = sliding_window_attention(q, k, v, {}, 64);   // symmetric: |i - j| <= 64
 // The module is layers/attention/sliding_window_attention.h.
 #pragma once
 #include <cstdint>
@@ -45,7 +45,7 @@
 
 #include "attention_mask.h"
 
-namespace heed::nn {
+namespace heed {
 
 // The window's definition, in one place: is key j in query i's window W(i), for a
 // sequence of length T? Causal: j <= causal_last_key(i, T, T) (= i) and i - j <= w.
@@ -62,4 +62,4 @@ Tensor sliding_window_attention(const Tensor& q, const Tensor& k, const Tensor& 
                                 std::optional<double> scale = {}, double dropout_p = 0,
                                 bool training = false, int64_t block = 0);
 
-}  // namespace heed::nn
+}  // namespace heed

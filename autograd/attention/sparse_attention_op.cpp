@@ -6,11 +6,10 @@
 
 #include "../../core/error.h"
 #include "../arith.h"
-#include "block_sparse_attention.h"
 #include "scaled_dot_product_op.h"
 #include "sliding_window_attention_op.h"
 
-namespace heed::nn {
+namespace heed {
 
 namespace {
 
@@ -75,14 +74,4 @@ Attended sparse_attention(const Tensor& q, const Tensor& k, const Tensor& v, con
   return scaled_dot_product_attention(q, k, v, m, {}, dropout_p, training, scale);
 }
 
-// c = block_sparse_attention(q, k, v, layout), or the dense form when dropout acts
-Attended sparse_attention(const Tensor& q, const Tensor& k, const Tensor& v,
-                          const BlockLayout& layout, const AttentionMask& mask,
-                          std::optional<double> scale, double dropout_p, bool training) {
-  HEED_CHECK(layout.defined(), "sparse_attention", "the block layout is undefined");
-  if (dropout_p > 0 && training)
-    return sparse_attention(q, k, v, layout.pattern(), mask, scale, dropout_p, training);
-  return {heed::block_sparse_attention(q, k, v, layout, mask, scale), Tensor()};
-}
-
-}  // namespace heed::nn
+}  // namespace heed

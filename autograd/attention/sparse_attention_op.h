@@ -25,25 +25,23 @@
 //
 // This composed form forms all Tq x Tk scores and masks them, so a pattern of 5% density
 // costs what dense attention costs. Given a block layout instead of a pattern
-// (autograd/attention/block_layout.h: the blocks of b x b scores that hold a 1, or a generator's),
-// sparse_attention runs the block-sparse kernel (autograd/attention/block_sparse_attention.h), which
+// (block_layout.h: the blocks of b x b scores that hold a 1, or a generator's), the overload
+// of sparse_attention in block_sparse_attention.h runs the block-sparse kernel, which
 // computes only the kept blocks; this dense form with layout.pattern() is its tested
 // reference. The module is layers/attention/sparse_attention.h.
 //
 // Example:
-//   Tensor S = nn::strided_pattern(T, 8);                       // (T, T)
-//   nn::Attended a = nn::sparse_attention(q, k, v, S);          // a.context (B, [H,] T, Dv)
-//   nn::Attended b = nn::sparse_attention(q, k, v, nn::fixed_pattern(T, 16, 2),
-//                                         nn::AttentionMask().key_padding(pad));
-//   nn::Attended c = nn::sparse_attention(q, k, v, nn::strided_layout(T, 64, 7, 16));
+//   Tensor S = strided_pattern(T, 8);                       // (T, T)
+//   Attended a = sparse_attention(q, k, v, S);              // a.context (B, [H,] T, Dv)
+//   Attended b = sparse_attention(q, k, v, fixed_pattern(T, 16, 2),
+//                                 AttentionMask().key_padding(pad));
 #pragma once
 #include <cstdint>
 #include <optional>
 
 #include "attend.h"
-#include "block_layout.h"
 
-namespace heed::nn {
+namespace heed {
 
 Tensor strided_pattern(int64_t T, int64_t stride, bool causal = true);
 Tensor fixed_pattern(int64_t T, int64_t block, int64_t c, bool causal = true);
@@ -57,17 +55,7 @@ Attended sparse_attention(const Tensor& q, const Tensor& k, const Tensor& v,
                           std::optional<double> scale = {}, double dropout_p = 0,
                           bool training = false);
 
-// With a block layout: only its kept blocks are computed (autograd/attention/block_sparse_attention.h)
-// and the weights are never formed (Attended.weights is undefined). The kernel has no
-// dropout: with dropout at work (dropout_p > 0 and training) this runs the dense form with
-// layout.pattern(), which forms all the scores. heed::Error naming block_sparse_attention
-// when the layout does not fit the scores.
-Attended sparse_attention(const Tensor& q, const Tensor& k, const Tensor& v,
-                          const BlockLayout& layout, const AttentionMask& mask = {},
-                          std::optional<double> scale = {}, double dropout_p = 0,
-                          bool training = false);
-
 // The fraction of 1s in a pattern: what a block-sparse kernel would compute.
 double pattern_density(const Tensor& pattern);
 
-}  // namespace heed::nn
+}  // namespace heed

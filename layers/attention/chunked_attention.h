@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <optional>
 
-#include "../../autograd/attention/chunked_attention_op.h"
+#include "ops.h"
 #include "../module.h"
 
 namespace heed::nn {

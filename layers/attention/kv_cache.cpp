@@ -18,13 +18,13 @@ namespace {
 constexpr const char* kOp = "KVCache";
 }  // namespace
 
-void KVCache::write_rows(const real* src, const Rows& s, real* dst, int64_t B, int64_t H,
+void KVCache::write_rows(const real* src, const HeadLayout& s, real* dst, int64_t B, int64_t H,
                          int64_t L, int64_t d, int64_t at, int64_t t) {
   for (int64_t b = 0; b < B; ++b)
     for (int64_t h = 0; h < H; ++h)
       for (int64_t r = 0; r < t; ++r)
         std::memcpy(dst + ((b * H + h) * L + at + r) * d,
-                    src + s.offset + b * s.batch + h * s.head + r * s.row, d * sizeof(real));
+                    src + s.at(b, h, r), d * sizeof(real));
 }
 
 KVCache::KVCache(int64_t batch, int64_t num_heads, int64_t max_len, int64_t head_dim_k,
@@ -45,7 +45,7 @@ void KVCache::append(const Tensor& k, const Tensor& v) {
              kOp, "append: k ", k.shape(), " and v ", v.shape(), " are not (B, H, t, d_k) and (B, H, t, d_v) = (",
              B, ", ", H, ", t, ", dk, ") and (", B, ", ", H, ", t, ", dv, ")");
   const int64_t t = k.size(2);
-  append_rows(k, {0, H * t * dk, t * dk, dk}, v, {0, H * t * dv, t * dv, dv}, t);
+  append_rows(k, split_layout(H, t, dk), v, split_layout(H, t, dv), t);
 }
 
 void KVCache::append_heads(const Tensor& k, const Tensor& v, int64_t k_col, int64_t v_col) {
@@ -58,12 +58,12 @@ void KVCache::append_heads(const Tensor& k, const Tensor& v, int64_t k_col, int6
              " from column ", v_col, " do not hold (B, t, H*d_k) and (B, t, H*d_v) with B = ", B,
              ", H = ", H, ", d_k = ", dk, ", d_v = ", dv);
   const int64_t t = k.size(1), wk = k.size(2), wv = v.size(2);
-  append_rows(k, {k_col, t * wk, dk, wk}, v, {v_col, t * wv, dv, wv}, t);
+  append_rows(k, side_by_side(t, wk, dk, k_col), v, side_by_side(t, wv, dv, v_col), t);
 }
 
 // The checks every append shares, then the writes: rows [size(), size() + t).
-void KVCache::append_rows(const Tensor& k, const Rows& ks, const Tensor& v, const Rows& vs,
-                              int64_t t) {
+void KVCache::append_rows(const Tensor& k, const HeadLayout& ks, const Tensor& v,
+                          const HeadLayout& vs, int64_t t) {
   HEED_CHECK(!GradMode::enabled() || (!k.requires_grad() && !v.requires_grad()), kOp,
              "append: k or v requires grad with grad mode on; the cache stores values and no "
              "gradient flows through it: decode under heed::NoGradGuard (or append detach()ed "
@@ -109,7 +109,7 @@ void KVCache::reorder(const IndexTensor& rows) {
   for (Tensor* s : {&keys_, &values_}) {  // new row b = old row rows[b], first size_ positions
     const int64_t d = s->size(3);
     Tensor next = zeros({nB, H, L, d});  // (nB, H, L, d)
-    const Rows old{0, H * L * d, L * d, d};
+    const HeadLayout old = split_layout(H, L, d);
     for (int64_t b = 0; b < nB; ++b)
       write_rows(s->data() + rows[b] * old.batch, old, next.data() + b * H * L * d, 1, H, L, d, 0,
                  size_);

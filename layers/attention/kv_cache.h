@@ -50,7 +50,8 @@
 #include <cstdint>
 #include <optional>
 
-#include "../../autograd/attention/attend.h"
+#include "ops.h"
+#include "../../autograd/attention/head_layout.h"
 #include "../../core/tensor.h"
 
 namespace heed::nn {
@@ -103,15 +104,12 @@ class KVCache {
   int64_t bytes() const;            // bytes_per_token() * max_len(): allocated
 
  private:
-  // Where a source keeps row r of head h of batch b (its d values adjacent):
-  // offset + b * batch + h * head + r * row (flash_attention.cpp's HeadLayout).
-  struct Rows {
-    int64_t offset, batch, head, row;
-  };
-  // dst[b, h, at + r, :] = src[b, h, r, :] for r < t, d values each; dst (B, H, L, d).
-  static void write_rows(const real* src, const Rows& s, real* dst, int64_t B, int64_t H,
+  // dst[b, h, at + r, :] = src[b, h, r, :] for r < t, d values each; dst (B, H, L, d). Where
+  // src keeps its rows: a HeadLayout (autograd/attention/head_layout.h), as flash attention's.
+  static void write_rows(const real* src, const HeadLayout& s, real* dst, int64_t B, int64_t H,
                          int64_t L, int64_t d, int64_t at, int64_t t);
-  void append_rows(const Tensor& k, const Rows& ks, const Tensor& v, const Rows& vs, int64_t t);
+  void append_rows(const Tensor& k, const HeadLayout& ks, const Tensor& v, const HeadLayout& vs,
+                   int64_t t);
 
   Tensor keys_, values_;  // (B, H, max_len, d_k), (B, H, max_len, d_v)
   int64_t size_ = 0;

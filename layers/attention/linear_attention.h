@@ -24,7 +24,7 @@
 #pragma once
 #include <memory>
 
-#include "../../autograd/attention/attend.h"
+#include "ops.h"
 #include "../linear.h"
 #include "../module.h"
 

@@ -32,7 +32,7 @@
 #include <memory>
 #include <string>
 
-#include "../../autograd/attention/local_attention_op.h"
+#include "ops.h"
 #include "luong_attention.h"
 #include "../module.h"
 

@@ -69,8 +69,7 @@
 #pragma once
 #include <memory>
 
-#include "../../autograd/attention/attend.h"
-#include "../../autograd/attention/block_layout.h"
+#include "ops.h"
 #include "kv_cache.h"
 #include "../linear.h"
 #include "../module.h"

@@ -15,6 +15,6 @@
 // tests/test_positional.cpp checks each one's defining property.
 #pragma once
 #include "absolute_position.h"
-#include "../../autograd/attention/alibi.h"
+#include "ops.h"
 #include "relative_position.h"
 #include "rope.h"

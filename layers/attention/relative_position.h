@@ -34,8 +34,7 @@
 #pragma once
 #include <memory>
 
-#include "../../autograd/attention/attend.h"
-#include "../../autograd/attention/relative_position_terms.h"
+#include "ops.h"
 #include "../linear.h"
 #include "../module.h"
 #include "multihead_attention.h"

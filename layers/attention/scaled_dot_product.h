@@ -10,7 +10,7 @@
 #pragma once
 #include <optional>
 
-#include "../../autograd/attention/scaled_dot_product_op.h"
+#include "ops.h"
 #include "../module.h"
 
 namespace heed::nn {

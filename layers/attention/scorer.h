@@ -19,7 +19,7 @@
 #pragma once
 #include <cstdint>
 
-#include "../../autograd/attention/attend.h"
+#include "ops.h"
 
 namespace heed::nn::detail {
 

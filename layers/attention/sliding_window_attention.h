@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <optional>
 
-#include "../../autograd/attention/sliding_window_attention_op.h"
+#include "ops.h"
 #include "../module.h"
 
 namespace heed::nn {

@@ -15,7 +15,7 @@
 #include <cstdint>
 #include <optional>
 
-#include "../../autograd/attention/sparse_attention_op.h"
+#include "ops.h"
 #include "../module.h"
 
 namespace heed::nn {
