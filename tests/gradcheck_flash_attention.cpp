@@ -10,6 +10,7 @@
 #include <heed/autograd/compare.h>
 #include <heed/autograd/attention/flash_attention.h>
 #include <heed/autograd/reduce.h>
+#include <heed/layers/attention/ops.h>
 #include "helpers.h"
 
 using namespace heed;
