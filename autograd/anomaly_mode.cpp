@@ -29,7 +29,8 @@ int64_t next_anomaly_index() { return ++anomaly_count; }
 // How many elements of p[0, n) are NaN (or, with inf_too, NaN or infinite). x != x holds
 // only for NaN, and x - x is NaN for +-inf as well: comparisons summed into an integer,
 // with no branch and no early exit, so GCC vectorises the loop (a scan that stops at the
-// first NaN does not vectorise, and made anomaly mode ~2x slower on a transformer step).
+// first NaN does not vectorise, and made anomaly mode much slower on a transformer step;
+// `make bench` step 5, `bench_models --anomaly gpt_baby seq2seq`, times it off and on).
 static int64_t count_bad(const real* p, int64_t n, bool inf_too) {
   int64_t bad = 0;
   if (inf_too) {

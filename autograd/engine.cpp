@@ -25,12 +25,6 @@
 
 namespace heed {
 
-// ---------------------------------------------------------------- grad mode
-
-static thread_local bool grad_enabled = true;
-bool GradMode::enabled() { return grad_enabled; }
-void GradMode::set_enabled(bool on) { grad_enabled = on; }
-
 // ---------------------------------------------------------------- leaves
 
 // A leaf's post-accumulate hooks run once per backward pass, with the pass's final gradient.

@@ -2,15 +2,13 @@
 //
 //   { heed::NoGradGuard g; w.add_(w.grad(), -lr); }   // an update that is not recorded
 //
-// The flag is per thread, as in PyTorch. The backward pass itself runs with it off.
+// The flag (GradMode) is per thread, as in PyTorch, and lives in core/grad_flag.h because
+// core's in-place writes read it. The backward pass itself runs with it off.
 #pragma once
 
-namespace heed {
+#include "../core/grad_flag.h"
 
-struct GradMode {
-  static bool enabled();
-  static void set_enabled(bool on);
-};
+namespace heed {
 
 class NoGradGuard {
  public:

@@ -43,9 +43,9 @@ void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, real alph
                " K=", K, ")");
   // OpenBLAS (OpenMP build) runs on the calling thread's omp_get_max_threads() threads;
   // threads_now() sets that to the cores the machine has free (core/parallel.h). It runs
-  // M * N * K <= 262144 on one thread by itself; above that a second thread pays: timing gemm()
-  // at (32 x 128) @ (128 x 1024), best of 200 calls (AMD EPYC, OpenBLAS 0.3.21), gives 90 us
-  // on one thread and 67 us on two.
+  // M * N * K <= 262144 on one thread by itself; above that a second thread pays, as timing
+  // gemm() alone at (32 x 128) @ (128 x 1024) on one thread and two showed (no `make bench`
+  // row times a product that small; bench_core's matmul_512_fwd row times a larger one).
   detail::threads_now();
   if (M == 1) {
     // One row, C (1, N) = alpha a op(B) + beta C, is a matrix-vector product: C^T = alpha

@@ -9,7 +9,7 @@
 //
 // Measured by tests/bench/bench_denormals.cpp (on an AMD EPYC; it runs in
 // `make bench`; numbers in the README, "Reliability"), attention forward + backward with
-// 13% of its probabilities denormal and values of 1e-36 runs within ~1.3x of the same
+// 13% of its probabilities denormal and values of 1e-36 runs not much slower than the same
 // attention on normal inputs, so heed keeps IEEE denormals by default: results then match
 // PyTorch's (which keeps them too) and code outside heed sees no change of floating-point mode.
 // On a CPU where the assist costs, turn flushing on:

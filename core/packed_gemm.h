@@ -16,8 +16,8 @@
 // registers (with AVX2, kPanel = two 256-bit vectors) and, for each k, adds the broadcast
 // A[i][k] times row k of the panel: 2*MR fused multiply-adds from 2 vector loads and MR
 // broadcasts, which read MR rows of A front to back (MR streams the prefetcher follows;
-// copying A into one stream first, as BLAS does, cost 5% of an LSTM step in bench_models'
-// lstm case and made the kernel no faster).
+// copying A into one stream first, as BLAS does, made bench_models' lstm case slower and the
+// kernel no faster).
 //
 // The kernel is compiled once per CPU level and chosen at run time (core/cpu.h): 4-wide
 // SSE on any x86-64, 8-wide with AVX2 + FMA, and with AVX-512 16-wide over two panels side

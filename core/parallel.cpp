@@ -105,7 +105,8 @@ int sample(int requested) {
   return free_cores < 1 ? 1 : free_cores > requested ? requested : free_cores;
 }
 
-// A sample costs about 60 us (three small /proc reads), 0.1% of the 50 ms between samples.
+// A sample is three small /proc reads, a small fraction of the 50 ms between samples; it
+// runs within every threaded op that `make bench` times (bench_models' cases).
 constexpr int64_t kSampleEveryNs = 50'000'000;  // 50 ms
 
 }  // namespace

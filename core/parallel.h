@@ -12,11 +12,12 @@
 //
 // Threads on a shared machine. A parallel region is only as fast as its slowest thread: when
 // another process holds a core, the second thread waits for a time slice and every region,
-// and every GEMM, waits for it. Worse, libgomp's idle threads spin for about 3 ms after each
+// and every GEMM, waits for it. Worse, libgomp's idle threads keep spinning after each
 // region (GOMP_SPINCOUNT 300000 unless OMP_WAIT_POLICY is set), taking the core from the
-// thread doing the work. Measured on 2 cores at a load average of ~6 from other processes,
-// the seq2seq benchmark (tests/bench/bench_models.cpp) took 1556 ms a step at 2 threads and
-// 205 ms at 1.
+// thread doing the work. On 2 cores kept busy by other processes, a seq2seq step took
+// several times as long at 2 threads as at 1: `make bench` step 4 (`bench_models --busy`,
+// its seq2seq row) times the default against one thread with a core taken, and with
+// HEED_DYNAMIC_THREADS=0 it times the fixed two threads.
 // So heed sizes its teams the way OMP_DYNAMIC intends, but from the run queue as it is now
 // rather than libgomp's 15-minute load average:
 //
@@ -73,11 +74,12 @@ int threads_now();
 bool dynamic_threads_setting(const char* env);
 }  // namespace detail
 
-// Elements before a loop goes parallel. A parallel region costs about 1 us with 2 threads
-// (fork, join, the second core's cache), so a loop should hold a few us of work first.
-// Timing each loop alone, best of many runs (AMD EPYC, GCC 12 -O3), serial vs 2 threads:
-//   mul (memory-bound, ~0.15 ns per element)   16K: 2.3 vs 2.4 us   32K: 4.6 vs 3.8 us
-//   fastmath::tanh (~1.2 ns per element)        2K: 2.6 vs 2.1 us    8K: 10.2 vs 6.1 us
+// Elements before a loop goes parallel. A parallel region has a fixed cost (fork, join, the
+// second core's cache), so a loop should hold several times that much work first. Timing
+// each loop alone, serial against 2 threads, the second thread began to pay between 16K and
+// 32K elements for mul (memory-bound) and by 2K-8K for fastmath::tanh (far more work per
+// element). No `make bench` row times a loop at its grain; bench_core's
+// add_bcast_1024x1024_fwd and tanh_1M_fwd_bwd rows time such loops well above it.
 // Loops of cheap arithmetic use kGrainElementwise; loops that evaluate exp, tanh, erf...
 // per element use kGrainTranscendental.
 constexpr int64_t kGrainElementwise = 32768;

@@ -9,9 +9,9 @@
 #include <sanitizer/asan_interface.h>
 #endif
 
-#include "../autograd/grad_mode.h"  // a documented seam upward (README): in-place writes check it
 #include "allocator.h"
 #include "error.h"
+#include "grad_flag.h"
 #include "parallel.h"
 #include "random.h"
 
@@ -82,9 +82,11 @@ void Tensor::bump_version() const {
 }
 
 // Every in-place update starts here: refuses a tensor in a graph being recorded, and bumps
-// the version counter (a backward that saved this storage will see the write).
+// the version counter (a backward that saved this storage will see the write). It reads
+// TensorImpl's inline requires_grad(), not Tensor's (autograd/engine.cpp), so core/ calls
+// nothing defined above it; bump_version() reports an undefined tensor.
 static void check_inplace(const char* op, const Tensor& t) {
-  HEED_CHECK(!(GradMode::enabled() && t.requires_grad()), op,
+  HEED_CHECK(!(GradMode::enabled() && t.defined() && t.impl()->requires_grad()), op,
              "in-place update of a tensor that requires grad while grad mode is on; "
              "wrap it in heed::NoGradGuard (shape ", t.shape(), ")");
   t.bump_version();

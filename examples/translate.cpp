@@ -70,7 +70,8 @@ struct Options {
   // running
   uint64_t seed = 1;
   // One thread: at these sizes (64 x 128 matrices) a second thread gains little, and on a
-  // machine shared with other jobs OpenMP's waiting threads made a step 15x slower (README).
+  // machine shared with other jobs OpenMP's waiting threads made a step many times slower
+  // (README; `make bench` step 4, bench_models --busy seq2seq, times this model's step).
   int threads = 1;
   std::string out = "build/demo", save, resume, translate, graph;
   bool smoke = false;

@@ -43,8 +43,9 @@
 // the calling thread: the right-hand operands are packed per key block (K_j, V_j), once for
 // all the query blocks that meet it in the backward, and the two that change with the query
 // block (dO_i, Q_i) per product. Against a BLAS call per tile this skips BLAS's copy of both
-// operands per call and its extra pass over C for beta = 0 (with OpenBLAS those were 18% of
-// an attention step at T 2048). A query block of one row (a decoding step) is the
+// operands per call and its extra pass over C for beta = 0 (with OpenBLAS those were a large
+// share of an attention step at T 2048; bench_attention's attn_T2048 rows time the step). A
+// query block of one row (a decoding step) is the
 // exception: its two products are matrix-vector, done by gemm (cblas gemv) on K_j and V_j
 // in place, since a pack would copy the whole block for that one row.
 #include "flash_attention.h"

@@ -77,8 +77,9 @@ enum class FlashBackward { automatic, by_head, by_blocks };
 
 // Tile sizes and the backward schedule. The default 128 x 128 tiles: of 64..256 x 64..256
 // tried for D = 64 on the 2-core test machines, 128 x 64 was first on one and 128 x 128 on
-// the next, where 128 x 64 took 1.07-1.18x as long at T = 4096 (two sets of alternating
-// rounds, medians), 1.14x at GPT small's shapes (B 8, H 6, T 256), the same at T <= 512.
+// the next, where 128 x 64 was slower at T = 4096 and at GPT small's shapes (B 8, H 6,
+// T 256) and level at T <= 512 (two sets of alternating rounds, medians; bench_models'
+// attn_T4096 and gpt_small cases and bench_attention's rows time the default tiles).
 // Each tile product runs on heed's own register kernel (core/packed_gemm.h), which packs
 // the key block once and the query-side operand per product, so wider tiles pay that packing
 // less often. Tests force tiny odd tiles (2 x 3) to exercise every tile boundary, and each

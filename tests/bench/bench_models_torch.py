@@ -33,7 +33,7 @@ CASES = ["gpt_baby", "gpt_small", "seq2seq", "lstm", "gru", "attn_T512", "attn_T
          "attn_T16384", "tiny_ops"]
 HEED_ONLY = {"attn_T16384"}
 SLOW = {"gpt_small", "attn_T2048", "attn_T4096"}  # one warm-up step (PyTorch's attention
-ONE_ROUND = {"attn_T4096"}                        # takes ~15 s a step at T 4096: one round)
+ONE_ROUND = {"attn_T4096"}                        # steps slowly at T 4096: one round)
 TINY_OPS = 10000
 
 
