@@ -1,7 +1,8 @@
 // version.h - heed's version, in one place.
 //
-// The Makefile reads these three lines (heed.pc, heed-mpi.pc, heedConfigVersion.cmake), and
-// `make check-install` proves the installed files and heed::version() agree with them.
+// The Makefile reads these three lines (make install writes them into heed.pc, heed-mpi.pc and
+// heedConfigVersion.cmake from the templates in core/install/), and `make check-install`
+// proves the installed files and heed::version() agree with them.
 #pragma once
 
 #define HEED_VERSION_MAJOR 0

@@ -1,5 +1,5 @@
 // helpers.h - small utilities shared by the tests.
-// An include guard, not #pragma once: the Makefile precompiles this header (see its tests section).
+// An include guard, not #pragma once: tests/rules.mk precompiles this header.
 // It holds doctest, the standard library and the few heed headers these helpers use; each test
 // file includes the other heed headers it uses itself, so that touching one library header
 // recompiles only the tests that include it.

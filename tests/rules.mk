@@ -1,0 +1,90 @@
+# tests/rules.mk - `make test` and the two test binaries (included by the top-level Makefile).
+# tests/test_*.cpp run in float (goldens, behaviour); tests/gradcheck_*.cpp in double.
+TEST_F32_SRCS := tests/main.cpp $(wildcard tests/test_*.cpp)
+TEST_F64_SRCS := tests/main.cpp $(wildcard tests/gradcheck_*.cpp)
+TEST_F32_OBJS := $(TEST_F32_SRCS:%.cpp=$(BUILD)/f32/%.o)
+TEST_F64_OBJS := $(TEST_F64_SRCS:%.cpp=$(BUILD)/f64/%.o)
+
+# Every example has a --smoke run (tiny sizes, seconds) that exits 1 unless its loss falls
+# and its PNGs are valid files of the size drawn; translate runs once per --model.
+SMOKE_EXAMPLES := translate char_gpt classify lstm_vs_attention
+
+# In order: the vectorisation check (below), the float suite, check-portable
+# (tests/portable/rules.mk), the double suite, soak-tiny (tests/soak/rules.mk), the examples'
+# smoke runs (built by examples/rules.mk) and check-install (tests/install/rules.mk).
+test: $(BUILD)/tests_f32 $(BUILD)/tests_f64 $(SMOKE_EXAMPLES:%=$(BUILD)/examples/%) $(BUILD)/soak/soak
+	@$(MAKE) --no-print-directory check-vectorised
+	$(BUILD)/tests_f32
+	@$(MAKE) --no-print-directory check-portable
+	$(BUILD)/tests_f64
+	@$(MAKE) --no-print-directory soak-tiny
+	@mkdir -p $(BUILD)/smoke
+	@for e in $(SMOKE_EXAMPLES); do echo "$(BUILD)/examples/$$e --smoke --out $(BUILD)/smoke"; \
+	  $(BUILD)/examples/$$e --smoke --out $(BUILD)/smoke || exit 1; done
+	$(BUILD)/examples/translate --smoke --model transformer --out $(BUILD)/smoke
+	@$(MAKE) --no-print-directory check-install
+
+# Every test file begins with #include "helpers.h" (doctest, the standard headers and the few
+# heed headers the helpers use: core/tensor.h, core/error.h, core/parallel.h and
+# autograd/gradcheck.h). It is precompiled once per build (-x c++-header, same flags) and
+# given to each test file with -include, so the test files skip parsing it; main.cpp defines
+# doctest's runner before its include, so it has its own rule.
+# Each test file includes the other heed headers it uses by name, not the umbrella, and -MMD
+# records them: touching layers/multihead_attention.h recompiles the tests that include it
+# (and the library files that do), not all of them. A header in helpers.h, above all
+# core/tensor.h, still recompiles every test.
+# Test files compile at -O1 (TEST_CXXFLAGS): they are glue around library calls, which -O3
+# would only make slower to compile; the library they test keeps CXXFLAGS.
+TEST_CXXFLAGS ?= $(patsubst -O%,-O1,$(CXXFLAGS))
+PCH_F32 := $(BUILD)/f32/tests/pch/helpers.h.gch
+PCH_F64 := $(BUILD)/f64/tests/pch/helpers.h.gch
+$(PCH_F32): tests/helpers.h $(FLAGS_STAMP) | deps $(UMBRELLA)
+	@mkdir -p $(@D)
+	$(CXX) $(BASEFLAGS) $(TEST_CXXFLAGS) -x c++-header $< -o $@
+
+$(PCH_F64): tests/helpers.h $(FLAGS_STAMP) | deps $(UMBRELLA)
+	@mkdir -p $(@D)
+	$(CXX) $(BASEFLAGS) $(F64FLAGS) -x c++-header $< -o $@
+
+$(BUILD)/f32/tests/%.o: tests/%.cpp $(PCH_F32) $(FLAGS_STAMP) | deps $(UMBRELLA)
+	@mkdir -p $(@D)
+	$(CXX) $(BASEFLAGS) $(TEST_CXXFLAGS) -include $(PCH_F32:.gch=) -c $< -o $@
+
+$(BUILD)/f64/tests/%.o: tests/%.cpp $(PCH_F64) $(FLAGS_STAMP) | deps $(UMBRELLA)
+	@mkdir -p $(@D)
+	$(CXX) $(BASEFLAGS) $(F64FLAGS) -include $(PCH_F64:.gch=) -c $< -o $@
+
+# Tests that compare the library's float results bit for bit with a formula written in the
+# test compile with the library's own flags, without the -O1 header: at -O3 GCC contracts
+# a * b + c into an FMA and -O1 does not, which changes the last bit.
+TEST_EXACT := test_fastmath
+$(TEST_EXACT:%=$(BUILD)/f32/tests/%.o): $(BUILD)/f32/tests/%.o: tests/%.cpp $(FLAGS_STAMP) | deps $(UMBRELLA)
+	@mkdir -p $(@D)
+	$(CXX) $(BASEFLAGS) $(CXXFLAGS) -include tests/helpers.h -c $< -o $@
+
+$(BUILD)/f32/tests/main.o: tests/main.cpp $(FLAGS_STAMP) | deps $(UMBRELLA)
+	@mkdir -p $(@D)
+	$(CXX) $(BASEFLAGS) $(TEST_CXXFLAGS) -c $< -o $@
+
+$(BUILD)/f64/tests/main.o: tests/main.cpp $(FLAGS_STAMP) | deps $(UMBRELLA)
+	@mkdir -p $(@D)
+	$(CXX) $(BASEFLAGS) $(F64FLAGS) -c $< -o $@
+
+$(BUILD)/tests_f32: $(TEST_F32_OBJS) $(BUILD)/libheed.a
+	$(CXX) $(LDFLAGS) $^ -o $@ $(LDLIBS)
+
+$(BUILD)/tests_f64: $(TEST_F64_OBJS) $(BUILD)/libheed_f64.a
+	$(CXX) $(LDFLAGS) $^ -o $@ $(LDLIBS)
+
+# The loops of core/fastmath.h functions must vectorise with the library's flags: compile
+# tests/vectorised_probe.cpp as the library is compiled and compare GCC's report with the
+# lines marked VECTORISE.
+check-vectorised:
+	@want=$$(grep -n 'VECTORISE' tests/vectorised_probe.cpp | cut -d: -f1 | sort -u); \
+	got=$$($(CXX) $(filter-out -MMD -MP,$(BASEFLAGS)) $(CXXFLAGS) -fopt-info-vec-optimized -c \
+	  tests/vectorised_probe.cpp -o /dev/null 2>&1 | sed -n 's/^[^:]*vectorised_probe.cpp:\([0-9]*\):[0-9]*: optimized: loop vectorized.*/\1/p' | sort -u); \
+	missing=""; for l in $$want; do echo "$$got" | grep -qx "$$l" || missing="$$missing $$l"; done; \
+	if [ -n "$$missing" ]; then echo "check-vectorised: tests/vectorised_probe.cpp lines $$missing did not vectorise with these flags"; exit 1; fi; \
+	echo "check-vectorised: $$(echo "$$want" | wc -l) fastmath loops vectorise"
+
+-include $(PCH_F32:.gch=.d) $(PCH_F64:.gch=.d) $(TEST_F32_OBJS:.o=.d) $(TEST_F64_OBJS:.o=.d)

@@ -1,0 +1,34 @@
+# tests/sanitizers.mk - make sanitize and make tsan: the tests rebuilt under the sanitizers
+# (included by the top-level Makefile).
+# AddressSanitizer + UndefinedBehaviorSanitizer: the library and both test binaries built
+# into $(BUILD)/sanitize and run; any report stops the run. The caching allocator poisons
+# free blocks and the slack past each buffer under ASan (core/allocator.cpp), which
+# tests/test_sanitizer.cpp proves.
+SANITIZE := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+sanitize: deps
+	@$(MAKE) --no-print-directory BUILD=$(BUILD)/sanitize CXXFLAGS="-O1 -g $(ARCH) $(SANITIZE)" \
+	  LDFLAGS="$(SANITIZE)" $(BUILD)/sanitize/tests_f32 $(BUILD)/sanitize/tests_f64
+	UBSAN_OPTIONS=print_stacktrace=1 $(BUILD)/sanitize/tests_f32
+	UBSAN_OPTIONS=print_stacktrace=1 $(BUILD)/sanitize/tests_f64
+
+# ThreadSanitizer over the test cases that start std::threads of their own: backward passes
+# on two threads into one parameter, models trained on separate threads, grad mode per
+# thread, RoPE's cache read by several threads, the generator drawn from two threads, the
+# allocator's per-thread caches, a new thread's OpenMP count. The library and just those
+# test files are built with -fsanitize=thread into $(BUILD)/tsan, and those cases run; any
+# report stops the run. GCC's libgomp is not instrumented (TSan would take its barriers for
+# races), so heed's own parallel regions run on one thread here: OMP_NUM_THREADS=1 sets
+# heed's thread count (core/parallel.cpp), and no case chosen asks for more.
+TSAN       := -fsanitize=thread -fno-omit-frame-pointer
+TSAN_SRCS  := tests/main.cpp tests/test_threads.cpp tests/test_allocator.cpp \
+              tests/test_determinism.cpp tests/test_parallel.cpp
+TSAN_CASES := threads:*,*held by different threads*,*freed on another thread*,*each other's blocks*
+TSAN_CASES := $(TSAN_CASES),*generator drawn from two std::threads*,*std::thread's first GEMM*
+tsan: deps
+	@$(MAKE) --no-print-directory BUILD=$(BUILD)/tsan CXXFLAGS="-O1 -g $(ARCH) $(TSAN)" \
+	  LDFLAGS="$(TSAN)" $(BUILD)/tsan/tests_tsan
+	OMP_NUM_THREADS=1 TSAN_OPTIONS="halt_on_error=1 abort_on_error=1" \
+	  $(BUILD)/tsan/tests_tsan -tc="$(TSAN_CASES)"
+
+$(BUILD)/tests_tsan: $(TSAN_SRCS:%.cpp=$(BUILD)/f32/%.o) $(BUILD)/libheed.a
+	$(CXX) $(LDFLAGS) $^ -o $@ $(LDLIBS)
