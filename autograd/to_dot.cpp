@@ -3,10 +3,10 @@
 
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <sstream>
 #include <unordered_map>
 
+#include "../core/atomic_write.h"
 #include "../core/error.h"
 #include "node.h"
 
@@ -117,11 +117,7 @@ std::string to_dot(const Tensor& root, const DotOptions& o) {
 }
 
 void write_dot(const std::string& path, const Tensor& root, const DotOptions& options) {
-  const std::string text = to_dot(root, options);
-  std::ofstream f(path);
-  f << text;
-  f.close();
-  HEED_CHECK(bool(f), "write_dot", "cannot write ", path);
+  write_file_atomically("write_dot", path, to_dot(root, options));
 }
 
 }  // namespace heed

@@ -5,9 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 
 #include "../core/error.h"
@@ -17,44 +15,6 @@ namespace heed {
 namespace {
 std::string errno_text() { return std::strerror(errno); }
 }  // namespace
-
-void write_file_atomically(const char* op, const std::string& path, const std::vector<uint8_t>& bytes) {
-  static std::atomic<uint64_t> counter{0};
-  const std::string tmp = path + ".tmp." + std::to_string(getpid()) + "." + std::to_string(counter++);
-  FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) fail(op, "cannot create '", tmp, "' to save '", path, "': ", errno_text());
-  const bool wrote = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size() && std::fflush(f) == 0 &&
-                     fsync(fileno(f)) == 0;
-  const std::string why = errno_text();
-  if (std::fclose(f) != 0 || !wrote) {
-    const std::string reason = wrote ? errno_text() : why;
-    std::remove(tmp.c_str());
-    fail(op, "cannot write '", tmp, "' to save '", path, "': ", reason);
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const std::string reason = errno_text();
-    std::remove(tmp.c_str());
-    fail(op, "cannot rename '", tmp, "' to '", path, "': ", reason);
-  }
-  // Make the rename itself durable (best effort: some filesystems refuse to open a dir).
-  const size_t slash = path.find_last_of('/');
-  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
-  const int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY);
-  if (fd >= 0) {
-    fsync(fd);
-    close(fd);
-  }
-}
-
-// What a path that is not a regular file is, for the error message.
-static const char* file_kind(mode_t m) {
-  if (S_ISDIR(m)) return "a directory";
-  if (S_ISFIFO(m)) return "a FIFO";
-  if (S_ISCHR(m)) return "a character device";
-  if (S_ISBLK(m)) return "a block device";
-  if (S_ISSOCK(m)) return "a socket";
-  return "not a regular file";
-}
 
 RegularFile::RegularFile(const char* op, const std::string& path) : op_(op), path_(path) {
   fd_ = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);

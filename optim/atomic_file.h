@@ -1,6 +1,6 @@
-// atomic_file.h - whole-file writes that never leave a half-written file, reads of regular
-// files only (never a FIFO or a device), and little-endian integer fields: what the two file formats share,
-// checkpoints (checkpoint_file.h) and safetensors (safetensors.h).
+// atomic_file.h - whole-file writes that never leave a half-written file (core/atomic_write.h),
+// reads of regular files only (never a FIFO or a device), and little-endian integer fields:
+// what the two file formats share, checkpoints (checkpoint_file.h) and safetensors (safetensors.h).
 //
 //   heed::write_file_atomically("save_checkpoint", "run/ckpt.bin", bytes);
 //   std::vector<uint8_t> b = heed::read_regular_file("load_checkpoint", "run/ckpt.bin");
@@ -9,13 +9,9 @@
 #include <string>
 #include <vector>
 
-namespace heed {
+#include "../core/atomic_write.h"
 
-// Writes "<path>.tmp.<pid>.<n>" in the same directory, flushes and fsyncs it, renames it over
-// `path` (atomic on POSIX) and fsyncs the directory. A crash or error mid-save leaves the
-// previous file as it was; on error the temporary file is removed and a heed::Error names
-// `op` and the path.
-void write_file_atomically(const char* op, const std::string& path, const std::vector<uint8_t>& bytes);
+namespace heed {
 
 // A regular file open for reading. The constructor refuses (heed::Error naming `op`, the
 // path and what it is) a path that cannot be opened and anything that is not a regular file

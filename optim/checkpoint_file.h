@@ -23,10 +23,10 @@
 // the problem; the model and optimizer are then untouched. Every length in the file is
 // checked against the bytes that remain before anything is allocated for it.
 //
-// Saving writes "<path>.tmp.<pid>.<n>" in the same directory, flushes and fsyncs it, then
-// renames it over `path` (atomic on POSIX) and fsyncs the directory. A crash or error
-// mid-save leaves the previous checkpoint as it was; on error the temporary file is removed
-// and a heed::Error names the path.
+// Saving writes the file atomically into the file `path` names (core/atomic_write.h): a
+// symlink is followed and stays a link, an existing path that is not a regular file (a
+// directory, FIFO or device) is refused and left alone, and a crash or error mid-save leaves
+// the previous checkpoint as it was, with no temporary file behind.
 //
 // Byte layout, version 1. Integers and floats are little-endian; reals are IEEE 754.
 //   offset  bytes  field

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <limits>
 #include <set>
+#include <unordered_set>
 #include <type_traits>
 
 #include <nlohmann/json.hpp>
@@ -20,7 +21,6 @@ namespace heed::safetensors {
 namespace {
 
 using json = nlohmann::json;
-using ordered_json = nlohmann::ordered_json;
 
 constexpr uint64_t kMaxHeaderBytes = 100000000;  // the reference's MAX_HEADER_SIZE
 // The header's deepest nesting: the object, a tensor's entry, its shape or data_offsets array.
@@ -91,6 +91,11 @@ std::string shape_text(const std::vector<uint64_t>& shape) {
   return s + "]";
 }
 
+template <class... Parts>
+[[noreturn]] void refuse(const std::string& what, const Parts&... parts) {
+  fail("safetensors", "'", what, "': ", parts...);
+}
+
 // One tensor's entry in the header.
 struct Info {
   std::string name, dtype;
@@ -98,11 +103,136 @@ struct Info {
   uint64_t begin = 0, end = 0;
 };
 
+// A checked file: its metadata, its tensors sorted by offset, and the start of their data.
+struct Layout {
+  Metadata metadata;
+  std::vector<Info> infos;
+  const uint8_t* data;
+};
+
+// The header's JSON read as a stream of events (nlohmann's SAX interface), each checked as it
+// comes and each tensor's entry kept as it closes: linear in the header's length, and no
+// JSON tree is built. (nlohmann's tree parser with a checking callback, the obvious way, is
+// quadratic in the number of entries: 20,000 tensors took 113 s to load.)
+// `depth` counts the open containers: 1 inside the header object, 2 inside an entry, 3
+// inside an entry's shape or data_offsets array; nothing opens deeper (a "JSON bomb" such
+// as "[[[[...]]]]" a hundred million deep stops at its fourth bracket).
+class HeaderEvents : public json::json_sax_t {
+ public:
+  explicit HeaderEvents(const std::string& what) : what_(what) {}
+  Metadata metadata;
+  std::vector<Info> infos;  // in header order
+
+  bool start_object(std::size_t) override { return open("object"); }
+  bool start_array(std::size_t) override { return open("array"); }
+  bool end_object() override { return close(); }
+  bool end_array() override { return close(); }
+  bool key(string_t& k) override {
+    if (depth_ == 1) {
+      entry_ = k;
+      in_metadata_ = k == "__metadata__";
+      if (!names_.insert(k).second) refuse_("duplicate name: '", k, "' appears twice in the header");
+    } else if (depth_ == 2) {
+      field_ = k;
+      if (!fields_.insert(k).second) refuse_("invalid JSON header: '", entry_, "' has the field '", k, "' twice");
+    }
+    return true;
+  }
+  bool string(string_t& s) override { return scalar("string", nullptr, &s); }
+  bool number_unsigned(number_unsigned_t v) override { return scalar("number", &v, nullptr); }
+  bool number_integer(number_integer_t) override { return scalar("number", nullptr, nullptr); }
+  bool number_float(number_float_t, const string_t&) override { return scalar("number", nullptr, nullptr); }
+  bool boolean(bool) override { return scalar("boolean", nullptr, nullptr); }
+  bool null() override { return scalar("null", nullptr, nullptr); }
+  bool binary(binary_t&) override { return scalar("binary", nullptr, nullptr); }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) override {
+    refuse_("invalid JSON header: ", e.what());
+  }
+
+ private:
+  template <class... Parts>
+  [[noreturn]] void refuse_(const Parts&... parts) const {
+    refuse(what_, parts...);
+  }
+  [[noreturn]] void bad_entry(const char* why) const { refuse_("invalid JSON header: tensor '", entry_, "': ", why); }
+  [[noreturn]] void bad_field() const {
+    if (field_ == "dtype") bad_entry("dtype must be a string");
+    if (field_ == "shape") bad_entry("shape must be an array of non-negative integers");
+    bad_entry("data_offsets must be an array of two non-negative integers [begin, end]");
+  }
+  bool known_field() const { return field_ == "dtype" || field_ == "shape" || field_ == "data_offsets"; }
+
+  // An entry, or a value in one, that is not of the format's type; depth as before it opens.
+  [[noreturn]] void wrong_type(const char* type) const {
+    if (in_metadata_ && depth_ == 1) refuse_("invalid JSON header: __metadata__ must be an object of strings, got ", type);
+    if (in_metadata_) refuse_("invalid JSON header: __metadata__ value of '", field_, "' must be a string, got ", type);
+    if (depth_ == 1) bad_entry("its entry must be an object with dtype, shape and data_offsets");
+    bad_field();
+  }
+
+  bool open(const char* type) {
+    if (depth_ >= kMaxDepth) refuse_("invalid JSON header: nested deeper than the format's ", kMaxDepth, " levels");
+    const bool object = type[0] == 'o';
+    if (depth_ == 1 && !object) wrong_type(type);
+    if (depth_ == 1) {  // an entry begins
+      fields_.clear();
+      info_ = Info();
+      info_.name = entry_;
+    }
+    if (depth_ == 2 && (in_metadata_ || (known_field() && (object || field_ == "dtype")))) wrong_type(type);
+    ++depth_;
+    return true;
+  }
+
+  bool close() {
+    --depth_;
+    if (depth_ != 1 || in_metadata_) return true;
+    // A tensor's entry ends: every field there, of its type.
+    if (!fields_.count("dtype")) bad_entry("dtype must be a string");
+    if (!fields_.count("shape")) bad_entry("shape must be an array of non-negative integers");
+    if (offsets_ != 2 || !fields_.count("data_offsets")) {
+      field_ = "data_offsets";
+      bad_field();
+    }
+    offsets_ = 0;
+    infos.push_back(std::move(info_));
+    return true;
+  }
+
+  bool scalar(const char* type, const uint64_t* u, const std::string* s) {
+    if (depth_ <= 1) wrong_type(type);
+    if (depth_ == 2 && in_metadata_) {
+      if (!s) wrong_type(type);
+      metadata[field_] = *s;
+    } else if (depth_ == 2 && field_ == "dtype" && s) {
+      info_.dtype = *s;
+      if (!dtype_sizes().count(*s)) refuse_("invalid JSON header: tensor '", entry_, "' has unknown dtype '", *s, "'");
+    } else if (depth_ == 2 && known_field()) {
+      wrong_type(type);
+    } else if (depth_ == 3 && field_ == "shape") {
+      if (!u) bad_field();
+      info_.shape.push_back(*u);
+    } else if (depth_ == 3 && field_ == "data_offsets") {
+      if (!u || offsets_ == 2) bad_field();
+      (offsets_++ ? info_.end : info_.begin) = *u;
+    }
+    return true;  // anything else is a field the format does not define: ignored, as the reference does
+  }
+
+  const std::string& what_;
+  int depth_ = 0, offsets_ = 0;
+  bool in_metadata_ = false;
+  std::string entry_, field_;
+  Info info_;
+  std::unordered_set<std::string> names_;
+  std::set<std::string> fields_;
+};
 class Parser {
  public:
   Parser(const uint8_t* bytes, size_t size, const std::string& what) : b_(bytes), size_(size), what_(what) {}
 
-  Contents run() {
+  // Steps 1-4: every rule checked; the tensors, sorted by offset, and where their bytes are.
+  Layout run() const {
     // 1. The header's length, checked against the limit and the file before anything else.
     if (size_ < 8) refuse("header too small: ", size_, " bytes, fewer than the 8-byte header length");
     const uint64_t n = get_le(b_, 8);
@@ -115,14 +245,17 @@ class Parser {
     const size_t bad = first_bad_utf8(h, n);
     if (bad != std::string::npos) refuse("invalid header: not UTF-8 (bad byte at header offset ", bad, ")");
     if (n == 0 || h[0] != '{') refuse("invalid header start: the header must begin with '{'");
-    const json header = parse_json(h, n);
-    // 3. Each entry: the metadata map, or a tensor's dtype, shape and offsets.
-    Contents out;
-    std::vector<Info> infos;
-    for (auto it = header.begin(); it != header.end(); ++it) {
-      if (it.key() == "__metadata__") out.metadata = read_metadata(it.value());
-      else infos.push_back(read_info(it.key(), it.value()));
-    }
+    // nlohmann's lexer takes a NUL byte for the end of its input, so a header padded with
+    // NULs would pass; the reference's JSON parser refuses it, and so does this check.
+    if (const void* nul = std::memchr(h, 0, n))
+      refuse("invalid header: a NUL byte at header offset ", static_cast<const uint8_t*>(nul) - h,
+             " (the header may be padded with spaces only)");
+    HeaderEvents header(what_);
+    json::sax_parse(h, h + n, &header);
+    // 3. Each entry was checked as it was read (HeaderEvents): the metadata map, or a tensor's
+    //    dtype, shape and offsets.
+    Layout out{std::move(header.metadata), std::move(header.infos), h + n};
+    std::vector<Info>& infos = out.infos;
     // 4. The layout, as the reference's Metadata::validate: sorted by offsets, every tensor
     //    starts where the previous ended, spans exactly its shape's bytes, and the last ends
     //    at the end of the file.
@@ -144,77 +277,40 @@ class Parser {
     if (start != data_bytes)
       refuse("metadata incomplete buffer: the tensors cover ", start, " bytes of data, but the file has ", data_bytes,
              " after the header");
-    // 5. The values, converted to heed's real.
-    const uint8_t* data = h + n;
-    for (const Info& t : infos) out.tensors.emplace_back(t.name, convert(t, data + t.begin));
+    return out;
+  }
+
+  // 5. A tensor's values, converted to heed's real; `data` is the Layout's.
+  Tensor convert(const Info& t, const uint8_t* data) const {
+    if (t.dtype != "F32" && t.dtype != "F64" && t.dtype != "F16" && t.dtype != "BF16")
+      refuse("tensor '", t.name, "' has dtype ", t.dtype, ", which heed does not load (it loads F32, F64, F16 and BF16)");
+    if (t.shape.size() > size_t(kMaxDims))
+      refuse("tensor '", t.name, "' has ", t.shape.size(), " dims; heed tensors have at most ", kMaxDims);
+    Shape shape;
+    for (uint64_t d : t.shape) {
+      if (d > uint64_t(std::numeric_limits<int64_t>::max()))
+        refuse("tensor '", t.name, "' has a dim of size ", d, ", more than heed can index");
+      shape.push_back(int64_t(d));
+    }
+    Tensor out = empty(shape);
+    real* x = out.data();
+    const uint8_t* p = data + t.begin;
+    const int64_t n = out.numel();
+    if (t.dtype == "F32")
+      for (int64_t i = 0; i < n; ++i) x[i] = real(bit_cast<float>(uint32_t(get_le(p + 4 * i, 4))));
+    else if (t.dtype == "F64")
+      for (int64_t i = 0; i < n; ++i) x[i] = real(bit_cast<double>(get_le(p + 8 * i, 8)));
+    else if (t.dtype == "F16")
+      for (int64_t i = 0; i < n; ++i) x[i] = real(half_to_float(uint16_t(get_le(p + 2 * i, 2))));
+    else
+      for (int64_t i = 0; i < n; ++i) x[i] = real(bf16_to_float(uint16_t(get_le(p + 2 * i, 2))));
     return out;
   }
 
  private:
   template <class... Parts>
   [[noreturn]] void refuse(const Parts&... parts) const {
-    fail("safetensors", "'", what_, "': ", parts...);
-  }
-
-  // nlohmann's parser with a callback that refuses a second tensor of the same name, or a
-  // field twice in one entry (a plain parse would keep the last silently), and nesting deeper
-  // than the format has before it is built: "[[[[...]]]]" a hundred million deep stops at
-  // the fourth bracket. Depths as nlohmann counts them: 0 the header object, 1 its keys and
-  // the entries' objects, 2 their fields and the shape and offsets arrays, 3 their numbers.
-  json parse_json(const uint8_t* h, uint64_t n) const {
-    std::set<std::string> names, fields;
-    std::string entry;
-    auto check = [&](int depth, json::parse_event_t event, json& parsed) {
-      const bool starts = event == json::parse_event_t::object_start || event == json::parse_event_t::array_start;
-      if (starts && depth >= kMaxDepth)
-        refuse("invalid JSON header: nested deeper than the format's ", kMaxDepth, " levels");
-      if (starts && depth == 1) fields.clear();
-      if (event == json::parse_event_t::key && depth == 1) {
-        entry = parsed.get<std::string>();
-        if (!names.insert(entry).second) refuse("duplicate name: '", entry, "' appears twice in the header");
-      }
-      if (event == json::parse_event_t::key && depth == 2 && !fields.insert(parsed.get<std::string>()).second)
-        refuse("invalid JSON header: '", entry, "' has the field '", parsed.get<std::string>(), "' twice");
-      return true;
-    };
-    try {
-      return json::parse(h, h + n, check);
-    } catch (const json::exception& e) {
-      refuse("invalid JSON header: ", e.what());
-    }
-  }
-
-  Metadata read_metadata(const json& m) const {
-    if (!m.is_object()) refuse("invalid JSON header: __metadata__ must be an object of strings, got ", m.type_name());
-    Metadata out;
-    for (auto it = m.begin(); it != m.end(); ++it) {
-      if (!it.value().is_string())
-        refuse("invalid JSON header: __metadata__ value of '", it.key(), "' must be a string, got ", it.value().type_name());
-      out[it.key()] = it.value().get<std::string>();
-    }
-    return out;
-  }
-
-  Info read_info(const std::string& name, const json& e) const {
-    auto bad = [&](const char* why) { refuse("invalid JSON header: tensor '", name, "': ", why); };
-    if (!e.is_object()) bad("its entry must be an object with dtype, shape and data_offsets");
-    Info t;
-    t.name = name;
-    const auto dtype = e.find("dtype"), shape = e.find("shape"), offsets = e.find("data_offsets");
-    if (dtype == e.end() || !dtype->is_string()) bad("dtype must be a string");
-    t.dtype = dtype->get<std::string>();
-    if (!dtype_sizes().count(t.dtype)) refuse("invalid JSON header: tensor '", name, "' has unknown dtype '", t.dtype, "'");
-    if (shape == e.end() || !shape->is_array()) bad("shape must be an array of non-negative integers");
-    for (const json& d : *shape) {
-      if (!d.is_number_unsigned()) bad("shape must be an array of non-negative integers");
-      t.shape.push_back(d.get<uint64_t>());
-    }
-    if (offsets == e.end() || !offsets->is_array() || offsets->size() != 2 || !(*offsets)[0].is_number_unsigned() ||
-        !(*offsets)[1].is_number_unsigned())
-      bad("data_offsets must be an array of two non-negative integers [begin, end]");
-    t.begin = (*offsets)[0].get<uint64_t>();
-    t.end = (*offsets)[1].get<uint64_t>();
-    return t;
+    safetensors::refuse(what_, parts...);
   }
 
   uint64_t byte_size(const Info& t) const {  // shape product times dtype size, overflow-checked
@@ -230,32 +326,6 @@ class Parser {
     return count * size;
   }
 
-  // Called after the layout checks: the tensor's bytes are within the file.
-  Tensor convert(const Info& t, const uint8_t* p) const {
-    if (t.dtype != "F32" && t.dtype != "F64" && t.dtype != "F16" && t.dtype != "BF16")
-      refuse("tensor '", t.name, "' has dtype ", t.dtype, ", which heed does not load (it loads F32, F64, F16 and BF16)");
-    if (t.shape.size() > size_t(kMaxDims))
-      refuse("tensor '", t.name, "' has ", t.shape.size(), " dims; heed tensors have at most ", kMaxDims);
-    Shape shape;
-    for (uint64_t d : t.shape) {
-      if (d > uint64_t(std::numeric_limits<int64_t>::max()))
-        refuse("tensor '", t.name, "' has a dim of size ", d, ", more than heed can index");
-      shape.push_back(int64_t(d));
-    }
-    Tensor out = empty(shape);
-    real* x = out.data();
-    const int64_t n = out.numel();
-    if (t.dtype == "F32")
-      for (int64_t i = 0; i < n; ++i) x[i] = real(bit_cast<float>(uint32_t(get_le(p + 4 * i, 4))));
-    else if (t.dtype == "F64")
-      for (int64_t i = 0; i < n; ++i) x[i] = real(bit_cast<double>(get_le(p + 8 * i, 8)));
-    else if (t.dtype == "F16")
-      for (int64_t i = 0; i < n; ++i) x[i] = real(half_to_float(uint16_t(get_le(p + 2 * i, 2))));
-    else
-      for (int64_t i = 0; i < n; ++i) x[i] = real(bf16_to_float(uint16_t(get_le(p + 2 * i, 2))));
-    return out;
-  }
-
   const uint8_t* b_;
   size_t size_;
   const std::string& what_;
@@ -263,35 +333,35 @@ class Parser {
 
 }  // namespace
 
+// The header is written as text, entry after entry: linear in the number of tensors.
+// (nlohmann's ordered_json object, the obvious way, finds each new key by a linear search,
+// quadratic overall.) json's own dump quotes each string, escaping it and refusing one that
+// is not UTF-8.
 std::vector<uint8_t> serialize(const NamedTensors& tensors, const Metadata& metadata) {
   const char* op = "safetensors::save_file";
-  ordered_json header = ordered_json::object();
-  if (!metadata.empty()) {
-    ordered_json m = ordered_json::object();
-    for (const auto& [k, v] : metadata) m[k] = v;
-    header["__metadata__"] = m;
-  }
-  std::set<std::string> names;
+  auto quoted = [&](const auto& v) {
+    try {
+      return json(v).dump();
+    } catch (const json::exception& e) {  // a name or metadata that is not UTF-8
+      fail(op, "the header cannot be written as JSON: ", e.what());
+    }
+  };
+  std::string text = "{";
+  if (!metadata.empty()) text += "\"__metadata__\":" + quoted(metadata);
+  std::unordered_set<std::string> names;
   uint64_t offset = 0;
   for (const auto& [name, t] : tensors) {
     HEED_CHECK(name != "__metadata__", op, "a tensor cannot be named '__metadata__' (the header's metadata key)");
     HEED_CHECK(names.insert(name).second, op, "two tensors are named '", name, "'");
     HEED_CHECK(t.defined(), op, "tensor '", name, "' is undefined");
-    ordered_json e = ordered_json::object();
-    e["dtype"] = kRealDtype;
-    e["shape"] = ordered_json::array();
-    for (int64_t d : t.shape()) e["shape"].push_back(d);
+    std::string shape;
+    for (int64_t d : t.shape()) shape += (shape.empty() ? "" : ",") + std::to_string(d);
     const uint64_t bytes = uint64_t(t.numel()) * sizeof(real);
-    e["data_offsets"] = {offset, offset + bytes};
+    text += (text.size() > 1 ? "," : "") + quoted(name) + ":{\"dtype\":\"" + kRealDtype + "\",\"shape\":[" + shape +
+            "],\"data_offsets\":[" + std::to_string(offset) + "," + std::to_string(offset + bytes) + "]}";
     offset += bytes;
-    header[name] = e;
   }
-  std::string text;
-  try {
-    text = header.dump();
-  } catch (const ordered_json::exception& e) {  // a name or metadata that is not UTF-8
-    fail(op, "the header cannot be written as JSON: ", e.what());
-  }
+  text += "}";
   text.append((8 - text.size() % 8) % 8, ' ');  // the reference pads to 8 bytes
   std::vector<uint8_t> out(8 + text.size() + offset);
   put_le(out.data(), text.size(), 8);
@@ -306,7 +376,11 @@ std::vector<uint8_t> serialize(const NamedTensors& tensors, const Metadata& meta
 }
 
 Contents deserialize(const uint8_t* bytes, size_t size, const std::string& what) {
-  return Parser(bytes, size, what).run();
+  const Parser parser(bytes, size, what);
+  const Layout layout = parser.run();
+  Contents out{{}, layout.metadata};
+  for (const Info& t : layout.infos) out.tensors.emplace_back(t.name, parser.convert(t, layout.data));
+  return out;
 }
 
 void save_file(const NamedTensors& tensors, const std::string& path, const Metadata& metadata) {
@@ -322,10 +396,21 @@ void save_model(const nn::Module& module, const std::string& path, const Metadat
   save_file(module.state_dict(), path, metadata);
 }
 
+// Only the entries the module has are converted: one it does not use goes to load_state_dict
+// as an empty placeholder, listed among the unexpected keys (an error with strict), never
+// read, so its dtype does not matter (Hugging Face files hold I64 buffers like position_ids).
 nn::IncompatibleKeys load_model(nn::Module& module, const std::string& path, bool strict) {
-  const Contents c = load_file(path);
+  const std::vector<uint8_t> bytes = read_regular_file("safetensors::load_file", path);
+  const Parser parser(bytes.data(), bytes.size(), path);
+  const Layout layout = parser.run();
+  std::unordered_set<std::string> used;
+  for (const auto& [name, t] : module.state_dict()) used.insert(name);
+  const Tensor unused = empty({0});
+  NamedTensors tensors;
+  for (const Info& t : layout.infos)
+    tensors.emplace_back(t.name, used.count(t.name) ? parser.convert(t, layout.data) : unused);
   try {
-    return module.load_state_dict(c.tensors, strict);
+    return module.load_state_dict(tensors, strict);
   } catch (const Error& e) {
     fail("safetensors::load_model", "'", path, "': ", e.what());
   }

@@ -356,9 +356,9 @@ TEST_CASE("checkpoint: a save that cannot be written is an Error naming the path
   write_bytes(tmp.file("plain_file"), Bytes{1}, 1);
   const std::string under_file = tmp.file("plain_file") + "/c.ckpt";
   CHECK_THROWS_WITH_AS(save_checkpoint(under_file, *model), contains(under_file), Error);
-  // The target is a directory: the temporary is written, the rename fails, the temporary goes.
+  // The target is a directory: refused before anything is written (test_atomic_write.cpp).
   fs::create_directories(tmp.dir / "is_dir" / "inside");
-  CHECK_THROWS_WITH_AS(save_checkpoint(tmp.file("is_dir"), *model), Contains("cannot rename"), Error);
+  CHECK_THROWS_WITH_AS(save_checkpoint(tmp.file("is_dir"), *model), Contains("is a directory, not a regular file"), Error);
   CHECK(tmp.listing() == std::vector<std::string>{"is_dir", "plain_file"});
 }
 

@@ -1,11 +1,13 @@
 // test_gpt_generate.cpp - examples/common/gpt.h's generation loop: greedy generation equals a
 // hand-written argmax loop over the model's logits, across the crop to the last block_size
 // tokens (learned and rotary positions); the prompt is kept; the same seed repeats sampled
-// text; the model's training mode is restored; a bad prompt is an error. The cached step
+// text; the model's training mode is restored, a throwing step included; a bad prompt is an
+// error. GPTConfig refuses what cannot build a model; a model with no blocks generates. The cached step
 // (gpt::cached_step) equals recompute: logits to 1e-5 at every step and the same sampled tokens
 // over 300 steps that cross block_size, for learned, sinusoidal and rotary positions, batch 1
 // and 3; it starts afresh on a sequence that does not extend its cache; bad calls are errors.
 #include <algorithm>
+#include <type_traits>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -190,4 +192,66 @@ TEST_CASE("gpt cached_step: a sequence that does not extend the cache starts afr
   model.train();
   CHECK(error_of([&] { cached(IndexTensor({1, 2}, {1, 2})); }) ==
         "cached_step: the model is in training mode (dropout would differ per call): call model.eval()");
+}
+
+TEST_CASE("gpt GPTConfig: a config that cannot build a model is refused, naming the field") {
+  auto refusal = [](const gpt::GPTConfig& c) { return error_of([&] { gpt::GPT model(c); }); };
+  const gpt::GPTConfig ok = tiny("learned");
+  CHECK(refusal(gpt::GPTConfig(ok).n_head(0)) == "GPTConfig: n_head must be >= 1, got 0");  // was SIGFPE
+  CHECK(refusal(gpt::GPTConfig(ok).n_head(3)) == "GPTConfig: n_embd (16) must be divisible by n_head (3)");
+  CHECK(refusal(gpt::GPTConfig(ok).block_size(0)) == "GPTConfig: block_size must be >= 1, got 0");
+  CHECK(refusal(gpt::GPTConfig(ok).vocab_size(0)) == "GPTConfig: vocab_size must be >= 1, got 0");
+  CHECK(refusal(gpt::GPTConfig(ok).n_embd(0)) == "GPTConfig: n_embd must be >= 1, got 0");
+  CHECK(refusal(gpt::GPTConfig(ok).n_layer(-1)) == "GPTConfig: n_layer must be >= 0, got -1");
+  CHECK(refusal(gpt::GPTConfig(ok).dropout(1)) == "GPTConfig: dropout must be in [0, 1), got 1");
+  CHECK(refusal(gpt::GPTConfig(ok).pos("alibi")) ==
+        "GPTConfig: pos must be one of learned, sinusoidal, rope; got 'alibi'");
+  CHECK(refusal(gpt::GPTConfig(ok).pos("rope").n_embd(6).n_head(2)) ==
+        "GPTConfig: pos 'rope' needs an even head width n_embd / n_head, got 3");
+  // A config is a value: a copy changed leaves the original as it was.
+  gpt::GPTConfig copy = ok;
+  copy.n_head(4);
+  CHECK(ok.n_head() == 2);
+}
+
+TEST_CASE("gpt: a model with no blocks (n_layer 0) runs, caches and generates, as nanoGPT's does") {
+  for (const std::string pos : {"learned", "sinusoidal", "rope"}) {
+    INFO("pos ", pos);
+    manual_seed(14);
+    gpt::GPT model(tiny(pos).n_layer(0));
+    CHECK(model.transformer->h->size() == 0);
+    const IndexTensor prompt({3, 1, 4}, {1, 3});
+    CHECK(model.forward(prompt).shape() == Shape({1, 3, 11}));
+    const auto greedy = nn::SamplingOptions().temperature(0);
+    const IndexTensor a = gpt::generate(model, prompt, 12, greedy, gpt::recompute_step(model));
+    const IndexTensor b = gpt::generate(model, prompt, 12, greedy, gpt::cached_step(model, 1));
+    CHECK(a.shape() == Shape({1, 15}));
+    CHECK(a.vec() == b.vec());
+  }
+}
+
+TEST_CASE("gpt: GPT cannot be copied; a throwing generate or cached step leaves the state as it was") {
+  // A copy would share every submodule (shared_ptr): deleted, not silently aliased.
+  static_assert(!std::is_copy_constructible_v<gpt::GPT> && !std::is_copy_assignable_v<gpt::GPT>);
+  manual_seed(15);
+  gpt::GPT model(tiny("learned"));
+  const IndexTensor prompt({3, 1, 4}, {1, 3});
+  for (const bool training : {true, false}) {
+    const gpt::Step throws_later = [&, calls = 0](const IndexTensor& seq) mutable {
+      if (++calls == 3) heed::fail("test step", "fails at its third call");
+      return gpt::recompute_step(model)(seq);
+    };
+    model.train(training);
+    CHECK(error_of([&] { gpt::generate(model, prompt, 5, nn::SamplingOptions(), throws_later); }) ==
+          "test step: fails at its third call");
+    CHECK(model.is_training() == training);
+    CHECK((*model.transformer->h)[0].attn->c_attn->is_training() == training);
+  }
+  // A cached step whose call throws (a token outside the vocabulary) starts afresh after it.
+  model.eval();
+  const gpt::Step cached = gpt::cached_step(model, 1), recompute = gpt::recompute_step(model);
+  cached(IndexTensor({1, 2}, {1, 2}));
+  CHECK(!error_of([&] { cached(IndexTensor({1, 2, 99}, {1, 3})); }).empty());
+  const IndexTensor next({1, 2, 5}, {1, 3});
+  CHECK(test::allclose(cached(next), recompute(next), 1e-5, 1e-5));
 }

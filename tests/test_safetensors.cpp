@@ -2,6 +2,7 @@
 // round trips with metadata, empty and 0-dim tensors, every loaded dtype, and one refused file
 // per validation rule, each a heed::Error naming the rule and the tensor.
 #include <cmath>
+#include <ctime>
 #include <cstring>
 #include <filesystem>
 
@@ -190,8 +191,10 @@ TEST_CASE("safetensors: every validation rule refuses its file with a named erro
     CHECK(contains(refusal(file_of("{\"__metadata__\":[]}")), "__metadata__ must be an object of strings"));
   }
   SUBCASE("a JSON bomb: nesting deeper than the format stops at once") {
-    std::string deep = "{\"t\":" + std::string(1000000, '[') + std::string(1000000, ']') + "}";
-    CHECK(contains(refusal(file_of(deep)), "invalid JSON header: nested deeper than the format's 3 levels"));
+    const std::string bomb = std::string(1000000, '[') + std::string(1000000, ']');
+    CHECK(contains(refusal(file_of("{\"t\":" + bomb + "}")), "tensor 't': its entry must be an object"));
+    CHECK(contains(refusal(file_of("{\"t\":{\"x\":" + bomb + "}}")),
+                   "invalid JSON header: nested deeper than the format's 3 levels"));
     CHECK(contains(refusal(file_of("{\"t\":{\"dtype\":\"F32\",\"shape\":[[1]],\"data_offsets\":[0,4]}}")),
                    "nested deeper"));
   }
@@ -263,9 +266,9 @@ TEST_CASE("safetensors: save_file refuses bad names and leaves no partial file")
   CHECK(contains(error_of([&] { st::save_file({{"\xff", ones({1})}}, dir.file("x")); }),
                  "the header cannot be written as JSON"));
   CHECK(dir.listing().empty());
-  // The target is a directory: the rename fails and the temporary file is removed.
+  // The target is a directory: refused before anything is written (test_atomic_write.cpp).
   std::filesystem::create_directory(dir.file("d"));
-  CHECK(contains(error_of([&] { st::save_file({{"a", ones({1})}}, dir.file("d")); }), "cannot rename"));
+  CHECK(contains(error_of([&] { st::save_file({{"a", ones({1})}}, dir.file("d")); }), "is a directory, not a regular file"));
   CHECK(dir.listing() == std::vector<std::string>{"d"});
   // Saving over a file replaces it whole.
   st::save_file({{"a", ones({4})}}, dir.file("m"));
@@ -315,6 +318,64 @@ TEST_CASE("safetensors: a tied parameter is saved under both names and loads int
   CHECK(test::allclose(b.wte->weight, a.wte->weight, 0, 0));
   CHECK(b.lm_head->weight.impl() == b.wte->weight.impl());
   CHECK(b.parameters().size() == 1);
+}
+
+TEST_CASE("safetensors: the header may be padded with spaces, never with NUL bytes") {
+  const std::string t = "{\"t\":{\"dtype\":\"F32\",\"shape\":[],\"data_offsets\":[0,4]}}";
+  CHECK(refusal(file_of(t + "   ", Bytes(4))) == "(no heed::Error thrown)");
+  CHECK(refusal(file_of(t + std::string(3, '\0'), Bytes(4))) ==
+        "safetensors: 'f': invalid header: a NUL byte at header offset 53 (the header may be padded with spaces only)");
+  CHECK(contains(refusal(file_of("{}" + std::string(1, '\0') + "}", Bytes())), "a NUL byte at header offset 2"));
+}
+
+TEST_CASE("safetensors: writing and reading are linear in the number of tensors") {
+  // 200,000 entries (a 12 MB header): a second or two of CPU; a quadratic reader or writer
+  // took minutes at 20,000.
+  test::TmpDir dir;
+  const int n = 200000;
+  NamedTensors many;
+  for (int i = 0; i < n; ++i) many.emplace_back("layer." + std::to_string(i) + ".weight", full({1}, real(i)));
+  const std::clock_t start = std::clock();
+  st::save_file(many, dir.file("many.safetensors"));
+  const st::Contents c = st::load_file(dir.file("many.safetensors"));
+  const double seconds = double(std::clock() - start) / CLOCKS_PER_SEC;
+  MESSAGE("save_file + load_file of ", n, " tensors: ", seconds, " s of CPU");
+  CHECK(seconds < 20);
+  REQUIRE(c.tensors.size() == size_t(n));
+  CHECK(c.tensors[n - 1].first == "layer.199999.weight");
+  CHECK(c.tensors[n - 1].second.item() == real(n - 1));
+}
+
+TEST_CASE("safetensors: a non-strict load_model skips entries the model lacks, whatever their dtype") {
+  // A Hugging Face file often holds an I64 buffer such as position_ids beside the weights.
+  nn::Linear model(2, 1);
+  const std::string header = "{\"weight\":{\"dtype\":\"F32\",\"shape\":[1,2],\"data_offsets\":[0,8]},"
+                             "\"bias\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[8,12]},"
+                             "\"position_ids\":{\"dtype\":\"I64\",\"shape\":[1,2],\"data_offsets\":[12,28]}}";
+  Bytes data = le_bytes(0x3f800000, 4);  // weight [1, 2], bias 3, position_ids [0, 1]
+  for (const Bytes& b : {le_bytes(0x40000000, 4), le_bytes(0x40400000, 4), le_bytes(0, 8), le_bytes(1, 8)})
+    data.insert(data.end(), b.begin(), b.end());
+  test::TmpDir dir;
+  test::write_bytes(dir.file("hf.safetensors"), file_of(header, data), 8 + header.size() + data.size());
+  const nn::IncompatibleKeys r = st::load_model(model, dir.file("hf.safetensors"), false);
+  CHECK(r.missing_keys.empty());
+  CHECK(r.unexpected_keys == std::vector<std::string>{"position_ids"});
+  CHECK(test::allclose(model.weight, from_vector({1, 2}, {1, 2}), 0, 0));
+  CHECK(model.bias.item() == 3);
+  // Strict reports it as PyTorch does, and changes nothing.
+  nn::Linear fresh(2, 1);
+  const Tensor before = fresh.weight.clone();
+  CHECK(error_of([&] { st::load_model(fresh, dir.file("hf.safetensors")); }) ==
+        "safetensors::load_model: '" + dir.file("hf.safetensors") +
+            "': load_state_dict: the state dict does not match the model: missing keys [], unexpected keys "
+            "['position_ids']");
+  CHECK(test::allclose(fresh.weight, before, 0, 0));
+  // An entry the model does use is still converted, and one heed cannot load is an error.
+  struct Ids : nn::Module {
+    Tensor position_ids = register_buffer("position_ids", zeros({1, 2}));
+  } ids;
+  CHECK(contains(error_of([&] { st::load_model(ids, dir.file("hf.safetensors"), false); }),
+                 "tensor 'position_ids' has dtype I64, which heed does not load"));
 }
 
 TEST_CASE("safetensors: the fuzzer's seeds load or are refused with a heed::Error") {

@@ -5,8 +5,11 @@
 // implementations (link with -lstb; no STB_*_IMPLEMENTATION here). The default font is
 // DejaVu Sans from Debian's fonts-dejavu-core. Both are installed by `make deps`.
 //
-// Errors (a missing font, an unwritable PNG) throw std::runtime_error naming the path.
+// Errors (a missing font) throw std::runtime_error naming the path. A PNG is written as heed
+// writes every file (heed/core/atomic_write.h): whole or not at all, through a symlink to its
+// target, never over a FIFO or a device; heed::Error naming plot::write_png and the path.
 #pragma once
+#include <heed/core/atomic_write.h>
 #include <stb/stb_image_write.h>
 #include <stb/stb_truetype.h>
 
@@ -147,8 +150,14 @@ class Canvas {
   int text_width(const Font& font, const std::string& s, float px) const { return render_text(font, s, px).w; }
 
   void write_png(const std::string& path) const {
-    if (!stbi_write_png(path.c_str(), w_, h_, 3, px_.data(), w_ * 3))
-      throw std::runtime_error("cannot write " + path);
+    std::vector<uint8_t> png;  // encoded in memory, then written once
+    auto append = [](void* out, void* data, int n) {
+      auto* p = static_cast<const uint8_t*>(data);
+      static_cast<std::vector<uint8_t>*>(out)->insert(static_cast<std::vector<uint8_t>*>(out)->end(), p, p + n);
+    };
+    if (!stbi_write_png_to_func(append, &png, w_, h_, 3, px_.data(), w_ * 3))
+      throw std::runtime_error("cannot encode the PNG for " + path);
+    heed::write_file_atomically("plot::write_png", path, png);
   }
 
  private:

@@ -39,7 +39,10 @@ using heed::Tensor;
 namespace nn = heed::nn;
 
 // The model's sizes, with nanoGPT's names (karpathy/nanoGPT, model.py GPTConfig) and its
-// baby-GPT defaults; pos is heed's addition: learned | sinusoidal | rope.
+// baby-GPT defaults; pos is heed's addition: learned | sinusoidal | rope. A value: copies are
+// independent. The setters take anything; GPT's constructor calls check(), which refuses
+// what cannot build a model (heed::Error naming GPTConfig and the field). n_layer 0 is a
+// model without blocks (embeddings, final norm, head), as nanoGPT builds one.
 class GPTConfig {
  public:
   GPTConfig& block_size(int64_t v) { block_size_ = v; return *this; }  // longest context
@@ -56,6 +59,24 @@ class GPTConfig {
   int64_t n_embd() const { return n_embd_; }
   double dropout() const { return dropout_; }
   const std::string& pos() const { return pos_; }
+
+  void check() const {
+    auto at_least = [](const char* field, int64_t v, int64_t min) {
+      if (v < min) heed::fail("GPTConfig", field, " must be >= ", min, ", got ", v);
+    };
+    at_least("vocab_size", vocab_size_, 1);
+    at_least("block_size", block_size_, 1);
+    at_least("n_layer", n_layer_, 0);
+    at_least("n_head", n_head_, 1);
+    at_least("n_embd", n_embd_, 1);
+    if (n_embd_ % n_head_ != 0)
+      heed::fail("GPTConfig", "n_embd (", n_embd_, ") must be divisible by n_head (", n_head_, ")");
+    if (!(dropout_ >= 0 && dropout_ < 1)) heed::fail("GPTConfig", "dropout must be in [0, 1), got ", dropout_);
+    if (pos_ != "learned" && pos_ != "sinusoidal" && pos_ != "rope")
+      heed::fail("GPTConfig", "pos must be one of learned, sinusoidal, rope; got '", pos_, "'");
+    if (pos_ == "rope" && (n_embd_ / n_head_) % 2 != 0)
+      heed::fail("GPTConfig", "pos 'rope' needs an even head width n_embd / n_head, got ", n_embd_ / n_head_);
+  }
 
  private:
   int64_t block_size_ = 64, vocab_size_ = 65, n_layer_ = 4, n_head_ = 4, n_embd_ = 128;
@@ -155,10 +176,14 @@ class Trunk : public nn::Module {
     for (int64_t i = 0; i < c.n_layer(); ++i) h->push_back(std::make_shared<Block>(E, c.n_head(), c.dropout(), c.pos() == "rope"));
     ln_f = register_module("ln_f", std::make_shared<nn::LayerNorm>(nn::LayerNormOptions({E})));
   }
-  // ids (B, T) -> (B, T, E). With caches (one per block), ids are the T tokens after the
-  // n = caches[0].size() cached ones: positions n .. n+T-1, and each block appends to its cache.
-  Tensor forward(const IndexTensor& ids, std::vector<nn::KVCache>* caches = nullptr) {
-    const int64_t offset = caches ? caches->at(0).size() : 0;
+  // ids (B, T) -> (B, T, E), ids at positions offset .. offset+T-1. With caches (one per
+  // block, each holding the `offset` tokens before ids), each block appends to its cache.
+  Tensor forward(const IndexTensor& ids, std::vector<nn::KVCache>* caches = nullptr, int64_t offset = 0) {
+    if (caches && caches->size() != h->size())
+      heed::fail("Trunk::forward", "caches: one per block expected (", h->size(), "), got ", caches->size());
+    for (size_t i = 0; caches && i < caches->size(); ++i)
+      if ((*caches)[i].size() != offset)
+        heed::fail("Trunk::forward", "caches: cache ", i, " holds ", (*caches)[i].size(), " tokens, but offset is ", offset);
     Tensor x = wte->forward(ids);
     if (wpe) x = wpe->forward(x, offset);
     if (sinusoidal) x = sinusoidal->forward(x, offset);
@@ -185,9 +210,13 @@ class TiedHead : public nn::Module {
   Tensor weight;  // (V, E)
 };
 
+// Not copyable: a copy would share every submodule and parameter with the original (modules
+// are held by shared_ptr), so it is deleted; build a second GPT and load_state_dict into it.
+// The constructor checks the config first (GPTConfig::check); nothing is built on error.
 class GPT : public nn::Module {
  public:
   explicit GPT(const GPTConfig& c) : config_(c) {
+    c.check();
     transformer = register_module("transformer", std::make_shared<Trunk>(c));
     lm_head = register_module("lm_head", std::make_shared<TiedHead>(transformer->wte->weight));
     init_gpt2(c.n_layer());
@@ -196,6 +225,8 @@ class GPT : public nn::Module {
   std::string repr() const override { return "GPT(pos=" + config_.pos() + ")"; }
   const GPTConfig& config() const { return config_; }
   int64_t block() const { return config_.block_size(); }
+  GPT(const GPT&) = delete;
+  GPT& operator=(const GPT&) = delete;
 
   std::shared_ptr<Trunk> transformer;
   std::shared_ptr<TiedHead> lm_head;
@@ -263,16 +294,20 @@ inline Step recompute_step(GPT& model) {
 // off while the sequence fits the block (generate with block_size >= prompt + new tokens).
 //
 // The step remembers which tokens its caches hold: a sequence that does not extend them (a
-// new prompt, another sample) starts afresh. The model must be in evaluation mode (generate
+// new prompt, another sample) starts afresh. A call that throws empties the caches, so the
+// next call starts afresh too and answers as recompute_step would. Copies of the returned
+// Step (a std::function) share one set of caches: make another cached_step for an
+// independent one. The model must be in evaluation mode (generate
 // sets it): heed::Error naming cached_step otherwise, or for a seq that is not (batch, t).
 // Proof that it equals recompute_step: tests/test_gpt_generate.cpp (logits to 1e-5 at every
 // step and the same sampled tokens over 300 steps past the block, every position type).
 inline Step cached_step(GPT& model, int64_t batch) {
   const GPTConfig& c = model.config();
   if (batch < 1) heed::fail("cached_step", "batch must be >= 1, got ", batch);
+  c.check();
   struct State {
     std::vector<nn::KVCache> caches;  // one per block: (batch, H, block_size, D)
-    std::vector<int64_t> held;        // (batch, caches[0].size()): the tokens cached, row-major
+    std::vector<int64_t> held;        // (batch, n): the n tokens cached, row-major
   };
   auto state = std::make_shared<State>();
   const int64_t D = c.n_embd() / c.n_head();
@@ -284,12 +319,16 @@ inline Step cached_step(GPT& model, int64_t batch) {
       heed::fail("cached_step", "the model is in training mode (dropout would differ per call): call model.eval()");
     heed::NoGradGuard no_grad;
     const int64_t t = seq.size(1), block = model.block();
-    int64_t n = state->caches[0].size();
+    int64_t n = int64_t(state->held.size()) / batch;
     bool extends = t <= block && n < t;  // the cached tokens are the first n of every row?
     for (int64_t b = 0; extends && b < batch; ++b)
       extends = std::equal(state->held.begin() + b * n, state->held.begin() + (b + 1) * n, seq.data() + b * t);
-    if (!extends) {  // a new sequence, or past the block: re-encode the (last block_size) tokens
+    auto forget = [&] {
       for (auto& cache : state->caches) cache.reset();
+      state->held.clear();
+    };
+    if (!extends) {  // a new sequence, or past the block: re-encode the (last block_size) tokens
+      forget();
       n = 0;
     }
     const IndexTensor window = last_columns(seq, std::min(t, block));  // (B, min(t, block))
@@ -300,22 +339,32 @@ inline Step cached_step(GPT& model, int64_t batch) {
         held[b * (n + fresh) + j] = window.data()[b * window.size(1) + j];
         if (j >= from) ids[b * fresh + j - from] = held[b * (n + fresh) + j];
       }
+    Tensor x;  // (B, fresh, E)
+    try {
+      x = model.transformer->forward(IndexTensor(ids, {batch, fresh}), &state->caches, from);
+    } catch (...) {  // some blocks may have appended: start afresh next time
+      forget();
+      throw;
+    }
     state->held = std::move(held);
-    const Tensor x = model.transformer->forward(IndexTensor(ids, {batch, fresh}), &state->caches);  // (B, fresh, E)
-    return model.lm_head->forward(select(x, 1, fresh - 1));                                           // (B, V)
+    return model.lm_head->forward(select(x, 1, fresh - 1));  // (B, V)
   };
 }
 
 // Continues each row of prompt (B, T0), T0 >= 1, by n tokens: each step gives the next
 // token's logits and nn::sample draws it (with heed's generator: manual_seed repeats a run).
-// Evaluation mode and no graph while it runs; the model's mode is restored after.
-// Returns (B, T0 + n).
+// Evaluation mode and no graph while it runs; the model's mode is restored on every way out,
+// a throwing step included. Returns (B, T0 + n).
 inline IndexTensor generate(GPT& model, const IndexTensor& prompt, int64_t n, const nn::SamplingOptions& sampling,
                             const Step& step) {
   if (prompt.dim() != 2 || prompt.size(0) < 1 || prompt.size(1) < 1)
     heed::fail("generate", "the prompt must be (B, T0) with B, T0 >= 1, got shape ", prompt.shape());
   heed::NoGradGuard no_grad;
-  const bool was_training = model.is_training();
+  struct RestoreMode {  // puts the model back in the mode it had, however generate ends
+    GPT& model;
+    const bool was_training = model.is_training();
+    ~RestoreMode() { model.train(was_training); }
+  } restore{model};
   model.eval();
   const int64_t B = prompt.size(0), T0 = prompt.size(1);
   std::vector<std::vector<int64_t>> rows(B);  // row b's tokens so far
@@ -329,7 +378,6 @@ inline IndexTensor generate(GPT& model, const IndexTensor& prompt, int64_t n, co
     const IndexTensor next = nn::sample(step(so_far()), sampling);  // (B)
     for (int64_t b = 0; b < B; ++b) rows[b].push_back(next[b]);
   }
-  if (was_training) model.train();
   return so_far();
 }
 

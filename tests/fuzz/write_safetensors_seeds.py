@@ -2,7 +2,8 @@
 
 Valid files (several dtypes, an empty and a 0-dim tensor, metadata, a state dict the fuzz
 target's model accepts) and the reference's known attacks: a huge header length, overlapping
-offsets, offsets past the end, a JSON bomb. Plain Python (struct, json): no torch needed.
+offsets, offsets past the end, a JSON bomb, a header padded with NUL bytes (the reference pads
+with spaces and its JSON parser refuses a NUL). Plain Python (struct, json): no torch needed.
     /usr/bin/python3 tests/fuzz/write_safetensors_seeds.py
 """
 import json
@@ -51,6 +52,8 @@ seeds = {
     "attack_offsets_past_end": file_of('{"x":{"dtype":"F32","shape":[1000000],"data_offsets":[0,4000000]}}', bytes(16)),
     "attack_overflow_shape": file_of('{"x":{"dtype":"F64","shape":[4294967296,4294967296,16],"data_offsets":[0,0]}}'),
     "attack_json_bomb": file_of('{"x":' + "[" * 10000 + "]" * 10000 + "}"),
+    "many_entries": valid([("layer.%d.weight" % i, "F32", [1], f32(i)) for i in range(500)]),
+    "attack_nul_padded_header": file_of(b'{"x":{"dtype":"F32","shape":[],"data_offsets":[0,4]}}' + bytes(3), bytes(4)),
     "attack_duplicate_name": file_of('{"x":{"dtype":"F32","shape":[],"data_offsets":[0,4]},'
                                      '"x":{"dtype":"F32","shape":[],"data_offsets":[0,4]}}', bytes(4)),
 }

@@ -127,9 +127,7 @@ Limit read_limit(const std::string& path) {
 }
 
 void write_limit(const fs::path& path, Limit l) {  // atomically: the reader polls it
-  const fs::path tmp = path.string() + ".tmp";
-  std::ofstream(tmp) << l.step << (l.end ? " end" : "") << "\n";
-  fs::rename(tmp, path);
+  heed::write_file_atomically("soak", path.string(), std::to_string(l.step) + (l.end ? " end" : "") + "\n");
 }
 
 int train_main(const fs::path& dir, int64_t steps, const std::string& limit_file, double every, bool sabotage) {
