@@ -77,133 +77,109 @@ void gru_row_backward(const real* a, const real* h, real* dh, real* dgi, real* d
 
 }  // namespace
 
-void gru_layer_forward(real* out, real* h, real* acts, real* h_prev, const real* x,
-                       const real* w_ih, const real* w_hh, const real* b_ih, const real* b_hh,
-                       const int64_t* len, bool reverse, int64_t B, int64_t T, int64_t In,
-                       int64_t H) {
-  const int64_t G = 3 * H, A = 4 * H, max_len = detail::longest(len, B, T);
+void gru_layer_forward(const GRULayerArgs& a) {
+  const int64_t B = a.B, T = a.T, In = a.In, H = a.H, G = 3 * H, A = 4 * H;
   // 1. gi = b_ih + [b_hr | b_hz | 0] in every row, then gi += x W_ih^T   into acts[:, :3H],
   //    one GEMM for every step (beta = 1 adds to the biases: no separate clearing pass)
   parallel_for(B * T, kGrainElementwise / G + 1, [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
-      real* a = acts + r * A;
-      std::fill_n(a, G, real(0));
-      if (b_ih)
-        for (int64_t k = 0; k < G; ++k) a[k] += b_ih[k];
-      if (b_hh)
-        for (int64_t k = 0; k < 2 * H; ++k) a[k] += b_hh[k];
+      real* acts = a.acts + r * A;
+      std::fill_n(acts, G, real(0));
+      if (a.b_ih)
+        for (int64_t k = 0; k < G; ++k) acts[k] += a.b_ih[k];
+      if (a.b_hh)
+        for (int64_t k = 0; k < 2 * H; ++k) acts[k] += a.b_hh[k];
     }
   });
-  gemm(false, true, B * T, G, In, 1, x, In, w_ih, In, 1, acts, A);
-  const real* b_hn = b_hh ? b_hh + 2 * H : nullptr;
+  gemm(false, true, B * T, G, In, 1, a.x, In, a.w_ih, In, 1, a.acts, A);
+  const real* b_hn = a.b_hh ? a.b_hh + 2 * H : nullptr;
   std::vector<real> gh(B * G);  // (B, 3H)
-  // 2. the recurrence, in one parallel region, split by hidden units as lstm_layer_forward's:
-  //    thread p owns units [j0, j1), the rows of W_hh that make their three gates (packed
-  //    once), their columns of gh and their units of h. One barrier per step.
-  run_team(detail::recurrence_threads(B, G, H), [&](const Team& team) {
-    const std::pair<int64_t, int64_t> units = detail::units_of(team.rank, team.size, H);
-    const int64_t j0 = units.first, j1 = units.second;  // clang 14: no lambda captures a binding
-    const int64_t n = j1 - j0;
-    std::vector<PackedB> w;  // allocates: in prepare (core/parallel.h), which may throw
-    if (!team.prepare([&] { w = detail::pack_gate_columns(w_hh, 3, H, j0, n); })) return;
-    for (int64_t k = 0; k < T; ++k) {
-      const int64_t t = detail::step_at(k, T, reverse);
-      if (t >= max_len) {  // every row is padding here: output 0, state kept, nothing saved
+  // 2. the recurrence (layer_steps.h), split by hidden units as lstm_layer_forward's: thread p
+  //    owns the units u, the rows of W_hh that make their three gates (packed once), their
+  //    columns of gh and their units of h. One barrier per step.
+  using Packed = std::vector<PackedB>;  // W_hh^T's columns of gate q, q = 0..2   (H, n) each
+  detail::recurrence<Packed>(
+      a, 3, detail::Walk::forward,
+      [&](Packed& w, detail::Units u) { w = detail::pack_gate_columns(a.w_hh, 3, H, u.j0, u.n); },
+      [&](detail::Units u, int64_t t) {  // every row is padding: output 0, state kept, nothing saved
         for (int64_t b = 0; b < B; ++b)
-          for (real* p : {out, h_prev}) std::fill_n(p + (b * T + t) * H + j0, n, real(0));
-        continue;
-      }
-      for (int64_t b = 0; b < B; ++b)  // the state this step starts from
-        std::copy_n(h + b * H + j0, n, h_prev + (b * T + t) * H + j0);
-      team.barrier();
-      // gh = h_{t-1} W_hh^T, this thread's columns; h_{t-1} is h_prev at step t (ld T * H)
-      for (int q = 0; q < 3; ++q)
-        gemm_packed(false, B, h_prev + t * H, T * H, w[q], 1, false, gh.data() + q * H + j0, G);
-      for (int64_t b = 0; b < B; ++b) {
-        real* o = out + (b * T + t) * H + j0;
-        if (!detail::step_valid(len, b, t)) {  // padded: state kept, output 0
-          std::fill_n(o, n, real(0));
-          continue;
-        }
-        real* hb = h + b * H + j0;
-        gru_row_forward(acts + (b * T + t) * A + j0, gh.data() + b * G + j0,
-                        b_hn ? b_hn + j0 : nullptr, hb, H, n);
-        std::copy_n(hb, n, o);  // out_t = h'
-      }
-    }
-  });
+          for (real* p : {a.out, a.h_prev}) std::fill_n(p + (b * T + t) * H + u.j0, u.n, real(0));
+      },
+      [&](const Packed& w, detail::Units u, int64_t t, const Team& team) {
+        for (int64_t b = 0; b < B; ++b)  // the state this step starts from
+          std::copy_n(a.h + b * H + u.j0, u.n, a.h_prev + (b * T + t) * H + u.j0);
+        team.barrier();
+        // gh = h_{t-1} W_hh^T, this thread's columns; h_{t-1} is h_prev at step t (ld T * H)
+        for (int q = 0; q < 3; ++q)
+          gemm_packed(false, B, a.h_prev + t * H, T * H, w[q], 1, false,
+                      gh.data() + q * H + u.j0, G);
+        // h = the elementwise step, in place (gru_row_forward), valid rows only
+        detail::forward_rows(a, u, t, a.out, a.h, [&](int64_t b) {
+          gru_row_forward(a.acts + (b * T + t) * A + u.j0, gh.data() + b * G + u.j0,
+                          b_hn ? b_hn + u.j0 : nullptr, a.h + b * H + u.j0, H, u.n);
+        });
+      });
 }
 
-void gru_layer_backward(real* dx, real* dw_ih, real* dw_hh, real* db_ih, real* db_hh, real* dh,
-                        real* dgi, real* dgh, const real* dout, const real* acts,
-                        const real* h_prev, const real* x, const real* w_ih, const real* w_hh,
-                        const int64_t* len, bool reverse, int64_t B, int64_t T, int64_t In,
-                        int64_t H) {
-  const int64_t G = 3 * H, A = 4 * H, max_len = detail::longest(len, B, T);
-  // undo 2., the recurrence, last step first, in one parallel region as the forward: thread p
-  // owns the units [j0, j1), their gate columns of dgi and dgh and their columns of dh.
-  run_team(detail::recurrence_threads(B, G, H), [&](const Team& team) {
-    const std::pair<int64_t, int64_t> units = detail::units_of(team.rank, team.size, H);
-    const int64_t j0 = units.first, j1 = units.second;  // clang 14: no lambda captures a binding
-    const int64_t n = j1 - j0;
-    PackedB w;  // W_hh[:, j0:j1]   (3H, n); allocates: in prepare (core/parallel.h)
-    if (!team.prepare([&] { pack_b(w, w_hh + j0, false, H, G, n); })) return;
-    const auto zero_gates = [&](int64_t b, int64_t t) {
-      for (real* p : {dgi, dgh})
-        for (int q = 0; q < 3; ++q) std::fill_n(p + (b * T + t) * G + q * H + j0, n, real(0));
-    };
-    for (int64_t k = T - 1; k >= 0; --k) {
-      const int64_t t = detail::step_at(k, T, reverse);
-      if (t >= max_len) {  // no step was taken: nothing flows to W or x
-        for (int64_t b = 0; b < B; ++b) zero_gates(b, t);
-        continue;
-      }
-      for (int64_t b = 0; b < B; ++b) {
-        if (!detail::step_valid(len, b, t)) {  // padded: dh passes through, this step adds nothing
-          zero_gates(b, t);
-          continue;
+void gru_layer_backward(const GRULayerArgs& a, const GRULayerGrads& g) {
+  const int64_t B = a.B, T = a.T, In = a.In, H = a.H, G = 3 * H, A = 4 * H;
+  // undo 2., the recurrence, last step first, as the forward (layer_steps.h): thread p owns
+  // the units u, their gate columns of dgi and dgh and their columns of dh.
+  const auto zero_gates = [&](detail::Units u, int64_t b, int64_t t) {
+    for (real* p : {g.dgi, g.dgh})
+      for (int q = 0; q < 3; ++q) std::fill_n(p + (b * T + t) * G + q * H + u.j0, u.n, real(0));
+  };
+  detail::recurrence<PackedB>(  // W_hh[:, j0:j1]   (3H, n)
+      a, 3, detail::Walk::backward,
+      [&](PackedB& w, detail::Units u) { pack_b(w, a.w_hh + u.j0, false, H, G, u.n); },
+      [&](detail::Units u, int64_t t) {  // no step was taken: nothing flows to W or x
+        for (int64_t b = 0; b < B; ++b) zero_gates(u, b, t);
+      },
+      [&](const PackedB& w, detail::Units u, int64_t t, const Team& team) {
+        for (int64_t b = 0; b < B; ++b) {
+          if (!detail::step_valid(a.len, b, t)) {  // padded: dh passes through, adds nothing
+            zero_gates(u, b, t);
+            continue;
+          }
+          real* dhb = g.dh + b * H + u.j0;  // out_t = h': dh' = dh + dout_t
+          const real* d_out = g.dout + (b * T + t) * H + u.j0;
+          for (int64_t j = 0; j < u.n; ++j) dhb[j] += d_out[j];
+          gru_row_backward(a.acts + (b * T + t) * A + u.j0, a.h_prev + (b * T + t) * H + u.j0,
+                           dhb, g.dgi + (b * T + t) * G + u.j0, g.dgh + (b * T + t) * G + u.j0,
+                           H, u.n);
         }
-        real* dhb = dh + b * H + j0;  // out_t = h': dh' = dh + dout_t
-        const real* d_out = dout + (b * T + t) * H + j0;
-        for (int64_t j = 0; j < n; ++j) dhb[j] += d_out[j];
-        gru_row_backward(acts + (b * T + t) * A + j0, h_prev + (b * T + t) * H + j0, dhb,
-                         dgi + (b * T + t) * G + j0, dgh + (b * T + t) * G + j0, H, n);
-      }
-      team.barrier();  // every gate column of dgh_t is written
-      // gh = h W_hh^T:   dh += dgh_t W_hh, this thread's columns of dh
-      //                  (padded rows have dgh_t = 0 and keep their dh)
-      gemm_packed(false, B, dgh + t * G, T * G, w, 1, true, dh + j0, H);
-    }
-  });
+        team.barrier();  // every gate column of dgh_t is written
+        // gh = h W_hh^T:   dh += dgh_t W_hh, this thread's columns of dh
+        //                  (padded rows have dgh_t = 0 and keep their dh)
+        gemm_packed(false, B, g.dgh + t * G, T * G, w, 1, true, g.dh + u.j0, H);
+      });
   // dW_hh = dgh^T h_prev, db_hh = sum dgh, over every step at once (0 rows at padded steps)
-  if (dw_hh) gemm(true, false, G, H, B * T, 1, dgh, G, h_prev, H, 0, dw_hh, H);
-  if (db_hh) detail::column_sums(db_hh, dgh, B * T, G);
+  if (g.dw_hh) gemm(true, false, G, H, B * T, 1, g.dgh, G, a.h_prev, H, 0, g.dw_hh, H);
+  if (g.db_hh) detail::column_sums(g.db_hh, g.dgh, B * T, G);
   // undo 1., gi = x W_ih^T + b_ih:   dW_ih = dgi^T x,  dx = dgi W_ih,  db_ih = sum dgi
-  if (dw_ih) gemm(true, false, G, In, B * T, 1, dgi, G, x, In, 0, dw_ih, In);
-  if (dx) gemm(false, false, B * T, In, G, 1, dgi, G, w_ih, In, 0, dx, In);
-  if (db_ih) detail::column_sums(db_ih, dgi, B * T, G);
+  if (g.dw_ih) gemm(true, false, G, In, B * T, 1, g.dgi, G, a.x, In, 0, g.dw_ih, In);
+  if (g.dx) gemm(false, false, B * T, In, G, 1, g.dgi, G, a.w_ih, In, 0, g.dx, In);
+  if (g.db_ih) detail::column_sums(g.db_ih, g.dgi, B * T, G);
 }
 
-GRULayerOut gru_layer(const Tensor& x, const Tensor& h0, const Tensor& w_ih, const Tensor& w_hh,
-                      const Tensor& b_ih, const Tensor& b_hh, const std::vector<int64_t>& lengths,
-                      bool reverse) {
-  detail::check_layer_args("gru_layer", 3, x, {h0}, w_ih, w_hh, b_ih, b_hh, lengths);
-  const int64_t B = x.size(0), T = x.size(1), In = x.size(2), H = w_hh.size(1), G = 3 * H;
+GRULayerOut gru_layer(const Tensor& x, const Tensor& h0, const RecurrentWeights& w,
+                      const std::vector<int64_t>& lengths, bool reverse) {
+  detail::check_layer_args("gru_layer", 3, x, {h0}, w, lengths);
+  GRULayerArgs a;
+  detail::set_layer_inputs(a, x, w, lengths, reverse);
+  const int64_t B = a.B, T = a.T, In = a.In, H = a.H, G = 3 * H;
   const int64_t BTH = B * T * H, BH = B * H;
   Tensor y = empty({BTH + BH});  // [out | h_n]
   Tensor acts = empty({B, T, 4 * H}), h_prev = empty({B, T, H});
   std::copy_n(h0.data(), BH, y.data() + BTH);
-  const int64_t* len = lengths.empty() ? nullptr : lengths.data();
-  gru_layer_forward(y.data(), y.data() + BTH, acts.data(), h_prev.data(), x.data(), w_ih.data(),
-                    w_hh.data(), data_or_null(b_ih), data_or_null(b_hh), len, reverse, B, T, In,
-                    H);
+  a.out = y.data(), a.h = y.data() + BTH, a.acts = acts.data(), a.h_prev = h_prev.data();
+  gru_layer_forward(a);
 
   // Saved: x and the weights the GEMMs read, the activations and the states each step began with.
   const Tensor packed = record(
-      "gru_layer", y, {x, h0, w_ih, w_hh, b_ih, b_hh},
-      [x = SavedTensor(x), w_ih = SavedTensor(w_ih), w_hh = SavedTensor(w_hh), acts, h_prev,
-       lengths, reverse, B, T, In, H, G, BTH, BH](const Tensor& dy,
-                                                                             Grads& g) {
+      "gru_layer", y, {x, h0, w.w_ih, w.w_hh, w.b_ih, w.b_hh},
+      [x = SavedTensor(x), w_ih = SavedTensor(w.w_ih), w_hh = SavedTensor(w.w_hh), acts, h_prev,
+       lengths, a, B, T, In, H, G, BTH, BH](const Tensor& dy, Grads& g) {
         Tensor dx = g.needs(0) ? empty({B, T, In}) : Tensor();
         Tensor dh = empty({B, H});
         std::copy_n(dy.data() + BTH, BH, dh.data());  // dh_n
@@ -211,18 +187,20 @@ GRULayerOut gru_layer(const Tensor& x, const Tensor& h0, const Tensor& w_ih, con
         Tensor dw_hh = g.needs(3) ? empty({G, H}) : Tensor();
         Tensor db_ih = g.needs(4) ? empty({G}) : Tensor();
         Tensor db_hh = g.needs(5) ? empty({G}) : Tensor();
-        Tensor dgi = empty({B, T, G}), dgh = empty({B, T, G});
-        gru_layer_backward(data_or_null(dx), data_or_null(dw_ih), data_or_null(dw_hh),
-                           data_or_null(db_ih), data_or_null(db_hh), dh.data(), dgi.data(),
-                           dgh.data(), dy.data(), acts.data(), h_prev.data(), x.data(),
-                           w_ih.data(), w_hh.data(), lengths.empty() ? nullptr : lengths.data(),
-                           reverse, B, T, In, H);
-        if (g.needs(0)) g[0] = dx;
-        if (g.needs(1)) g[1] = dh;
-        if (g.needs(2)) g[2] = dw_ih;
-        if (g.needs(3)) g[3] = dw_hh;
-        if (g.needs(4)) g[4] = db_ih;
-        if (g.needs(5)) g[5] = db_hh;
+        const Tensor dgi = empty({B, T, G}), dgh = empty({B, T, G});
+        GRULayerGrads d;
+        d.dout = dy.data(), d.dh = dh.data(), d.dx = data_or_null(dx);
+        d.dw_ih = data_or_null(dw_ih), d.dw_hh = data_or_null(dw_hh);
+        d.db_ih = data_or_null(db_ih), d.db_hh = data_or_null(db_hh);
+        d.dgi = dgi.data(), d.dgh = dgh.data();
+        GRULayerArgs fwd = a;  // the sizes, and acts, h_prev (this closure holds them)
+        fwd.len = lengths.empty() ? nullptr : lengths.data();  // the closure's copy
+        fwd.x = x.data(), fwd.w_ih = w_ih.data(), fwd.w_hh = w_hh.data();
+        fwd.b_ih = fwd.b_hh = nullptr, fwd.out = fwd.h = nullptr;  // not read
+        gru_layer_backward(fwd, d);
+        const Tensor grads[] = {dx, dh, dw_ih, dw_hh, db_ih, db_hh};
+        for (int i = 0; i < 6; ++i)
+          if (g.needs(i)) g[i] = grads[i];
       });
   return {narrow(packed, 0, 0, BTH).reshape({B, T, H}), narrow(packed, 0, BTH, BH).reshape({B, H})};
 }

@@ -31,11 +31,12 @@
 // Shapes: x (B, T, In), h0 (B, H), w_ih (3H, In), w_hh (3H, H), b_ih and b_hh (3H) or
 // undefined; out (B, T, H), h_n (B, H). B batch, T steps, In input features, H hidden.
 //
-//   auto [out, h_n] = heed::gru_layer(x, h0, w_ih, w_hh, b_ih, b_hh, lengths, false);
+//   auto [out, h_n] = heed::gru_layer(x, h0, {w_ih, w_hh, b_ih, b_hh}, lengths, false);
 #pragma once
 #include <vector>
 
 #include "../core/tensor.h"
+#include "recurrent_args.h"
 
 namespace heed {
 
@@ -45,10 +46,9 @@ struct GRULayerOut {
 };
 
 // lengths: one per row in [1, T], or empty (every row T long). reverse: walk t = T-1 .. 0,
-// each row starting at its own last valid step.
-GRULayerOut gru_layer(const Tensor& x, const Tensor& h0, const Tensor& w_ih, const Tensor& w_hh,
-                      const Tensor& b_ih, const Tensor& b_hh, const std::vector<int64_t>& len,
-                      bool reverse);
+// each row starting at its own last valid step. w: w_ih (3H, In), w_hh (3H, H), biases (3H).
+GRULayerOut gru_layer(const Tensor& x, const Tensor& h0, const RecurrentWeights& w,
+                      const std::vector<int64_t>& lengths, bool reverse);
 
 // One GRU step composed from linear, narrow, sigmoid, tanh, mul and add: x (B, In), h (B, H)
 // -> h' (B, H); its gradient comes from those ops' backwards. What nn::GRUCell runs, and the
@@ -57,22 +57,31 @@ Tensor gru_cell_reference(const Tensor& x, const Tensor& h, const Tensor& w_ih,
                           const Tensor& w_hh, const Tensor& b_ih = Tensor(),
                           const Tensor& b_hh = Tensor());
 
-// The raw kernels over plain pointers (llm.c style). len: B lengths or null (all T).
-// Forward writes out (B, T, H), h (B, H: h0 in, h_n out), and for the backward: acts
-// (B, T, 4H) = [r | z | n | hn] per step, hn = h W_hn^T + b_hn, and h_prev (B, T, H) the
-// state each step started from (0 at steps where every row is padding).
-void gru_layer_forward(real* out, real* h, real* acts, real* h_prev, const real* x,
-                       const real* w_ih, const real* w_hh, const real* b_ih, const real* b_hh,
-                       const int64_t* len, bool reverse, int64_t B, int64_t T, int64_t In,
-                       int64_t H);
-// Backward WRITES (=, not +=: the op hands it fresh buffers, so none is zero-filled first)
-// dx (B, T, In), dw_ih (3H, In), dw_hh (3H, H), db_ih and db_hh (3H); each may be null.
-// dh (B, H) holds dh_n on entry and dh0 on return. dout (B, T, H). dgi and dgh (B, T, 3H)
-// are scratch, written whole (0 at padded steps), no need to zero them.
-void gru_layer_backward(real* dx, real* dw_ih, real* dw_hh, real* db_ih, real* db_hh, real* dh,
-                        real* dgi, real* dgh, const real* dout, const real* acts,
-                        const real* h_prev, const real* x, const real* w_ih, const real* w_hh,
-                        const int64_t* len, bool reverse, int64_t B, int64_t T, int64_t In,
-                        int64_t H);
+// The raw kernels over plain pointers (llm.c style), one argument struct each, in llm.c's
+// fixed order: the backward takes the forward's arguments (the sizes, the inputs and what the
+// forward saved) and the gradients. Besides out and h (recurrent_args.h, gates = 3), the
+// forward writes these.
+struct GRULayerArgs : LayerArgs {
+  real* acts = nullptr;        // (B, T, 4H) [r | z | n | hn] per step, hn = h W_hn^T + b_hn
+  real* h_prev = nullptr;      // (B, T, H) the state each step started from (0 at steps where
+                               // every row is padding)
+};
+// The backward WRITES (=, not +=: the op hands it fresh buffers, so none is zero-filled first)
+// dx, dw_ih, dw_hh, db_ih and db_hh; each may be null. dh holds dh_n on entry and dh0 on
+// return. dgi and dgh are scratch, written whole (0 at padded steps).
+struct GRULayerGrads {
+  const real* dout = nullptr;  // (B, T, H)
+  real* dh = nullptr;          // (B, H)
+  real* dx = nullptr;          // (B, T, In)
+  real* dw_ih = nullptr;       // (3H, In)
+  real* dw_hh = nullptr;       // (3H, H)
+  real* db_ih = nullptr;       // (3H)
+  real* db_hh = nullptr;       // (3H)
+  real* dgi = nullptr;         // (B, T, 3H)
+  real* dgh = nullptr;         // (B, T, 3H)
+};
+void gru_layer_forward(const GRULayerArgs& a);
+// Reads the forward's x, w_ih, w_hh, acts and h_prev.
+void gru_layer_backward(const GRULayerArgs& a, const GRULayerGrads& g);
 
 }  // namespace heed

@@ -34,8 +34,11 @@ namespace heed {
 
 // ---------------------------------------------------------------- the kernels
 
-void layer_norm_forward(real* y, real* mean, real* rstd, const real* x, const real* w,
-                        const real* b, double eps, int64_t N, int64_t D) {
+void layer_norm_forward(const LayerNormArgs& a) {
+  const int64_t N = a.N, D = a.D;
+  const real *x = a.x, *w = a.w, *b = a.b;
+  real *y = a.y, *mean = a.mean, *rstd = a.rstd;
+  const double eps = a.eps;
   parallel_for(N, kGrainElementwise / (D + 1) + 1, [&](int64_t s, int64_t e) {
     for (int64_t n = s; n < e; ++n) {
       const real* row = x + n * D;  // (D)
@@ -57,8 +60,10 @@ void layer_norm_forward(real* y, real* mean, real* rstd, const real* x, const re
   });
 }
 
-void layer_norm_backward(real* dx, real* dw, real* db, const real* dy, const real* x,
-                         const real* w, const real* mean, const real* rstd, int64_t N, int64_t D) {
+void layer_norm_backward(const LayerNormArgs& a, const LayerNormGrads& g) {
+  const int64_t N = a.N, D = a.D;
+  const real *x = a.x, *w = a.w, *mean = a.mean, *rstd = a.rstd, *dy = g.dy;
+  real *dx = g.dx, *dw = g.dw, *db = g.db;
   // One pass over the rows, in pieces of kPieceRows rows: a piece writes its rows of dx and
   // adds its rows into its own column partials of dw and db (in `real`, one (2, D) slice of
   // `part` per piece). The partials are then added in double, piece by piece, so the
@@ -133,15 +138,19 @@ Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& 
   const int64_t D = normalized_shape.numel(), N = D > 0 ? x.numel() / D : 0;
   Tensor y = empty(x.shape());                          // (N, D)
   Tensor mu = empty(Shape{N}), rstd = empty(Shape{N});  // (N)
-  layer_norm_forward(y.data(), mu.data(), rstd.data(), x.data(), data_or_null(weight),
-                     data_or_null(bias), eps, N, D);
+  LayerNormArgs a;
+  a.N = N, a.D = D, a.x = x.data(), a.w = data_or_null(weight), a.b = data_or_null(bias);
+  a.eps = eps, a.y = y.data(), a.mean = mu.data(), a.rstd = rstd.data();
+  layer_norm_forward(a);
   return record("layer_norm", y, {x, weight, bias},
-                [x = SavedTensor(x), weight = SavedTensor(weight), mu, rstd, N, D,
+                [x = SavedTensor(x), weight = SavedTensor(weight), mu, rstd, a,
                  ns = normalized_shape](const Tensor& dy, Grads& g) {
     const Tensor dx = g.needs(0) ? empty(x.shape()) : Tensor(),  // written, not accumulated
                  dw = g.needs(1) ? zeros(ns) : Tensor(), db = g.needs(2) ? zeros(ns) : Tensor();
-    layer_norm_backward(data_or_null(dx), data_or_null(dw), data_or_null(db), dy.data(), x.data(),
-                        data_or_null(weight), mu.data(), rstd.data(), N, D);
+    LayerNormArgs fwd = a;  // x, w, mean and rstd, read again from what the closure holds
+    fwd.x = x.data(), fwd.w = data_or_null(weight), fwd.b = fwd.y = nullptr;
+    fwd.mean = mu.data(), fwd.rstd = rstd.data();
+    layer_norm_backward(fwd, {dy.data(), data_or_null(dx), data_or_null(dw), data_or_null(db)});
     const Tensor grads[] = {dx, dw, db};
     for (int i = 0; i < 3; ++i)
       if (g.needs(i)) g[i] = grads[i];

@@ -28,16 +28,31 @@ Tensor layer_norm_reference(const Tensor& x, const Shape& normalized_shape,
                             const Tensor& weight = Tensor(), const Tensor& bias = Tensor(),
                             double eps = 1e-5);
 
-// The kernels, outputs first (llm.c's layernorm_forward / layernorm_backward).
-// Forward writes y (N, D), mean (N) and rstd (N) from x (N, D); w, b (D) may be null.
-void layer_norm_forward(real* y, real* mean, real* rstd, const real* x, const real* w,
-                        const real* b, double eps, int64_t N, int64_t D);
-// Backward ACCUMULATES with += into dw (D) and db (D), so pass them zeroed (or holding
+// The kernels (llm.c's layernorm_forward / layernorm_backward), one argument struct each, in
+// llm.c's fixed order: the backward takes the forward's arguments (x, w and the mean and rstd
+// the forward wrote) and the gradients. The forward writes y, mean and rstd.
+struct LayerNormArgs {
+  int64_t N = 0, D = 0;
+  const real* x = nullptr;  // (N, D)
+  const real* w = nullptr;  // (D), or null
+  const real* b = nullptr;  // (D), or null
+  double eps = 1e-5;
+  real* y = nullptr;        // (N, D)
+  real* mean = nullptr;     // (N)
+  real* rstd = nullptr;     // (N)
+};
+// The backward ACCUMULATES with += into dw (D) and db (D), so pass them zeroed (or holding
 // gradients to add to), and WRITES dx (N, D): every element, no zeroing needed. (dx is the
 // size of x: a version that zeroed dx and accumulated into it, as llm.c does, was slower on
 // the whole op at 4096 x 1024, the shape of bench_core's layer_norm_4096x1024_fwd_bwd row.)
-// A null output is not computed. dy (N, D); x, w, mean, rstd as the forward's.
-void layer_norm_backward(real* dx, real* dw, real* db, const real* dy, const real* x,
-                         const real* w, const real* mean, const real* rstd, int64_t N, int64_t D);
+// A null output is not computed.
+struct LayerNormGrads {
+  const real* dy = nullptr;  // (N, D)
+  real* dx = nullptr;        // (N, D)
+  real* dw = nullptr;        // (D)
+  real* db = nullptr;        // (D)
+};
+void layer_norm_forward(const LayerNormArgs& a);
+void layer_norm_backward(const LayerNormArgs& a, const LayerNormGrads& g);
 
 }  // namespace heed

@@ -61,45 +61,55 @@ int64_t check_shapes(const Tensor& x, const Tensor& h, const Tensor& c, const Te
 // ---------------------------------------------------------------- the kernels
 
 // Forward, in four numbered steps; the backward undoes them in reverse order.
-void lstm_cell_forward(real* h1, real* c1, real* acts, const real* x, const real* h, const real* c,
-                       const real* w_ih, const real* w_hh, const real* b_ih, const real* b_hh,
-                       int64_t B, int64_t In, int64_t H) {
-  const int64_t G = 4 * H;
+void lstm_cell_forward(const LSTMCellArgs& a) {
+  const int64_t B = a.B, In = a.In, H = a.H, G = 4 * H;
   // 1. gates = x W_ih^T + h W_hh^T           (B, 4H), two gemms, weights read transposed
-  gemm(false, true, B, G, In, 1, x, In, w_ih, In, 0, acts, G);
-  gemm(false, true, B, G, H, 1, h, H, w_hh, H, 1, acts, G);
+  gemm(false, true, B, G, In, 1, a.x, In, a.w_ih, In, 0, a.acts, G);
+  gemm(false, true, B, G, H, 1, a.h, H, a.w_hh, H, 1, a.acts, G);
   // 2.-4. elementwise, a block of batch rows per thread (lstm_gates.h): gates += b_ih + b_hh,
   //       activated in place; c' = f * c + i * g; h' = o * tanh(c')
   parallel_for(B, kGrainTranscendental / G + 1, [&](int64_t b0, int64_t b1) {
     for (int64_t b = b0; b < b1; ++b) {
-      detail::lstm_gates_add_bias(acts + b * G, b_ih, b_hh, H);
-      detail::lstm_gates_forward(acts + b * G, H, c + b * H, c1 + b * H, h1 + b * H, H);
+      detail::lstm_gates_add_bias(a.acts + b * G, a.b_ih, a.b_hh, H);
+      detail::lstm_gates_forward(a.acts + b * G, H, a.c + b * H, a.c1 + b * H, a.h1 + b * H, H);
     }
   });
 }
 
-void lstm_cell_backward(real* dx, real* dh, real* dc, real* dw_ih, real* dw_hh, real* db,
-                        real* dgates, const real* dh1, const real* dc1, const real* acts,
-                        const real* x, const real* h, const real* c, const real* c1,
-                        const real* w_ih, const real* w_hh, int64_t B, int64_t In, int64_t H,
-                        real beta_ih, real beta_hh) {
-  const int64_t G = 4 * H;
+void lstm_cell_backward(const LSTMCellArgs& a, const LSTMCellGrads& g) {
+  const int64_t B = a.B, In = a.In, H = a.H, G = 4 * H;
   // 4.-2. dgates from dh' and dc', row by row (lstm_gates.h); dc = dc'_total * f
   parallel_for(B, kGrainTranscendental / G + 1, [&](int64_t b0, int64_t b1) {
     for (int64_t b = b0; b < b1; ++b)
-      detail::lstm_gates_backward(acts + b * G, H, c + b * H, c1 + b * H, dh1 + b * H,
-                                  dc1 + b * H, dgates + b * G, dc ? dc + b * H : nullptr, H);
+      detail::lstm_gates_backward(a.acts + b * G, H, a.c + b * H, a.c1 + b * H,
+                                  {g.dh1 + b * H, g.dc1 + b * H, g.dgates + b * G,
+                                   g.dc ? g.dc + b * H : nullptr},
+                                  H);
   });
   // 1. gates = x W_ih^T + b_ih + h W_hh^T + b_hh
   //    dx = dgates W_ih   dW_ih = dgates^T x   db = sum_b dgates   (and the same for h)
-  if (dx) gemm(false, false, B, In, G, 1, dgates, G, w_ih, In, 0, dx, In);
-  if (dh) gemm(false, false, B, H, G, 1, dgates, G, w_hh, H, 0, dh, H);
-  if (dw_ih) gemm(true, false, G, In, B, 1, dgates, G, x, In, beta_ih, dw_ih, In);
-  if (dw_hh) gemm(true, false, G, H, B, 1, dgates, G, h, H, beta_hh, dw_hh, H);
-  if (db) detail::column_sums(db, dgates, B, G);
+  if (g.dx) gemm(false, false, B, In, G, 1, g.dgates, G, a.w_ih, In, 0, g.dx, In);
+  if (g.dh) gemm(false, false, B, H, G, 1, g.dgates, G, a.w_hh, H, 0, g.dh, H);
+  if (g.dw_ih) gemm(true, false, G, In, B, 1, g.dgates, G, a.x, In, g.beta_ih, g.dw_ih, In);
+  if (g.dw_hh) gemm(true, false, G, H, B, 1, g.dgates, G, a.h, H, g.beta_hh, g.dw_hh, H);
+  if (g.db) detail::column_sums(g.db, g.dgates, B, G);
 }
 
 // ---------------------------------------------------------------- the op
+
+namespace {
+
+// The kernels' arguments for the op's tensors; y = [h'; c'] (2, B, H), acts (B, 4H).
+LSTMCellArgs kernel_args(const Tensor& x, const Tensor& h, const Tensor& c, const Tensor& w_ih,
+                         const Tensor& w_hh, const Tensor& y, const Tensor& acts) {
+  LSTMCellArgs a;
+  a.B = x.size(0), a.In = x.size(1), a.H = w_hh.size(1);
+  a.x = x.data(), a.h = h.data(), a.c = c.data(), a.w_ih = w_ih.data(), a.w_hh = w_hh.data();
+  a.h1 = y.data(), a.c1 = y.data() + a.B * a.H, a.acts = acts.data();
+  return a;
+}
+
+}  // namespace
 
 Tensor lstm_cell_packed(const Tensor& x, const Tensor& h, const Tensor& c, const Tensor& w_ih,
                         const Tensor& w_hh, const Tensor& b_ih, const Tensor& b_hh) {
@@ -107,28 +117,31 @@ Tensor lstm_cell_packed(const Tensor& x, const Tensor& h, const Tensor& c, const
   const int64_t B = x.size(0), In = x.size(1), G = 4 * H;
   Tensor y = empty({2, B, H});     // [h'; c']
   Tensor acts = empty({B, G});     // the gates' activations, [i | f | g | o]
-  lstm_cell_forward(y.data(), y.data() + B * H, acts.data(), x.data(), h.data(), c.data(),
-                    w_ih.data(), w_hh.data(), data_or_null(b_ih), data_or_null(b_hh), B, In, H);
+  LSTMCellArgs a = kernel_args(x, h, c, w_ih, w_hh, y, acts);
+  a.b_ih = data_or_null(b_ih), a.b_hh = data_or_null(b_hh);
+  lstm_cell_forward(a);
   // Saved: the inputs the gemms read (x, h, w_ih, w_hh), c, the activations, and c'
   // (inside y; captured detached, as an op may hold its own output).
   return record("lstm_cell", y, {x, h, c, w_ih, w_hh, b_ih, b_hh},
                 [x = SavedTensor(x), h = SavedTensor(h), c = SavedTensor(c),
                  w_ih = SavedTensor(w_ih), w_hh = SavedTensor(w_hh), acts,
                  y = SavedTensor(y.detach()), B, In, H, G](const Tensor& dy, Grads& g) {
-    real *dx = g.write(0, {B, In}), *dh = g.write(1, {B, H}), *dc = g.write(2, {B, H});
+    LSTMCellGrads d;
+    d.dh1 = dy.data(), d.dc1 = dy.data() + B * H;  // dy = [dh'; dc']
+    d.dx = g.write(0, {B, In}), d.dh = g.write(1, {B, H}), d.dc = g.write(2, {B, H});
     // The weights' gradients are added into their running sums over steps when there are any.
-    const auto [dw_ih, beta_ih] = g.write_or_add(3, {G, In});
-    const auto [dw_hh, beta_hh] = g.write_or_add(4, {G, H});
-    real* db = nullptr;  // one (G) gradient for both biases
-    if (g.needs(5) || g.needs(6)) {
+    const Grads::Out w_ih_sum = g.write_or_add(3, {G, In}), w_hh_sum = g.write_or_add(4, {G, H});
+    d.dw_ih = w_ih_sum.data, d.beta_ih = w_ih_sum.beta;
+    d.dw_hh = w_hh_sum.data, d.beta_hh = w_hh_sum.beta;
+    if (g.needs(5) || g.needs(6)) {  // one (G) gradient for both biases
       const Tensor t = empty({G});
-      db = t.data();
+      d.db = t.data();
       for (int i : {5, 6})
         if (g.needs(i)) g[i] = t;
     }
-    lstm_cell_backward(dx, dh, dc, dw_ih, dw_hh, db, empty({B, G}).data(), dy.data(),
-                       dy.data() + B * H, acts.data(), x.data(), h.data(), c.data(), y.data() + B * H,
-                       w_ih.data(), w_hh.data(), B, In, H, beta_ih, beta_hh);  // dy = [dh'; dc']
+    const Tensor dgates = empty({B, G});
+    d.dgates = dgates.data();
+    lstm_cell_backward(kernel_args(x, h, c, w_ih, w_hh, y, acts), d);
   });
 }
 

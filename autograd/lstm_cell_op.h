@@ -41,23 +41,39 @@ std::tuple<Tensor, Tensor> lstm_cell_reference(const Tensor& x, const Tensor& h,
                                                const Tensor& b_ih = Tensor(),
                                                const Tensor& b_hh = Tensor());
 
-// The kernels, outputs first (as llm.c's). acts (B, 4H) holds the gates' activations
-// [i | f | g | o]: written by the forward, read by the backward.
-// Forward writes h1, c1 (B, H) and acts from x (B, In), h, c (B, H), w_ih (4H, In),
-// w_hh (4H, H); b_ih, b_hh (4H) may be null.
-void lstm_cell_forward(real* h1, real* c1, real* acts, const real* x, const real* h, const real* c,
-                       const real* w_ih, const real* w_hh, const real* b_ih, const real* b_hh,
-                       int64_t B, int64_t In, int64_t H);
-// Backward WRITES (=) dx (B, In), dh, dc (B, H) and db (4H, the gradient of each bias), and
-// writes dw_ih (4H, In) and dw_hh (4H, H) with beta_ih, beta_hh = 0, or ADDS (+=) into them
-// with beta 1 (the op passes the weights' running gradient sums over decoder steps,
-// Grads::write_or_add); a null one is not computed. dgates (B, 4H) is scratch. dh1, dc1
-// (B, H) are the upstream gradients; acts and c1 as the forward left them; the rest are the
-// forward's inputs.
-void lstm_cell_backward(real* dx, real* dh, real* dc, real* dw_ih, real* dw_hh, real* db,
-                        real* dgates, const real* dh1, const real* dc1, const real* acts,
-                        const real* x, const real* h, const real* c, const real* c1,
-                        const real* w_ih, const real* w_hh, int64_t B, int64_t In, int64_t H,
-                        real beta_ih = 0, real beta_hh = 0);
+// The kernels over plain pointers, one argument struct each, in llm.c's fixed order: the
+// backward takes the forward's arguments (sizes, inputs, and the acts and c1 it wrote) and
+// the gradients. acts holds the gates' activations [i | f | g | o].
+struct LSTMCellArgs {
+  int64_t B = 0, In = 0, H = 0;  // batch, input features, hidden units
+  const real* x = nullptr;       // (B, In)
+  const real* h = nullptr;       // (B, H)
+  const real* c = nullptr;       // (B, H)
+  const real* w_ih = nullptr;    // (4H, In)
+  const real* w_hh = nullptr;    // (4H, H)
+  const real* b_ih = nullptr;    // (4H), or null
+  const real* b_hh = nullptr;    // (4H), or null
+  real* h1 = nullptr;            // (B, H) out: h'
+  real* c1 = nullptr;            // (B, H) out: c'
+  real* acts = nullptr;          // (B, 4H) out
+};
+// The backward WRITES (=) dx, dh, dc and db (the gradient of each bias), and writes dw_ih and
+// dw_hh with beta_ih, beta_hh = 0, or ADDS (+=) into them with beta 1 (the op passes the
+// weights' running gradient sums over decoder steps, Grads::write_or_add); a null one is not
+// computed. dgates is scratch.
+struct LSTMCellGrads {
+  const real* dh1 = nullptr;  // (B, H) upstream: dL/dh'
+  const real* dc1 = nullptr;  // (B, H) upstream: dL/dc'
+  real* dx = nullptr;         // (B, In)
+  real* dh = nullptr;         // (B, H)
+  real* dc = nullptr;         // (B, H)
+  real* dw_ih = nullptr;      // (4H, In)
+  real* dw_hh = nullptr;      // (4H, H)
+  real* db = nullptr;         // (4H)
+  real beta_ih = 0, beta_hh = 0;
+  real* dgates = nullptr;     // (B, 4H)
+};
+void lstm_cell_forward(const LSTMCellArgs& a);
+void lstm_cell_backward(const LSTMCellArgs& a, const LSTMCellGrads& g);
 
 }  // namespace heed

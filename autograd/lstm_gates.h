@@ -46,11 +46,20 @@ inline void lstm_gates_forward(real* a, int64_t H, const real* c, real* c1, real
   });
 }
 
-// a activations, c and c1 as in the forward; dh1 and dc1 the upstream gradients (n units).
-// Writes da (gate stride H, as a), the gradient of the pre-activations, and dc unless null;
-// dc may be dc1.
+// The backward's gradients for n units: dh1 and dc1 the upstream gradients in; da (gate
+// stride H, as a) the gradient of the pre-activations out, and dc unless null; dc may be dc1.
+struct LSTMGateGrads {
+  const real* dh1;
+  const real* dc1;
+  real* da;
+  real* dc;
+};
+
+// a activations, c and c1 as in the forward.
 inline void lstm_gates_backward(const real* a, int64_t H, const real* c, const real* c1,
-                                const real* dh1, const real* dc1, real* da, real* dc, int64_t n) {
+                                const LSTMGateGrads& d, int64_t n) {
+  const real *dh1 = d.dh1, *dc1 = d.dc1;
+  real *da = d.da, *dc = d.dc;
   run_at_cpu_level([&] {  // the loops at the CPU's vector width (core/cpu.h)
     const real *i = a, *f = a + H, *g = a + 2 * H, *o = a + 3 * H;
     real *di = da, *df = da + H, *dg = da + 2 * H, *d_o = da + 3 * H;  // [di | df | dg | do]

@@ -29,11 +29,12 @@
 // Shapes: x (B, T, In), h0 and c0 (B, H), w_ih (4H, In), w_hh (4H, H), b_ih and b_hh (4H) or
 // undefined; out (B, T, H), h_n and c_n (B, H). B batch, T steps, In input features, H hidden.
 //
-//   auto [out, h_n, c_n] = heed::lstm_layer(x, h0, c0, w_ih, w_hh, b_ih, b_hh, lengths, false);
+//   auto [out, h_n, c_n] = heed::lstm_layer(x, h0, c0, {w_ih, w_hh, b_ih, b_hh}, lengths, false);
 #pragma once
 #include <vector>
 
 #include "../core/tensor.h"
+#include "recurrent_args.h"
 
 namespace heed {
 
@@ -44,27 +45,37 @@ struct LSTMLayerOut {
 };
 
 // lengths: one per row in [1, T], or empty (every row T long). reverse: walk t = T-1 .. 0,
-// each row starting at its own last valid step.
-LSTMLayerOut lstm_layer(const Tensor& x, const Tensor& h0, const Tensor& c0, const Tensor& w_ih,
-                        const Tensor& w_hh, const Tensor& b_ih, const Tensor& b_hh,
-                        const std::vector<int64_t>& lengths, bool reverse);
+// each row starting at its own last valid step. w: w_ih (4H, In), w_hh (4H, H), biases (4H).
+LSTMLayerOut lstm_layer(const Tensor& x, const Tensor& h0, const Tensor& c0,
+                        const RecurrentWeights& w, const std::vector<int64_t>& lengths,
+                        bool reverse);
 
-// The raw kernels over plain pointers (llm.c style). len: B lengths or null (all T).
-// Forward writes out (B, T, H), h and c (B, H: h0 and c0 in, h_n and c_n out), and for the
-// backward: acts (B, T, 4H) the gate activations; hx (B, T, H + In), each step's [h_{t-1} | x_t]
-// (h_{t-1} 0 at steps where every row is padding), and c_prev (B, T, H), c_{t-1} likewise.
-void lstm_layer_forward(real* out, real* h, real* c, real* acts, real* hx, real* c_prev,
-                        const real* x, const real* w_ih, const real* w_hh, const real* b_ih,
-                        const real* b_hh, const int64_t* len, bool reverse, int64_t B, int64_t T,
-                        int64_t In, int64_t H);
-// Backward WRITES (=, not +=: the op hands it fresh buffers, so none is zero-filled first)
-// dx (B, T, In), dw_ih (4H, In), dw_hh (4H, H), db (4H); each may be null when not needed.
-// dh and dc (B, H) hold dh_n and dc_n on entry and dh0 and dc0 on return. dout (B, T, H).
-// dgates (B, T, 4H) is scratch, written whole (0 at padded steps), no need to zero it.
-void lstm_layer_backward(real* dx, real* dw_ih, real* dw_hh, real* db, real* dh, real* dc,
-                         real* dgates, const real* dout, const real* acts, const real* hx,
-                         const real* c_prev, const real* w_ih, const real* w_hh,
-                         const int64_t* len, bool reverse, int64_t B, int64_t T, int64_t In,
-                         int64_t H);
+// The raw kernels over plain pointers (llm.c style), one argument struct each, in llm.c's
+// fixed order: the backward takes the forward's arguments (the sizes, the weights and what
+// the forward saved) and the gradients. Besides out and h (recurrent_args.h, gates = 4), the
+// forward writes these.
+struct LSTMLayerArgs : LayerArgs {
+  real* c = nullptr;           // (B, H): c0 in, c_n out
+  real* acts = nullptr;        // (B, T, 4H) the gate activations
+  real* hx = nullptr;          // (B, T, H + In) each step's [h_{t-1} | x_t] (h_{t-1} 0 at steps
+                               // where every row is padding)
+  real* c_prev = nullptr;      // (B, T, H) c_{t-1}, likewise
+};
+// The backward WRITES (=, not +=: the op hands it fresh buffers, so none is zero-filled first)
+// dx, dw_ih, dw_hh and db; each may be null when not needed. dh and dc hold dh_n and dc_n on
+// entry and dh0 and dc0 on return. dgates is scratch, written whole (0 at padded steps).
+struct LSTMLayerGrads {
+  const real* dout = nullptr;  // (B, T, H)
+  real* dh = nullptr;          // (B, H)
+  real* dc = nullptr;          // (B, H)
+  real* dx = nullptr;          // (B, T, In)
+  real* dw_ih = nullptr;       // (4H, In)
+  real* dw_hh = nullptr;       // (4H, H)
+  real* db = nullptr;          // (4H), the gradient of each bias
+  real* dgates = nullptr;      // (B, T, 4H)
+};
+void lstm_layer_forward(const LSTMLayerArgs& a);
+// Reads the forward's w_ih, w_hh, acts, hx and c_prev (not x: hx holds it).
+void lstm_layer_backward(const LSTMLayerArgs& a, const LSTMLayerGrads& g);
 
 }  // namespace heed

@@ -39,8 +39,8 @@ GRUOutput GRU::forward(const Tensor& x, const Tensor& h0, const std::vector<int6
   const auto direction = [this, dirs](int64_t l, int d, const Tensor& x_l, const detail::State& s0,
                                       const std::vector<int64_t>& len, detail::State& last) {
     const int64_t k = l * dirs + d;
-    GRULayerOut r = gru_layer(x_l, s0[0], weight_ih[k], weight_hh[k], bias_ih[k], bias_hh[k],
-                              len, d == 1);
+    GRULayerOut r =
+        gru_layer(x_l, s0[0], {weight_ih[k], weight_hh[k], bias_ih[k], bias_hh[k]}, len, d == 1);
     last = {r.h_n};
     return r.out;
   };

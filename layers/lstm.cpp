@@ -47,8 +47,8 @@ LSTMOutput LSTM::forward(const Tensor& x, const std::optional<std::tuple<Tensor,
   const auto direction = [this, dirs](int64_t l, int d, const Tensor& x_l, const detail::State& s0,
                                       const std::vector<int64_t>& len, detail::State& last) {
     const int64_t k = l * dirs + d;
-    LSTMLayerOut r = lstm_layer(x_l, s0[0], s0[1], weight_ih[k], weight_hh[k], bias_ih[k],
-                                bias_hh[k], len, d == 1);
+    LSTMLayerOut r = lstm_layer(x_l, s0[0], s0[1],
+                                {weight_ih[k], weight_hh[k], bias_ih[k], bias_hh[k]}, len, d == 1);
     last = {r.h_n, r.c_n};
     return r.out;
   };

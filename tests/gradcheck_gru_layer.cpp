@@ -21,11 +21,11 @@ TEST_CASE("gradcheck gru_layer: padded (lengths 3, 1, 2), both directions") {
   for (bool reverse : {false, true}) {
     CAPTURE(reverse);
     check_grad([&](const V& v) {
-      const GRULayerOut r = gru_layer(v[0], v[1], v[2], v[3], v[4], v[5], {3, 1, 2}, reverse);
+      const GRULayerOut r = gru_layer(v[0], v[1], {v[2], v[3], v[4], v[5]}, {3, 1, 2}, reverse);
       return cat({flatten(r.out), flatten(r.h_n)}, 0);
     }, {x, h0, w_ih, w_hh, b_ih, b_hh});
     check_grad([&](const V& v) {  // no bias, every row full length
-      const GRULayerOut r = gru_layer(v[0], v[1], v[2], v[3], Tensor(), Tensor(), {}, reverse);
+      const GRULayerOut r = gru_layer(v[0], v[1], {v[2], v[3]}, {}, reverse);
       return cat({flatten(r.out), flatten(r.h_n)}, 0);
     }, {x, h0, w_ih, w_hh});
   }

@@ -21,11 +21,12 @@ TEST_CASE("gradcheck lstm_layer: padded (lengths 3, 1, 2), both directions") {
   for (bool reverse : {false, true}) {
     CAPTURE(reverse);
     check_grad([&](const V& v) {
-      const LSTMLayerOut r = lstm_layer(v[0], v[1], v[2], v[3], v[4], v[5], v[6], {3, 1, 2}, reverse);
+      const LSTMLayerOut r =
+          lstm_layer(v[0], v[1], v[2], {v[3], v[4], v[5], v[6]}, {3, 1, 2}, reverse);
       return cat({flatten(r.out), flatten(r.h_n), flatten(r.c_n)}, 0);
     }, {x, h0, c0, w_ih, w_hh, b_ih, b_hh});
     check_grad([&](const V& v) {  // no bias, every row full length
-      const LSTMLayerOut r = lstm_layer(v[0], v[1], v[2], v[3], v[4], Tensor(), Tensor(), {}, reverse);
+      const LSTMLayerOut r = lstm_layer(v[0], v[1], v[2], {v[3], v[4]}, {}, reverse);
       return cat({flatten(r.out), flatten(r.h_n), flatten(r.c_n)}, 0);
     }, {x, h0, c0, w_ih, w_hh});
   }

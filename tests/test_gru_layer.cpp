@@ -21,12 +21,11 @@ using V = std::vector<Tensor>;
 namespace {
 
 // The composed twin of gru_layer: one gru_cell_reference per step, padding blended.
-GRULayerOut composed(const Tensor& x, const Tensor& h0, const Tensor& w_ih, const Tensor& w_hh,
-                     const Tensor& b_ih, const Tensor& b_hh, const std::vector<int64_t>& len,
-                     bool reverse) {
+GRULayerOut composed(const Tensor& x, const Tensor& h0, const RecurrentWeights& w,
+                     const std::vector<int64_t>& len, bool reverse) {
   nn::detail::State last;
   const auto cell = [&](const Tensor& x_t, const nn::detail::State& s) {
-    return nn::detail::State{gru_cell_reference(x_t, s[0], w_ih, w_hh, b_ih, b_hh)};
+    return nn::detail::State{gru_cell_reference(x_t, s[0], w.w_ih, w.w_hh, w.b_ih, w.b_hh)};
   };
   const Tensor out = nn::detail::scan(x, {h0}, len, reverse, cell, last);
   return {out, last[0]};
@@ -38,7 +37,7 @@ template <class Layer>
 TensorFn flat(Layer layer, const std::vector<int64_t>& len, bool reverse) {
   return [layer, len, reverse](const V& v) {
     const Tensor b_ih = v.size() > 4 ? v[4] : Tensor(), b_hh = v.size() > 4 ? v[5] : Tensor();
-    const GRULayerOut r = layer(v[0], v[1], v[2], v[3], b_ih, b_hh, len, reverse);
+    const GRULayerOut r = layer(v[0], v[1], {v[2], v[3], b_ih, b_hh}, len, reverse);
     return cat({flatten(r.out), flatten(r.h_n)}, 0);
   };
 }
@@ -75,8 +74,9 @@ TEST_CASE("nn::GRU (fused layers) == the same layers composed: 2 layers, bidirec
   const auto direction = [&](int64_t l, int d, const Tensor& x_l, const nn::detail::State& s0,
                              const std::vector<int64_t>& lens, nn::detail::State& last) {
     const int64_t k = l * 2 + d;
-    GRULayerOut c = composed(x_l, s0[0], gru->weight_ih[k], gru->weight_hh[k], gru->bias_ih[k],
-                             gru->bias_hh[k], lens, d == 1);
+    GRULayerOut c = composed(
+        x_l, s0[0], {gru->weight_ih[k], gru->weight_hh[k], gru->bias_ih[k], gru->bias_hh[k]}, lens,
+        d == 1);
     last = {c.h_n};
     return c.out;
   };
@@ -89,15 +89,15 @@ TEST_CASE("nn::GRU (fused layers) == the same layers composed: 2 layers, bidirec
 TEST_CASE("gru_layer: bad shapes and lengths name the op") {
   const Tensor x = zeros({2, 3, 4}), h = zeros({2, 5});
   const Tensor w_ih = zeros({15, 4}), w_hh = zeros({15, 5});
-  CHECK_NOTHROW(gru_layer(x, h, w_ih, w_hh, Tensor(), Tensor(), {}, false));
-  CHECK_THROWS_WITH_AS(gru_layer(zeros({2, 4}), h, w_ih, w_hh, Tensor(), Tensor(), {}, false),
+  CHECK_NOTHROW(gru_layer(x, h, {w_ih, w_hh}, {}, false));
+  CHECK_THROWS_WITH_AS(gru_layer(zeros({2, 4}), h, {w_ih, w_hh}, {}, false),
                        doctest::Contains("gru_layer"), Error);
-  CHECK_THROWS_AS(gru_layer(x, zeros({3, 5}), w_ih, w_hh, Tensor(), Tensor(), {}, false), Error);
-  CHECK_THROWS_AS(gru_layer(x, h, zeros({15, 3}), w_hh, Tensor(), Tensor(), {}, false), Error);
-  CHECK_THROWS_AS(gru_layer(x, h, w_ih, zeros({20, 5}), Tensor(), Tensor(), {}, false), Error);
-  CHECK_THROWS_AS(gru_layer(x, h, w_ih, w_hh, zeros({14}), Tensor(), {}, false), Error);
-  CHECK_THROWS_AS(gru_layer(x, h, w_ih, w_hh, Tensor(), Tensor(), {4, 1}, false), Error);
-  CHECK_THROWS_AS(gru_layer(x, h, w_ih, w_hh, Tensor(), Tensor(), {1}, false), Error);
+  CHECK_THROWS_AS(gru_layer(x, zeros({3, 5}), {w_ih, w_hh}, {}, false), Error);
+  CHECK_THROWS_AS(gru_layer(x, h, {zeros({15, 3}), w_hh}, {}, false), Error);
+  CHECK_THROWS_AS(gru_layer(x, h, {w_ih, zeros({20, 5})}, {}, false), Error);
+  CHECK_THROWS_AS(gru_layer(x, h, {w_ih, w_hh, zeros({14}), Tensor()}, {}, false), Error);
+  CHECK_THROWS_AS(gru_layer(x, h, {w_ih, w_hh}, {4, 1}, false), Error);
+  CHECK_THROWS_AS(gru_layer(x, h, {w_ih, w_hh}, {1}, false), Error);
 }
 
 TEST_CASE("gru_layer on 2 threads (hidden units split, partial panels): the recurrence as on 1 thread, bit for bit") {

@@ -19,12 +19,11 @@ using heed::test::param;
 namespace {
 
 // The composed twin of lstm_layer: one lstm_cell_reference per step, padding blended.
-LSTMLayerOut composed(const Tensor& x, const Tensor& h0, const Tensor& c0, const Tensor& w_ih,
-                      const Tensor& w_hh, const Tensor& b_ih, const Tensor& b_hh,
+LSTMLayerOut composed(const Tensor& x, const Tensor& h0, const Tensor& c0, const RecurrentWeights& w,
                       const std::vector<int64_t>& len, bool reverse) {
   nn::detail::State last;
   const auto cell = [&](const Tensor& x_t, const nn::detail::State& s) {
-    auto [h, c] = lstm_cell_reference(x_t, s[0], s[1], w_ih, w_hh, b_ih, b_hh);
+    auto [h, c] = lstm_cell_reference(x_t, s[0], s[1], w.w_ih, w.w_hh, w.b_ih, w.b_hh);
     return nn::detail::State{h, c};
   };
   const Tensor out = nn::detail::scan(x, {h0, c0}, len, reverse, cell, last);
@@ -51,7 +50,7 @@ TEST_CASE("lstm_layer (fused) == the composed per-step loop: outputs and every g
         const Tensor bi = bias ? b_ih : Tensor(), bh = bias ? b_hh : Tensor();
         auto run = [&](auto layer) {
           for (const Tensor& t : leaves) t.set_grad(Tensor());
-          const LSTMLayerOut r = layer(x, h0, c0, w_ih, w_hh, bi, bh, len, reverse);
+          const LSTMLayerOut r = layer(x, h0, c0, {w_ih, w_hh, bi, bh}, len, reverse);
           sum(r.out * dout + sum(r.h_n * dh) + sum(r.c_n * dc)).backward();
           std::vector<Tensor> v = {r.out.detach(), r.h_n.detach(), r.c_n.detach()};
           for (const Tensor& t : leaves) v.push_back(t.grad().defined() ? t.grad() : zeros_like(t));
@@ -70,14 +69,14 @@ TEST_CASE("lstm_layer (fused) == the composed per-step loop: outputs and every g
 
 TEST_CASE("lstm_layer: bad shapes and lengths name the op") {
   const Tensor x = zeros({2, 3, 4}), h = zeros({2, 5}), w_ih = zeros({20, 4}), w_hh = zeros({20, 5});
-  CHECK_NOTHROW(lstm_layer(x, h, h, w_ih, w_hh, Tensor(), Tensor(), {}, false));
-  CHECK_THROWS_WITH_AS(lstm_layer(zeros({2, 4}), h, h, w_ih, w_hh, Tensor(), Tensor(), {}, false),
+  CHECK_NOTHROW(lstm_layer(x, h, h, {w_ih, w_hh}, {}, false));
+  CHECK_THROWS_WITH_AS(lstm_layer(zeros({2, 4}), h, h, {w_ih, w_hh}, {}, false),
                        doctest::Contains("lstm_layer"), Error);
-  CHECK_THROWS_AS(lstm_layer(x, zeros({3, 5}), h, w_ih, w_hh, Tensor(), Tensor(), {}, false), Error);
-  CHECK_THROWS_AS(lstm_layer(x, h, h, zeros({20, 3}), w_hh, Tensor(), Tensor(), {}, false), Error);
-  CHECK_THROWS_AS(lstm_layer(x, h, h, w_ih, w_hh, zeros({19}), Tensor(), {}, false), Error);
-  CHECK_THROWS_AS(lstm_layer(x, h, h, w_ih, w_hh, Tensor(), Tensor(), {4, 1}, false), Error);
-  CHECK_THROWS_AS(lstm_layer(x, h, h, w_ih, w_hh, Tensor(), Tensor(), {1}, false), Error);
+  CHECK_THROWS_AS(lstm_layer(x, zeros({3, 5}), h, {w_ih, w_hh}, {}, false), Error);
+  CHECK_THROWS_AS(lstm_layer(x, h, h, {zeros({20, 3}), w_hh}, {}, false), Error);
+  CHECK_THROWS_AS(lstm_layer(x, h, h, {w_ih, w_hh, zeros({19}), Tensor()}, {}, false), Error);
+  CHECK_THROWS_AS(lstm_layer(x, h, h, {w_ih, w_hh}, {4, 1}, false), Error);
+  CHECK_THROWS_AS(lstm_layer(x, h, h, {w_ih, w_hh}, {1}, false), Error);
 }
 
 TEST_CASE("lstm_layer on 2 threads (hidden units split, partial panels): the recurrence as on 1 thread, bit for bit") {
@@ -98,7 +97,7 @@ TEST_CASE("lstm_layer on 2 threads (hidden units split, partial panels): the rec
     CAPTURE(reverse);
     auto run = [&](auto layer) {
       for (const Tensor& t : leaves) t.set_grad(Tensor());
-      const LSTMLayerOut r = layer(x, h0, c0, w_ih, w_hh, b_ih, b_hh, len, reverse);
+      const LSTMLayerOut r = layer(x, h0, c0, {w_ih, w_hh, b_ih, b_hh}, len, reverse);
       (sum(r.out * dout) + sum(r.h_n * dh) + sum(r.c_n * dc)).backward();
       std::vector<Tensor> v = {r.out.detach(), r.h_n.detach(), r.c_n.detach()};
       for (const Tensor& t : leaves) v.push_back(t.grad());
@@ -127,8 +126,7 @@ TEST_CASE("lstm_layer: dW_hh alone, dW_ih alone and both at once (one GEMM) agre
     Tensor w_ih = w_ih0.clone(), w_hh = w_hh0.clone();
     if (need_ih) w_ih.requires_grad_();
     if (need_hh) w_hh.requires_grad_();
-    sum(lstm_layer(x, h0, c0, w_ih, w_hh, Tensor(), Tensor(), {4, 2, 3}, false).out * dout)
-        .backward();
+    sum(lstm_layer(x, h0, c0, {w_ih, w_hh}, {4, 2, 3}, false).out * dout).backward();
     return std::make_pair(w_ih.grad(), w_hh.grad());
   };
   const auto both = grads(true, true), ih = grads(true, false), hh = grads(false, true);

@@ -41,8 +41,10 @@ void tanh_of_sums(real* __restrict t, const real* __restrict q, const real* __re
 
 }  // namespace
 
-void additive_score_forward(real* e, real* t, const real* qp, const real* kp, const real* v,
-                            int64_t B, int64_t Tq, int64_t Tk, int64_t A) {
+void additive_score_forward(const AdditiveScoreArgs& a) {
+  const int64_t B = a.B, Tq = a.Tq, Tk = a.Tk, A = a.A;
+  const real *qp = a.qp, *kp = a.kp, *v = a.v;
+  real *e = a.e, *t = a.t;
   parallel_for(B * Tq, kGrainTranscendental / (Tk * A + 1) + 1, [&](int64_t s, int64_t end) {
     for (int64_t r = s; r < end; ++r) {  // r = b * Tq + i
       const int64_t b = r / Tq;
@@ -53,9 +55,11 @@ void additive_score_forward(real* e, real* t, const real* qp, const real* kp, co
   });
 }
 
-void additive_score_backward(real* dqp, real* dkp, real* dv, const real* de, const real* t,
-                             const real* v, int64_t B, int64_t Tq, int64_t Tk, int64_t A,
-                             bool add_dkp) {
+void additive_score_backward(const AdditiveScoreArgs& a, const AdditiveScoreGrads& g) {
+  const int64_t B = a.B, Tq = a.Tq, Tk = a.Tk, A = a.A;
+  const real *t = a.t, *v = a.v, *de = g.de;
+  real *dqp = g.dqp, *dkp = g.dkp, *dv = g.dv;
+  const bool add_dkp = g.add_dkp;
   // One batch element per task: it owns its rows of dqp and dkp, and its own row of dv
   // partials, which are then added over b in double, in order, so the result does not depend
   // on how the batch was shared among threads. Outputs that are not wanted are computed into
@@ -111,12 +115,17 @@ Tensor additive_score(const Tensor& qp, const Tensor& kp, const Tensor& v) {
   const int64_t B = qp.size(0), Tq = qp.size(1), Tk = kp.size(1), A = qp.size(2);
   Tensor e = empty({B, Tq, Tk});        // (B, Tq, Tk)
   Tensor t = empty({B, Tq, Tk, A});     // (B, Tq, Tk, A) the tanh, kept for backward
-  additive_score_forward(e.data(), t.data(), qp.data(), kp.data(), v.data(), B, Tq, Tk, A);
+  AdditiveScoreArgs a;
+  a.B = B, a.Tq = Tq, a.Tk = Tk, a.A = A;
+  a.qp = qp.data(), a.kp = kp.data(), a.v = v.data(), a.e = e.data(), a.t = t.data();
+  additive_score_forward(a);
   return record("additive_score", e, {qp, kp, v},
-                [t, v = SavedTensor(v), B, Tq, Tk, A](const Tensor& de, Grads& g) {
+                [t, v = SavedTensor(v), a, B, Tq, Tk, A](const Tensor& de, Grads& g) {
     const auto [dkp, beta_k] = g.write_or_add(1, {B, Tk, A});  // or += into the keys' running sum
-    real *dqp = g.write(0, {B, Tq, A}), *dv = g.write(2, {A});
-    additive_score_backward(dqp, dkp, dv, de.data(), t.data(), v.data(), B, Tq, Tk, A, beta_k != 0);
+    AdditiveScoreArgs fwd = a;  // v and t, read again from what the closure holds
+    fwd.qp = fwd.kp = nullptr, fwd.e = nullptr, fwd.v = v.data(), fwd.t = t.data();
+    additive_score_backward(fwd, {de.data(), g.write(0, {B, Tq, A}), dkp, g.write(2, {A}),
+                                  beta_k != 0});
   });
 }
 

@@ -31,16 +31,28 @@ Tensor additive_score(const Tensor& qp, const Tensor& kp, const Tensor& v);
 // those ops'. The reference the fused op is tested against (tests/gradcheck_scorers.cpp).
 Tensor additive_score_reference(const Tensor& qp, const Tensor& kp, const Tensor& v);
 
-// The kernels, outputs first. Forward writes e (B, Tq, Tk) and t (B, Tq, Tk, A), the tanh
-// that backward reads.
-void additive_score_forward(real* e, real* t, const real* qp, const real* kp, const real* v,
-                            int64_t B, int64_t Tq, int64_t Tk, int64_t A);
-// Backward WRITES dqp (B, Tq, A), dkp (B, Tk, A) and dv (A) (every element; no zeroing
-// needed), or ADDS into dkp (+=) when add_dkp is set (the keys' running gradient sum over
-// decoder steps, Grads::write_or_add); a null output is not computed. de (B, Tq, Tk); t and v
-// as the forward's. The result does not depend on the thread count.
-void additive_score_backward(real* dqp, real* dkp, real* dv, const real* de, const real* t,
-                             const real* v, int64_t B, int64_t Tq, int64_t Tk, int64_t A,
-                             bool add_dkp = false);
+// The kernels, one argument struct each, in llm.c's fixed order: the backward takes the
+// forward's arguments (v and the tanh t the forward wrote) and the gradients.
+struct AdditiveScoreArgs {
+  int64_t B = 0, Tq = 0, Tk = 0, A = 0;
+  const real* qp = nullptr;  // (B, Tq, A)
+  const real* kp = nullptr;  // (B, Tk, A)
+  const real* v = nullptr;   // (A)
+  real* e = nullptr;         // (B, Tq, Tk), written by the forward
+  real* t = nullptr;         // (B, Tq, Tk, A), written by the forward
+};
+// The backward WRITES dqp, dkp and dv (every element; no zeroing needed), or ADDS into dkp
+// (+=) when add_dkp is set (the keys' running gradient sum over decoder steps,
+// Grads::write_or_add); a null output is not computed. The result does not depend on the
+// thread count.
+struct AdditiveScoreGrads {
+  const real* de = nullptr;  // (B, Tq, Tk)
+  real* dqp = nullptr;       // (B, Tq, A)
+  real* dkp = nullptr;       // (B, Tk, A)
+  real* dv = nullptr;        // (A)
+  bool add_dkp = false;
+};
+void additive_score_forward(const AdditiveScoreArgs& a);
+void additive_score_backward(const AdditiveScoreArgs& a, const AdditiveScoreGrads& g);
 
 }  // namespace heed

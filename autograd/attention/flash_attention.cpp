@@ -107,9 +107,13 @@ struct Blocks {
   It end() const { return {list, last}; }
 };
 
-// The sizes, tiles, layouts and masks of one call, as the kernels read them.
-struct Geometry {
+// The sizes of one call: batch, heads, queries, keys, the q/k and the v width.
+struct Sizes {
   int64_t B, H, Tq, Tk, D, Dv;
+};
+
+// The sizes, tiles, layouts and masks of one call, as the kernels read them.
+struct Geometry : Sizes {
   HeadLayout q, k, v, o;        // where each operand's heads live (dO as O, dq as q, ...)
   int64_t Br, Bc;               // tile rows (queries), tile columns (keys)
   real scale;
@@ -248,12 +252,40 @@ void scores(const Geometry& g, const Tile& t, const real* q, const KeyBlock& kb,
   for (int64_t r = 0; r < t.br; ++r) hide(g, t, r, S + r * t.bc, kNegInf);
 }
 
-// Steps 0-8 for query block i of head bh, writing O_i (br, Dv) and L_i (br).
-// Scratch: S (Br, Bc), A (Br, Dv), m (Br), l (Br), the packed key block. `bad` (Dv), when
+// The tensors of one call, each in its layout in the Geometry (dO as o, dq as q, ...). The
+// forward reads q, k, v and writes o and lse; the backward reads q, k, v, o, lse, dO and
+// delta and accumulates (+=) into dq, dk, dv, each null when not wanted.
+struct Operands {
+  const real* q = nullptr;
+  const real* k = nullptr;
+  const real* v = nullptr;
+  real* o = nullptr;
+  real* lse = nullptr;            // L   (B, H, Tq)
+  const real* dO = nullptr;
+  const real* delta = nullptr;    // Delta = rowsum(dO * O)   (B, H, Tq)
+  real* dq = nullptr;
+  real* dk = nullptr;
+  real* dv = nullptr;
+};
+
+// One thread's scratch for one task: the forward's S (Br, Bc), A (Br, Dv), m (Br) and l (Br);
+// the backward's P = S and dS = A, (Br, Bc) each; and its packed key block.
+struct Scratch {
+  real* S;
+  real* A;
+  real* m;
+  double* l;
+  KeyBlock& kb;
+};
+
+// Steps 0-8 for query block i of head bh, writing O_i (br, Dv) and L_i (br). `bad` (Dv), when
 // given, is this head's last_bad_key of v (below), for the causal tiles never computed.
-void forward_block(const Geometry& g, int64_t bh, int64_t i, const real* q, const real* k,
-                   const real* v, real* o, real* lse, real* S, real* A, real* m, double* l,
-                   KeyBlock& kb, const int64_t* bad) {
+void forward_block(const Geometry& g, int64_t bh, int64_t i, const Operands& x,
+                   const Scratch& sc, const int64_t* bad) {
+  const real *q = x.q, *k = x.k, *v = x.v;
+  real *o = x.o, *lse = x.lse, *S = sc.S, *A = sc.A, *m = sc.m;
+  double* l = sc.l;
+  KeyBlock& kb = sc.kb;
   const Tile first = tile(g, bh, i, 0);
   const int64_t br = first.br, Dv = g.Dv;
   std::fill(m, m + br, kNegInf);  // 0. m = -inf, l = 0, A = 0
@@ -370,9 +402,10 @@ void run_tasks(int64_t n, int nt, const F& task) {
 
 // Pass A, one task: dQ_i = sum_j scale * dS_ij K_j.  Scratch: P, dS (Br, Bc), the packed
 // key block.
-void dq_block(const Geometry& g, int64_t bh, int64_t i, const real* q, const real* k,
-              const real* v, const real* dO, const real* lse, const real* delta, real* dq,
-              real* P, real* dS, KeyBlock& kb) {
+void dq_block(const Geometry& g, int64_t bh, int64_t i, const Operands& x, const Scratch& sc) {
+  const real *q = x.q, *k = x.k, *v = x.v, *dO = x.dO, *lse = x.lse, *delta = x.delta;
+  real *dq = x.dq, *P = sc.S, *dS = sc.A;
+  KeyBlock& kb = sc.kb;
   for (int64_t j : g.key_blocks(bh, i)) {
     const Tile t = tile(g, bh, i, j);
     kb.pack(g, t, k, v, KeyBlock::kKt | KeyBlock::kVt | KeyBlock::kK);
@@ -386,9 +419,10 @@ void dq_block(const Geometry& g, int64_t bh, int64_t i, const real* q, const rea
 // Pass B, one task: dV_j = sum_i P_ij^T dO_i,  dK_j = sum_i scale * dS_ij^T Q_i, and
 // when dq is given (by_head: the task owns the head) also dQ_i += scale * dS_ij K_j.
 // Scratch: P, dS (Br, Bc), the key block, packed once for every query block.
-void dkv_block(const Geometry& g, int64_t bh, int64_t j, const real* q, const real* k,
-               const real* v, const real* dO, const real* lse, const real* delta, real* dq,
-               real* dk, real* dv, real* P, real* dS, KeyBlock& kb) {
+void dkv_block(const Geometry& g, int64_t bh, int64_t j, const Operands& x, const Scratch& sc) {
+  const real *q = x.q, *k = x.k, *v = x.v, *dO = x.dO, *lse = x.lse, *delta = x.delta;
+  real *dq = x.dq, *dk = x.dk, *dv = x.dv, *P = sc.S, *dS = sc.A;
+  KeyBlock& kb = sc.kb;
   kb.pack(g, tile(g, bh, 0, j), k, v, KeyBlock::kKt | (dk || dq ? KeyBlock::kVt : 0) |
                                           (dq ? KeyBlock::kK : 0));
   for (int64_t i : g.query_blocks(bh, j)) {  // causal: not those above the diagonal
@@ -413,13 +447,13 @@ void dkv_block(const Geometry& g, int64_t bh, int64_t j, const real* q, const re
 
 // The sizes, scale, tiles and masks of a call whose scores are `scores` = (B, H, Tq, Tk)
 // (or (B, Tq, Tk) when `heads` is false); the caller sets the layouts.
-Geometry geometry(const char* op, int64_t B, int64_t H, int64_t Tq, int64_t Tk, int64_t D,
-                  int64_t Dv, bool heads, const nn::AttentionMask& m, double scale,
-                  const FlashOptions& options) {
+Geometry geometry(const char* op, const Sizes& sizes, bool heads, const nn::AttentionMask& m,
+                  double scale, const FlashOptions& options) {
   HEED_CHECK(options.rows() >= 1 && options.cols() >= 1, op, "tile sizes must be >= 1, got ",
              options.rows(), " x ", options.cols());
   Geometry g;
-  g.B = B, g.H = H, g.Tq = Tq, g.Tk = Tk, g.D = D, g.Dv = Dv;
+  static_cast<Sizes&>(g) = sizes;
+  const int64_t B = g.B, H = g.H, Tq = g.Tq, Tk = g.Tk, D = g.D;
   g.Br = options.rows(), g.Bc = options.cols();
   if (options.blocks().defined()) {  // block-sparse: the layout's blocks are the tiles
     g.blocks = options.blocks();
@@ -521,28 +555,29 @@ void fill_skipped(const Geometry& g, const int64_t* scans, real* dq, real* dk, r
 }
 
 // The forward over every (head, query block): writes O (layout g.o) and L (B, H, Tq).
-void forward_all(const Geometry& g, const real* q, const real* k, const real* v, real* o,
-                 real* lse) {
+void forward_all(const Geometry& g, const Operands& x) {
   const int64_t BH = g.B * g.H, nq = g.q_blocks(), nt = threads();
   const int64_t per = g.Br * g.Bc + g.Br * g.Dv + g.Br;  // S, A, m
   Buffer<real> scratch(nt * per);
   Buffer<double> sums(nt * g.Br);  // l
   Buffer<int64_t> bad(g.replays_skipped() ? BH * g.Dv : 0);  // per head, last_bad_key of v
   for (int64_t bh = 0; g.replays_skipped() && bh < BH; ++bh)  // O(T Dv) a head: not worth a team
-    last_bad_key(g, g.v, v, g.Dv, bh / g.H, bh % g.H, bad.data() + bh * g.Dv);
+    last_bad_key(g, g.v, x.v, g.Dv, bh / g.H, bh % g.H, bad.data() + bh * g.Dv);
   std::vector<KeyBlock> kb = key_blocks(g, nt, KeyBlock::kForward);
   run_tasks(BH * nq, nt, [&](int64_t task, int th) {  // the longest causal blocks first
     const int64_t bh = task % BH, i = nq - 1 - task / BH;
     real* S = scratch.data() + th * per;
-    forward_block(g, bh, i, q, k, v, o, lse, S, S + g.Br * g.Bc, S + g.Br * g.Bc + g.Br * g.Dv,
-                  sums.data() + th * g.Br, kb[th], g.replays_skipped() ? bad.data() + bh * g.Dv : nullptr);
+    const Scratch sc{S, S + g.Br * g.Bc, S + g.Br * g.Bc + g.Br * g.Dv, sums.data() + th * g.Br,
+                     kb[th]};
+    forward_block(g, bh, i, x, sc, g.replays_skipped() ? bad.data() + bh * g.Dv : nullptr);
   });
 }
 
-// The backward: dq, dk, dv (null when not wanted) accumulate (+=) in the layouts of q, k, v.
-void backward_all(const Geometry& g, FlashBackward schedule, const real* q, const real* k,
-                  const real* v, const real* o, const real* dO, const real* lse, real* dq,
-                  real* dk, real* dv) {
+// The backward: x's dq, dk, dv (null when not wanted) accumulate (+=) in the layouts of q, k,
+// v. x.delta is computed here.
+void backward_all(const Geometry& g, FlashBackward schedule, Operands x) {
+  const real *q = x.q, *k = x.k, *o = x.o, *dO = x.dO, *lse = x.lse;
+  real *dq = x.dq, *dk = x.dk, *dv = x.dv;
   const int64_t BH = g.B * g.H, nq = g.q_blocks(), nk = g.k_blocks(), nt = threads();
   const bool need_scores = dq || dk;  // dS feeds dQ and dK only
   Buffer<real> delta(need_scores ? BH * g.Tq : 0);  // Delta = rowsum(dO * O)   (B, H, Tq)
@@ -558,33 +593,34 @@ void backward_all(const Geometry& g, FlashBackward schedule, const real* q, cons
       delta[bh * g.Tq + r] = real(s);
     }
   });
+  x.delta = delta.data();
   const int64_t per = 2 * g.Br * g.Bc;  // P, dS
   Buffer<real> scratch(nt * per);
   std::vector<KeyBlock> kb = key_blocks(g, nt, KeyBlock::kBackward);
+  const auto scratch_of = [&](int th) {  // P, dS
+    real* P = scratch.data() + th * per;
+    return Scratch{P, P + g.Br * g.Bc, nullptr, nullptr, kb[th]};
+  };
   const bool by_head = schedule == FlashBackward::by_head ||
                        (schedule == FlashBackward::automatic && BH % nt == 0);
   if (by_head) {
     run_tasks(BH, nt, [&](int64_t bh, int th) {
-      real* P = scratch.data() + th * per;
-      for (int64_t j = 0; j < nk; ++j)
-        dkv_block(g, bh, j, q, k, v, dO, lse, delta.data(), dq, dk, dv, P, P + g.Br * g.Bc,
-                  kb[th]);
+      for (int64_t j = 0; j < nk; ++j) dkv_block(g, bh, j, x, scratch_of(th));
     });
     if (g.replays_skipped()) fill_skipped(g, scans.data(), dq, dk, dv);
     return;
   }
   if (dq)  // pass A, the longest causal query blocks first
     run_tasks(BH * nq, nt, [&](int64_t task, int th) {
-      real* P = scratch.data() + th * per;
-      dq_block(g, task % BH, nq - 1 - task / BH, q, k, v, dO, lse, delta.data(), dq, P,
-               P + g.Br * g.Bc, kb[th]);
+      dq_block(g, task % BH, nq - 1 - task / BH, x, scratch_of(th));
     });
-  if (dk || dv)  // pass B, the longest causal key blocks (the first ones) first
+  if (dk || dv) {  // pass B, the longest causal key blocks (the first ones) first
+    Operands kv = x;
+    kv.dq = nullptr;  // pass A has it
     run_tasks(BH * nk, nt, [&](int64_t task, int th) {
-      real* P = scratch.data() + th * per;
-      dkv_block(g, task % BH, task / BH, q, k, v, dO, lse, delta.data(), nullptr, dk, dv, P,
-                P + g.Br * g.Bc, kb[th]);
+      dkv_block(g, task % BH, task / BH, kv, scratch_of(th));
     });
+  }
   if (g.replays_skipped()) fill_skipped(g, scans.data(), dq, dk, dv);
 }
 
@@ -597,8 +633,10 @@ Tensor attend_tiled(const char* op, const Geometry& g, const std::vector<Tensor>
                     std::array<int, 3> from, Tensor out, const nn::AttentionMask& mask,
                     FlashBackward schedule) {
   Tensor lse = empty(Shape{g.B, g.H, g.Tq});  // L
-  forward_all(g, inputs[from[0]].data(), inputs[from[1]].data(), inputs[from[2]].data(),
-              out.data(), lse.data());
+  Operands x;
+  x.q = inputs[from[0]].data(), x.k = inputs[from[1]].data(), x.v = inputs[from[2]].data();
+  x.o = out.data(), x.lse = lse.data();
+  forward_all(g, x);
   SavedTensors saved;  // q, k, v (or the packed projection), then O and L
   for (const Tensor& t : inputs) saved.push_back(t.detach());
   saved.push_back(out.detach());
@@ -613,8 +651,11 @@ Tensor attend_tiled(const char* op, const Geometry& g, const std::vector<Tensor>
     for (size_t i = 0; i < n; ++i)
       if (gr.needs(int(i))) grads[i] = zeros(saved[i].shape());
     auto grad = [&](int which) { return data_or_null(grads[from[which]]); };
-    backward_all(g, schedule, saved[from[0]].data(), saved[from[1]].data(), saved[from[2]].data(),
-                 saved[n].data(), dO.data(), saved[n + 1].data(), grad(0), grad(1), grad(2));
+    Operands x;
+    x.q = saved[from[0]].data(), x.k = saved[from[1]].data(), x.v = saved[from[2]].data();
+    x.o = saved[n].data(), x.lse = saved[n + 1].data(), x.dO = dO.data();
+    x.dq = grad(0), x.dk = grad(1), x.dv = grad(2);
+    backward_all(g, schedule, x);
     for (size_t i = 0; i < n; ++i)
       if (gr.needs(int(i))) gr[int(i)] = grads[i];
   });
@@ -635,7 +676,7 @@ Tensor detail::flash_attention_named(const char* op, const Tensor& q, const Tens
   const bool heads = q.dim() == 4;
   const int64_t B = q.size(0), H = heads ? q.size(1) : 1, Tq = q.size(-2), Tk = k.size(-2);
   const int64_t D = q.size(-1), Dv = v.size(-1);
-  Geometry g = geometry(op, B, H, Tq, Tk, D, Dv, heads, mask, nn::attention_scale(q, scale),
+  Geometry g = geometry(op, {B, H, Tq, Tk, D, Dv}, heads, mask, nn::attention_scale(q, scale),
                         options);
   g.q = split_layout(H, Tq, D), g.k = split_layout(H, Tk, D), g.v = split_layout(H, Tk, Dv);
   g.o = split_layout(H, Tq, Dv);
@@ -659,7 +700,7 @@ Tensor flash_attention_heads(const Tensor& q, const Tensor& k, const Tensor& v,
              " do not fit (B, Tq, H*D), (B, Tk, H*D), (B, Tk, H*Dv) with H = ", H);
   const int64_t B = q.size(0), Tq = q.size(1), Tk = k.size(1);
   const int64_t D = q.size(2) / H, Dv = v.size(2) / H;
-  Geometry g = geometry(op, B, H, Tq, Tk, D, Dv, true, mask,
+  Geometry g = geometry(op, {B, H, Tq, Tk, D, Dv}, true, mask,
                         scale ? *scale : 1 / std::sqrt(double(D)), options);
   g.q = side_by_side(Tq, H * D, D, 0), g.k = side_by_side(Tk, H * D, D, 0);
   g.v = side_by_side(Tk, H * Dv, Dv, 0), g.o = side_by_side(Tq, H * Dv, Dv, 0);
@@ -676,7 +717,7 @@ Tensor flash_attention_packed(const Tensor& qkv, int64_t num_heads,
   HEED_CHECK(qkv.dim() == 3 && qkv.size(2) % (3 * H) == 0, op, "qkv ", qkv.shape(),
              " is not (B, T, 3 * H * D) with H = ", H);
   const int64_t B = qkv.size(0), T = qkv.size(1), E = qkv.size(2) / 3, D = E / H;
-  Geometry g = geometry(op, B, H, T, T, D, D, true, mask,
+  Geometry g = geometry(op, {B, H, T, T, D, D}, true, mask,
                         scale ? *scale : 1 / std::sqrt(double(D)), options);
   g.q = side_by_side(T, 3 * E, D, 0), g.k = side_by_side(T, 3 * E, D, E);
   g.v = side_by_side(T, 3 * E, D, 2 * E), g.o = side_by_side(T, E, D, 0);
@@ -694,7 +735,7 @@ Tensor flash_attention_packed(const Tensor& q, const Tensor& kv, int64_t num_hea
              op, "q ", q.shape(), " and kv ", kv.shape(),
              " are not (B, Tq, H*D) and (B, Tk, 2*H*D) with H = ", H);
   const int64_t B = q.size(0), Tq = q.size(1), Tk = kv.size(1), E = q.size(2), D = E / H;
-  Geometry g = geometry(op, B, H, Tq, Tk, D, D, true, mask,
+  Geometry g = geometry(op, {B, H, Tq, Tk, D, D}, true, mask,
                         scale ? *scale : 1 / std::sqrt(double(D)), options);
   g.q = side_by_side(Tq, E, D, 0), g.k = side_by_side(Tk, 2 * E, D, 0);
   g.v = side_by_side(Tk, 2 * E, D, E), g.o = side_by_side(Tq, E, D, 0);
@@ -725,7 +766,7 @@ Tensor flash_attention_prefix(const Tensor& q, const Tensor& k, const Tensor& v,
              op, "q ", q.shape(), " is not (B, H, Tq, D) for k ", k.shape());
   const int64_t B = q.size(0), H = q.size(1), Tq = q.size(2), L = k.size(2);
   const int64_t D = q.size(3), Dv = v.size(3);
-  Geometry g = geometry(op, B, H, Tq, len, D, Dv, true, mask, nn::attention_scale(q, scale), options);
+  Geometry g = geometry(op, {B, H, Tq, len, D, Dv}, true, mask, nn::attention_scale(q, scale), options);
   g.q = split_layout(H, Tq, D), g.k = split_layout(H, L, D), g.v = split_layout(H, L, Dv);
   g.o = split_layout(H, Tq, Dv);
   return attend_tiled(op, g, {q, k, v}, {0, 1, 2}, empty({B, H, Tq, Dv}), mask, options.backward());
@@ -751,7 +792,7 @@ Tensor detail::flash_attention_heads_prefix_at(const Tensor& q, int64_t q0, cons
   HEED_CHECK(q.dim() == 3 && q.size(0) == B && q0 >= 0 && q0 + H * D <= q.size(2), op, "q ",
              q.shape(), " has no (B, Tq, H*D) heads at column ", q0, " for k ", k.shape());
   const int64_t Tq = q.size(1);
-  Geometry g = geometry(op, B, H, Tq, len, D, Dv, true, mask,
+  Geometry g = geometry(op, {B, H, Tq, len, D, Dv}, true, mask,
                         scale ? *scale : 1 / std::sqrt(double(D)), options);
   g.q = side_by_side(Tq, q.size(2), D, q0), g.k = split_layout(H, L, D);
   g.v = split_layout(H, L, Dv), g.o = side_by_side(Tq, H * Dv, Dv, 0);
