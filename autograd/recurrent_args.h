@@ -4,14 +4,18 @@
 // the kernels' common arguments.
 #pragma once
 #include <cstdint>
+#include <utility>
 
 #include "../core/tensor.h"
 
 namespace heed {
 
 // One direction of one layer, PyTorch's names and gate-major layout: gates = 4 for LSTM
-// [i | f | g | o], 3 for GRU [r | z | n].
+// [i | f | g | o], 3 for GRU [r | z | n]. {w_ih, w_hh} is a layer without biases.
 struct RecurrentWeights {
+  RecurrentWeights(Tensor w_ih_, Tensor w_hh_, Tensor b_ih_ = Tensor(), Tensor b_hh_ = Tensor())
+      : w_ih(std::move(w_ih_)), w_hh(std::move(w_hh_)), b_ih(std::move(b_ih_)),
+        b_hh(std::move(b_hh_)) {}
   Tensor w_ih;  // (gates*H, In)
   Tensor w_hh;  // (gates*H, H)
   Tensor b_ih;  // (gates*H), or undefined: no bias
