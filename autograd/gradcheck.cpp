@@ -20,15 +20,11 @@ static void check_tolerance(const char* name, double v) {
              name, " = ", v);
 }
 
-GradcheckOptions& GradcheckOptions::eps(double v) { check_eps(v); eps_ = v; return *this; }
-GradcheckOptions& GradcheckOptions::atol(double v) { check_tolerance("atol", v); atol_ = v; return *this; }
-GradcheckOptions& GradcheckOptions::rtol(double v) { check_tolerance("rtol", v); rtol_ = v; return *this; }
-
 GradcheckResult gradcheck(const TensorFn& f, const std::vector<Tensor>& inputs,
                           const GradcheckOptions& opt) {
-  check_eps(opt.eps_);  // the fields are public: set directly, they skip the setters
-  check_tolerance("atol", opt.atol_);
-  check_tolerance("rtol", opt.rtol_);
+  check_eps(opt.eps());  // the setters store any value: checked here, before f is called
+  check_tolerance("atol", opt.atol());
+  check_tolerance("rtol", opt.rtol());
   GradcheckResult res;
   // Fixed projection weights w (a private generator, so the global seed is untouched).
   Tensor y0;
@@ -64,16 +60,16 @@ GradcheckResult gradcheck(const TensorFn& f, const std::vector<Tensor>& inputs,
     real* p = x.data();
     for (int64_t i = 0; i < x.numel(); ++i) {
       const real orig = p[i];
-      p[i] = real(orig + opt.eps_);
+      p[i] = real(orig + opt.eps());
       const double lp = loss();
-      p[i] = real(orig - opt.eps_);
+      p[i] = real(orig - opt.eps());
       const double lm = loss();
       p[i] = orig;
-      const double numeric = (lp - lm) / (2 * opt.eps_);
+      const double numeric = (lp - lm) / (2 * opt.eps());
       const double analytic = g.defined() ? double(g.data()[i]) : 0.0;
       const double err = std::fabs(analytic - numeric);
       if (err > res.max_abs_error || std::isnan(err)) res.max_abs_error = err;
-      if (res.ok && !(err <= opt.atol_ + opt.rtol_ * std::fabs(numeric))) {
+      if (res.ok && !(err <= opt.atol() + opt.rtol() * std::fabs(numeric))) {
         res.ok = false;
         std::ostringstream os;
         os << "gradcheck: input " << k << " " << x.shape() << " element " << i

@@ -8,7 +8,8 @@
 // (libheed_f64.a, tests/gradcheck_*.cpp), where eps = 1e-6 leaves ~1e-9 error. In the float
 // build a step of 1e-6 is below float's resolution near 1 (1.2e-7 apart), so the check
 // fails; a failure there says to use the double build (-DHEED_DOUBLE, libheed_f64.a).
-// eps must be finite and > 0, atol and rtol finite and >= 0 (heed::Error naming the value).
+// eps must be finite and > 0, atol and rtol finite and >= 0 (gradcheck() throws a
+// heed::Error naming the value).
 //
 //   auto r = heed::gradcheck([](const std::vector<Tensor>& x) { return tanh(x[0]); }, {x});
 //   CHECK_MESSAGE(r.ok, r.message);
@@ -17,15 +18,16 @@
 #include <string>
 #include <vector>
 
+#include "../core/arg.h"
 #include "../core/tensor.h"
 
 namespace heed {
 
-struct GradcheckOptions {
-  GradcheckOptions& eps(double v);   // finite, > 0
-  GradcheckOptions& atol(double v);  // finite, >= 0
-  GradcheckOptions& rtol(double v);  // finite, >= 0
-  double eps_ = 1e-6, atol_ = 1e-5, rtol_ = 1e-3;  // gradcheck() checks them again
+class GradcheckOptions {
+ public:
+  HEED_ARG(double, eps) = 1e-6;   // finite, > 0
+  HEED_ARG(double, atol) = 1e-5;  // finite, >= 0
+  HEED_ARG(double, rtol) = 1e-3;  // finite, >= 0
 };
 
 struct GradcheckResult {

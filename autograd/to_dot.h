@@ -29,27 +29,19 @@
 #include <utility>
 #include <vector>
 
+#include "../core/arg.h"
 #include "../core/tensor.h"
 
 namespace heed {
 
 class DotOptions {
  public:
-  DotOptions() = default;
   // Labels for leaves, matched by identity (the same TensorImpl), e.g. named_parameters().
-  DotOptions& names(std::vector<std::pair<std::string, Tensor>> v) { names_ = std::move(v); return *this; }
+  HEED_ARG(NamedTensors, names);
   // Print ||leaf.grad()||_2 on every leaf that has a gradient (after backward).
-  DotOptions& grad_norms(bool on) { grad_norms_ = on; return *this; }
+  HEED_ARG(bool, grad_norms) = false;
   // The graph's title, drawn at the top.
-  DotOptions& title(std::string v) { title_ = std::move(v); return *this; }
-  const std::vector<std::pair<std::string, Tensor>>& names() const { return names_; }
-  bool grad_norms() const { return grad_norms_; }
-  const std::string& title() const { return title_; }
-
- private:
-  std::vector<std::pair<std::string, Tensor>> names_;
-  bool grad_norms_ = false;
-  std::string title_;
+  HEED_ARG(std::string, title);
 };
 
 // The DOT text of root's graph (a `digraph`). heed::Error naming to_dot for an undefined root.

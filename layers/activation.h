@@ -26,11 +26,7 @@ class ReLU : public Module {
 
 class GELUOptions {
  public:
-  GELUOptions& approximate(std::string v) { approximate_ = std::move(v); return *this; }
-  const std::string& approximate() const { return approximate_; }
-
- private:
-  std::string approximate_ = "none";
+  HEED_ARG(std::string, approximate) = "none";  // or "tanh"
 };
 
 class GELU : public Module {
@@ -55,11 +51,7 @@ class Sigmoid : public Module {
 
 class ELUOptions {
  public:
-  ELUOptions& alpha(double v) { alpha_ = v; return *this; }
-  double alpha() const { return alpha_; }
-
- private:
-  double alpha_ = 1.0;
+  HEED_ARG(double, alpha) = 1.0;
 };
 
 class ELU : public Module {

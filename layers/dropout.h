@@ -17,11 +17,7 @@ namespace heed::nn {
 class DropoutOptions {
  public:
   DropoutOptions(double p = 0.5) : p_(p) {}  // implicit, so Dropout(0.1) reads as in libtorch
-  DropoutOptions& p(double v) { p_ = v; return *this; }
-  double p() const { return p_; }
-
- private:
-  double p_;
+  HEED_ARG(double, p);
 };
 
 class Dropout : public Module {

@@ -20,16 +20,9 @@ class EmbeddingOptions {
  public:
   EmbeddingOptions(int64_t num_embeddings, int64_t embedding_dim)
       : num_embeddings_(num_embeddings), embedding_dim_(embedding_dim) {}
-  EmbeddingOptions& num_embeddings(int64_t v) { num_embeddings_ = v; return *this; }
-  EmbeddingOptions& embedding_dim(int64_t v) { embedding_dim_ = v; return *this; }
-  EmbeddingOptions& padding_idx(std::optional<int64_t> v) { padding_idx_ = v; return *this; }
-  int64_t num_embeddings() const { return num_embeddings_; }
-  int64_t embedding_dim() const { return embedding_dim_; }
-  const std::optional<int64_t>& padding_idx() const { return padding_idx_; }
-
- private:
-  int64_t num_embeddings_, embedding_dim_;
-  std::optional<int64_t> padding_idx_;
+  HEED_ARG(int64_t, num_embeddings);
+  HEED_ARG(int64_t, embedding_dim);
+  HEED_ARG(std::optional<int64_t>, padding_idx);
 };
 
 class Embedding : public Module {

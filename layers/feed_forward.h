@@ -46,19 +46,10 @@ class FeedForwardOptions {
  public:
   FeedForwardOptions(int64_t d_model, int64_t dim_feedforward = 2048)
       : d_model_(d_model), dim_feedforward_(dim_feedforward) {}
-  FeedForwardOptions& d_model(int64_t v) { d_model_ = v; return *this; }
-  FeedForwardOptions& dim_feedforward(int64_t v) { dim_feedforward_ = v; return *this; }
-  FeedForwardOptions& dropout(double p) { dropout_ = p; return *this; }
-  FeedForwardOptions& activation(std::string v) { activation_ = std::move(v); return *this; }
-  int64_t d_model() const { return d_model_; }
-  int64_t dim_feedforward() const { return dim_feedforward_; }
-  double dropout() const { return dropout_; }
-  const std::string& activation() const { return activation_; }
-
- private:
-  int64_t d_model_, dim_feedforward_;
-  double dropout_ = 0.1;
-  std::string activation_ = "relu";
+  HEED_ARG(int64_t, d_model);
+  HEED_ARG(int64_t, dim_feedforward);
+  HEED_ARG(double, dropout) = 0.1;
+  HEED_ARG(std::string, activation) = "relu";
 };
 
 class PositionwiseFeedForward : public Module {

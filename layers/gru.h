@@ -29,11 +29,10 @@
 
 namespace heed::nn {
 
+class GRUCell;
+class GRU;
 // input_size, hidden_size, bias (layers/recurrent_base.h).
-class GRUCellOptions : public detail::RecurrentCellOptions<GRUCellOptions> {
- public:
-  using RecurrentCellOptions::RecurrentCellOptions;
-};
+using GRUCellOptions = detail::RecurrentCellOptions<GRUCell>;
 
 // One step: x (B, In), h (B, H) (zeros when not given) -> h' (B, H).
 class GRUCell : public detail::RecurrentCellBase {
@@ -53,10 +52,7 @@ class GRUCell : public detail::RecurrentCellBase {
 
 // The cell's options and num_layers, batch_first, dropout, bidirectional
 // (layers/recurrent_base.h).
-class GRUOptions : public detail::RecurrentOptions<GRUOptions> {
- public:
-  using RecurrentOptions::RecurrentOptions;
-};
+using GRUOptions = detail::RecurrentOptions<GRU>;
 
 // What GRU::forward returns:  auto [out, h_n] = gru->forward(x);
 struct GRUOutput {

@@ -20,17 +20,9 @@ class LayerNormOptions {
  public:
   LayerNormOptions(std::vector<int64_t> normalized_shape)  // implicit, as libtorch's
       : normalized_shape_(std::move(normalized_shape)) {}
-  LayerNormOptions& normalized_shape(std::vector<int64_t> v) { normalized_shape_ = std::move(v); return *this; }
-  LayerNormOptions& eps(double v) { eps_ = v; return *this; }
-  LayerNormOptions& elementwise_affine(bool on) { elementwise_affine_ = on; return *this; }
-  const std::vector<int64_t>& normalized_shape() const { return normalized_shape_; }
-  double eps() const { return eps_; }
-  bool elementwise_affine() const { return elementwise_affine_; }
-
- private:
-  std::vector<int64_t> normalized_shape_;
-  double eps_ = 1e-5;
-  bool elementwise_affine_ = true;
+  HEED_ARG(std::vector<int64_t>, normalized_shape);
+  HEED_ARG(double, eps) = 1e-5;
+  HEED_ARG(bool, elementwise_affine) = true;
 };
 
 class LayerNorm : public Module {

@@ -18,16 +18,9 @@ class LinearOptions {
  public:
   LinearOptions(int64_t in_features, int64_t out_features)
       : in_features_(in_features), out_features_(out_features) {}
-  LinearOptions& in_features(int64_t v) { in_features_ = v; return *this; }
-  LinearOptions& out_features(int64_t v) { out_features_ = v; return *this; }
-  LinearOptions& bias(bool on) { bias_ = on; return *this; }
-  int64_t in_features() const { return in_features_; }
-  int64_t out_features() const { return out_features_; }
-  bool bias() const { return bias_; }
-
- private:
-  int64_t in_features_, out_features_;
-  bool bias_ = true;
+  HEED_ARG(int64_t, in_features);
+  HEED_ARG(int64_t, out_features);
+  HEED_ARG(bool, bias) = true;
 };
 
 class Linear : public Module {

@@ -52,46 +52,24 @@ const char* reduction_name(Reduction r);  // "none", "mean", "sum"
 // where w is the per-class weight (all 1 when none is given) and eps the label smoothing.
 class CrossEntropyOptions {
  public:
-  CrossEntropyOptions& weight(const Tensor& w) { weight_ = w; return *this; }  // (C); a constant
-  CrossEntropyOptions& ignore_index(int64_t i) { ignore_index_ = i; return *this; }
-  CrossEntropyOptions& reduction(Reduction r) { reduction_ = r; return *this; }
-  CrossEntropyOptions& label_smoothing(double eps) { label_smoothing_ = eps; return *this; }  // [0, 1]
-  const Tensor& weight() const { return weight_; }
-  int64_t ignore_index() const { return ignore_index_; }
-  Reduction reduction() const { return reduction_; }
-  double label_smoothing() const { return label_smoothing_; }
-
- private:
-  Tensor weight_;  // undefined: every class weighs 1
-  int64_t ignore_index_ = -100;
-  Reduction reduction_ = Reduction::Mean;
-  double label_smoothing_ = 0;
+  HEED_ARG(Tensor, weight);  // (C); a constant. Undefined: every class weighs 1
+  HEED_ARG(int64_t, ignore_index) = -100;
+  HEED_ARG(Reduction, reduction) = Reduction::Mean;
+  HEED_ARG(double, label_smoothing) = 0;  // [0, 1]
 };
 
 // nll_loss:  loss_i = -w_y * logp_i,y,  y = target_i
 class NLLOptions {
  public:
-  NLLOptions& weight(const Tensor& w) { weight_ = w; return *this; }  // (C); a constant
-  NLLOptions& ignore_index(int64_t i) { ignore_index_ = i; return *this; }
-  NLLOptions& reduction(Reduction r) { reduction_ = r; return *this; }
-  const Tensor& weight() const { return weight_; }
-  int64_t ignore_index() const { return ignore_index_; }
-  Reduction reduction() const { return reduction_; }
-
- private:
-  Tensor weight_;
-  int64_t ignore_index_ = -100;
-  Reduction reduction_ = Reduction::Mean;
+  HEED_ARG(Tensor, weight);  // (C); a constant
+  HEED_ARG(int64_t, ignore_index) = -100;
+  HEED_ARG(Reduction, reduction) = Reduction::Mean;
 };
 
 // mse_loss:  loss_i = (x_i - y_i)^2
 class MSEOptions {
  public:
-  MSEOptions& reduction(Reduction r) { reduction_ = r; return *this; }
-  Reduction reduction() const { return reduction_; }
-
- private:
-  Reduction reduction_ = Reduction::Mean;
+  HEED_ARG(Reduction, reduction) = Reduction::Mean;
 };
 
 // binary_cross_entropy_with_logits, with p = pos_weight and w = weight (both broadcast to x,
@@ -101,16 +79,9 @@ class MSEOptions {
 // With p = 1 this is max(x, 0) - x*y + log(1 + exp(-|x|)), the usual stable form.
 class BCEWithLogitsOptions {
  public:
-  BCEWithLogitsOptions& weight(const Tensor& w) { weight_ = w; return *this; }
-  BCEWithLogitsOptions& pos_weight(const Tensor& p) { pos_weight_ = p; return *this; }
-  BCEWithLogitsOptions& reduction(Reduction r) { reduction_ = r; return *this; }
-  const Tensor& weight() const { return weight_; }
-  const Tensor& pos_weight() const { return pos_weight_; }
-  Reduction reduction() const { return reduction_; }
-
- private:
-  Tensor weight_, pos_weight_;  // undefined: 1
-  Reduction reduction_ = Reduction::Mean;
+  HEED_ARG(Tensor, weight);      // undefined: 1
+  HEED_ARG(Tensor, pos_weight);  // undefined: 1
+  HEED_ARG(Reduction, reduction) = Reduction::Mean;
 };
 
 // libtorch's names for the same options.

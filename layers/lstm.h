@@ -35,11 +35,10 @@
 
 namespace heed::nn {
 
+class LSTMCell;
+class LSTM;
 // input_size, hidden_size, bias (layers/recurrent_base.h).
-class LSTMCellOptions : public detail::RecurrentCellOptions<LSTMCellOptions> {
- public:
-  using RecurrentCellOptions::RecurrentCellOptions;
-};
+using LSTMCellOptions = detail::RecurrentCellOptions<LSTMCell>;
 
 // One step: x (B, In), (h, c) each (B, H) -> (h', c'), zeros when no state is given.
 class LSTMCell : public detail::RecurrentCellBase {
@@ -59,10 +58,7 @@ class LSTMCell : public detail::RecurrentCellBase {
 
 // The cell's options and num_layers, batch_first, dropout, bidirectional
 // (layers/recurrent_base.h).
-class LSTMOptions : public detail::RecurrentOptions<LSTMOptions> {
- public:
-  using RecurrentOptions::RecurrentOptions;
-};
+using LSTMOptions = detail::RecurrentOptions<LSTM>;
 
 // What LSTM::forward returns:  auto [out, h_n, c_n] = lstm->forward(x);
 struct LSTMOutput {

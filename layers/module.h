@@ -27,6 +27,7 @@
 #include <utility>
 #include <vector>
 
+#include "../core/arg.h"  // HEED_ARG, which every module's options class uses
 #include "../core/tensor.h"
 
 namespace heed::nn {

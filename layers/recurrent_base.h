@@ -1,9 +1,9 @@
 // recurrent_base.h - what nn::LSTM and nn::GRU (and their cells) share, written once, as
 // libtorch's RNNOptionsBase / RNNImplBase:
 //   RecurrentCellOptions, RecurrentOptions   the options; LSTMCellOptions, GRUCellOptions,
-//                                            LSTMOptions and GRUOptions derive from them
+//                                            LSTMOptions and GRUOptions are instances of them
 //   RecurrentCellBase, RecurrentBase         the parameters, PyTorch's names and init
-// Each setter returns the derived type (`Self`), so chains keep their type:
+// Each is a template over the module it is for, so a chain keeps its type:
 //   nn::LSTMOptions(64, 128).num_layers(2).bidirectional(true)   // an LSTMOptions&
 // A model gates' worth of rows per weight: G = 4 for an LSTM ([i | f | g | o]), 3 for a GRU
 // ([r | z | n]); H hidden size, In input size.
@@ -16,48 +16,33 @@
 
 namespace heed::nn::detail {
 
-// input_size, hidden_size, bias: what one step needs.
-template <class Self>
+// input_size, hidden_size, bias: what one step needs. `Target` is the module the options
+// are for (LSTMCell, GRUCell): it makes LSTMCellOptions and GRUCellOptions two types.
+template <class Target>
 class RecurrentCellOptions {
  public:
   RecurrentCellOptions(int64_t input_size, int64_t hidden_size)
       : input_size_(input_size), hidden_size_(hidden_size) {}
-  Self& input_size(int64_t v) { input_size_ = v; return self(); }
-  Self& hidden_size(int64_t v) { hidden_size_ = v; return self(); }
-  Self& bias(bool on) { bias_ = on; return self(); }
-  int64_t input_size() const { return input_size_; }
-  int64_t hidden_size() const { return hidden_size_; }
-  bool bias() const { return bias_; }
-
- protected:
-  Self& self() { return static_cast<Self&>(*this); }
-
- private:
-  int64_t input_size_, hidden_size_;
-  bool bias_ = true;
+  HEED_ARG(int64_t, input_size);
+  HEED_ARG(int64_t, hidden_size);
+  HEED_ARG(bool, bias) = true;
 };
 
-// The cell's options and what a layer over a whole sequence adds.
-template <class Self>
-class RecurrentOptions : public RecurrentCellOptions<Self> {
+// The cell's options and what a layer over a whole sequence adds (`Target`: LSTM, GRU).
+template <class Target>
+class RecurrentOptions {
  public:
-  using RecurrentCellOptions<Self>::RecurrentCellOptions;
-  Self& num_layers(int64_t v) { num_layers_ = v; return this->self(); }
+  RecurrentOptions(int64_t input_size, int64_t hidden_size)
+      : input_size_(input_size), hidden_size_(hidden_size) {}
+  HEED_ARG(int64_t, input_size);
+  HEED_ARG(int64_t, hidden_size);
+  HEED_ARG(bool, bias) = true;
+  HEED_ARG(int64_t, num_layers) = 1;
   // true (heed's default): x is (B, T, In). false (PyTorch's default): x is (T, B, In).
-  Self& batch_first(bool on) { batch_first_ = on; return this->self(); }
+  HEED_ARG(bool, batch_first) = true;
   // Dropout on each layer's output except the last's, in training mode only.
-  Self& dropout(double p) { dropout_ = p; return this->self(); }
-  Self& bidirectional(bool on) { bidirectional_ = on; return this->self(); }
-  int64_t num_layers() const { return num_layers_; }
-  bool batch_first() const { return batch_first_; }
-  double dropout() const { return dropout_; }
-  bool bidirectional() const { return bidirectional_; }
-
- private:
-  int64_t num_layers_ = 1;
-  bool batch_first_ = true;
-  double dropout_ = 0;
-  bool bidirectional_ = false;
+  HEED_ARG(double, dropout) = 0;
+  HEED_ARG(bool, bidirectional) = false;
 };
 
 // The parameters of one cell, registered in PyTorch's order and initialised as PyTorch's
@@ -97,8 +82,8 @@ class RecurrentBase : public Module {
 
  protected:
   // heed::Error naming `op` unless sizes > 0, num_layers >= 1 and dropout in [0, 1).
-  template <class Self>
-  RecurrentBase(const char* op, int64_t gates, const RecurrentOptions<Self>& o)
+  template <class M>
+  RecurrentBase(const char* op, int64_t gates, const RecurrentOptions<M>& o)
       : RecurrentBase(op, gates, o.input_size(), o.hidden_size(), o.num_layers(),
                       o.bidirectional(), o.bias(), o.dropout()) {}
 

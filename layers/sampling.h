@@ -34,6 +34,7 @@
 #pragma once
 #include <cstdint>
 
+#include "../core/arg.h"
 #include "../core/tensor.h"
 
 namespace heed::nn {
@@ -41,18 +42,9 @@ namespace heed::nn {
 // What sample() does; each setting at its default leaves the distribution alone.
 class SamplingOptions {
  public:
-  SamplingOptions() = default;
-  SamplingOptions& temperature(double v) { temperature_ = v; return *this; }  // 0: greedy
-  SamplingOptions& top_k(int64_t v) { top_k_ = v; return *this; }            // 0: every token
-  SamplingOptions& top_p(double v) { top_p_ = v; return *this; }             // 1: every token
-  double temperature() const { return temperature_; }
-  int64_t top_k() const { return top_k_; }
-  double top_p() const { return top_p_; }
-
- private:
-  double temperature_ = 1.0;
-  int64_t top_k_ = 0;
-  double top_p_ = 1.0;
+  HEED_ARG(double, temperature) = 1.0;  // 0: greedy
+  HEED_ARG(int64_t, top_k) = 0;         // 0: every token
+  HEED_ARG(double, top_p) = 1.0;        // 1: every token
 };
 
 // (B, V) -> (B): each row's largest logit; ties and -inf rows -> the lowest index.

@@ -40,20 +40,13 @@ namespace heed::nn {
 class TransformerLayerOptions {
  public:
   TransformerLayerOptions(int64_t d_model, int64_t nhead) : d_model_(d_model), nhead_(nhead) {}
-  TransformerLayerOptions& d_model(int64_t v) { d_model_ = v; return *this; }
-  TransformerLayerOptions& nhead(int64_t v) { nhead_ = v; return *this; }
-  TransformerLayerOptions& dim_feedforward(int64_t v) { dim_feedforward_ = v; return *this; }
-  TransformerLayerOptions& dropout(double p) { dropout_ = p; return *this; }  // every dropout
-  TransformerLayerOptions& activation(std::string v) { activation_ = std::move(v); return *this; }
-  TransformerLayerOptions& layer_norm_eps(double v) { layer_norm_eps_ = v; return *this; }
-  TransformerLayerOptions& norm_first(bool on) { norm_first_ = on; return *this; }
-  int64_t d_model() const { return d_model_; }
-  int64_t nhead() const { return nhead_; }
-  int64_t dim_feedforward() const { return dim_feedforward_; }
-  double dropout() const { return dropout_; }
-  const std::string& activation() const { return activation_; }  // "relu" or "gelu"
-  double layer_norm_eps() const { return layer_norm_eps_; }
-  bool norm_first() const { return norm_first_; }
+  HEED_ARG(int64_t, d_model);
+  HEED_ARG(int64_t, nhead);
+  HEED_ARG(int64_t, dim_feedforward) = 2048;
+  HEED_ARG(double, dropout) = 0.1;               // every dropout
+  HEED_ARG(std::string, activation) = "relu";    // "relu" or "gelu"
+  HEED_ARG(double, layer_norm_eps) = 1e-5;
+  HEED_ARG(bool, norm_first) = false;
 
   // heed::Error naming `op` unless d_model, nhead, dim_feedforward > 0, nhead divides
   // d_model, dropout is in [0, 1), eps >= 0 and the activation is known.
@@ -61,14 +54,6 @@ class TransformerLayerOptions {
   // "d_model=4, nhead=2, dim_feedforward=6, dropout=0.1, activation='relu',
   //  layer_norm_eps=1e-05, norm_first=False" (the constructor's arguments, for repr())
   std::string repr_args() const;
-
- private:
-  int64_t d_model_, nhead_;
-  int64_t dim_feedforward_ = 2048;
-  double dropout_ = 0.1;
-  std::string activation_ = "relu";
-  double layer_norm_eps_ = 1e-5;
-  bool norm_first_ = false;
 };
 
 using TransformerEncoderLayerOptions = TransformerLayerOptions;

@@ -134,18 +134,10 @@ class TransformerDecoderOptions {
  public:
   TransformerDecoderOptions(const TransformerDecoderLayerOptions& layer, int64_t num_layers)
       : layer_(layer), num_layers_(num_layers) {}
-  TransformerDecoderOptions& layer(const TransformerDecoderLayerOptions& v) { layer_ = v; return *this; }
-  TransformerDecoderOptions& num_layers(int64_t v) { num_layers_ = v; return *this; }
+  HEED_ARG(TransformerDecoderLayerOptions, layer);
+  HEED_ARG(int64_t, num_layers);
   // A final LayerNorm(d_model, eps = layer_norm_eps), registered as "norm" (torch's `norm=`).
-  TransformerDecoderOptions& norm(bool on) { norm_ = on; return *this; }
-  const TransformerDecoderLayerOptions& layer() const { return layer_; }
-  int64_t num_layers() const { return num_layers_; }
-  bool norm() const { return norm_; }
-
- private:
-  TransformerDecoderLayerOptions layer_;
-  int64_t num_layers_;
-  bool norm_ = false;
+  HEED_ARG(bool, norm) = false;
 };
 
 class TransformerDecoder : public Module {

@@ -79,18 +79,10 @@ class TransformerEncoderOptions {
  public:
   TransformerEncoderOptions(const TransformerEncoderLayerOptions& layer, int64_t num_layers)
       : layer_(layer), num_layers_(num_layers) {}
-  TransformerEncoderOptions& layer(const TransformerEncoderLayerOptions& v) { layer_ = v; return *this; }
-  TransformerEncoderOptions& num_layers(int64_t v) { num_layers_ = v; return *this; }
+  HEED_ARG(TransformerEncoderLayerOptions, layer);
+  HEED_ARG(int64_t, num_layers);
   // A final LayerNorm(d_model, eps = layer_norm_eps), registered as "norm" (torch's `norm=`).
-  TransformerEncoderOptions& norm(bool on) { norm_ = on; return *this; }
-  const TransformerEncoderLayerOptions& layer() const { return layer_; }
-  int64_t num_layers() const { return num_layers_; }
-  bool norm() const { return norm_; }
-
- private:
-  TransformerEncoderLayerOptions layer_;
-  int64_t num_layers_;
-  bool norm_ = false;
+  HEED_ARG(bool, norm) = false;
 };
 
 class TransformerEncoder : public Module {

@@ -56,30 +56,24 @@ namespace heed::nn {
 // torch.nn.Transformer's arguments and defaults (libtorch's TransformerOptions).
 class TransformerOptions {
  public:
-  explicit TransformerOptions(int64_t d_model = 512, int64_t nhead = 8) : layer_(d_model, nhead) {}
-  TransformerOptions& d_model(int64_t v) { layer_.d_model(v); return *this; }
-  TransformerOptions& nhead(int64_t v) { layer_.nhead(v); return *this; }
-  TransformerOptions& num_encoder_layers(int64_t v) { num_encoder_layers_ = v; return *this; }
-  TransformerOptions& num_decoder_layers(int64_t v) { num_decoder_layers_ = v; return *this; }
-  TransformerOptions& dim_feedforward(int64_t v) { layer_.dim_feedforward(v); return *this; }
-  TransformerOptions& dropout(double p) { layer_.dropout(p); return *this; }
-  TransformerOptions& activation(std::string v) { layer_.activation(std::move(v)); return *this; }
-  TransformerOptions& layer_norm_eps(double v) { layer_.layer_norm_eps(v); return *this; }
-  TransformerOptions& norm_first(bool on) { layer_.norm_first(on); return *this; }
-  int64_t d_model() const { return layer_.d_model(); }
-  int64_t nhead() const { return layer_.nhead(); }
-  int64_t num_encoder_layers() const { return num_encoder_layers_; }
-  int64_t num_decoder_layers() const { return num_decoder_layers_; }
-  int64_t dim_feedforward() const { return layer_.dim_feedforward(); }
-  double dropout() const { return layer_.dropout(); }
-  const std::string& activation() const { return layer_.activation(); }
-  double layer_norm_eps() const { return layer_.layer_norm_eps(); }
-  bool norm_first() const { return layer_.norm_first(); }
-  const TransformerLayerOptions& layer() const { return layer_; }  // every layer's options
+  explicit TransformerOptions(int64_t d_model = 512, int64_t nhead = 8)
+      : d_model_(d_model), nhead_(nhead) {}
+  HEED_ARG(int64_t, d_model);
+  HEED_ARG(int64_t, nhead);
+  HEED_ARG(int64_t, num_encoder_layers) = 6;
+  HEED_ARG(int64_t, num_decoder_layers) = 6;
+  HEED_ARG(int64_t, dim_feedforward) = 2048;
+  HEED_ARG(double, dropout) = 0.1;
+  HEED_ARG(std::string, activation) = "relu";
+  HEED_ARG(double, layer_norm_eps) = 1e-5;
+  HEED_ARG(bool, norm_first) = false;  // post-norm, as the paper
 
- private:
-  TransformerLayerOptions layer_;  // d_model, nhead, dim_feedforward 2048, dropout 0.1, relu, 1e-5, post-norm
-  int64_t num_encoder_layers_ = 6, num_decoder_layers_ = 6;
+  // Every encoder and decoder layer's options, made from the ones above.
+  TransformerLayerOptions layer() const {
+    return TransformerLayerOptions(d_model(), nhead()).dim_feedforward(dim_feedforward())
+        .dropout(dropout()).activation(activation()).layer_norm_eps(layer_norm_eps())
+        .norm_first(norm_first());
+  }
 };
 
 class Transformer : public Module {

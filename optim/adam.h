@@ -22,62 +22,42 @@
 //   optim::Adam opt(model->parameters(), optim::AdamOptions(1e-3).betas({0.9, 0.98}).eps(1e-9));
 //   optim::AdamW opt(model->parameters(), optim::AdamWOptions(3e-4));
 #pragma once
+#include <type_traits>
 #include <utility>
 
 #include "optimizer.h"
 
 namespace heed::optim {
 
-// What the options of Adam and AdamW hold and what their update reads.
-class AdamFamilyOptions : public OptimizerOptions {
+class Adam;
+class AdamW;
+
+namespace detail {
+// What the options of Adam and AdamW hold and what their update reads. `Target` is the
+// optimizer they are for: it makes AdamOptions and AdamWOptions two unrelated types, and
+// picks the default weight_decay (0 for Adam, 0.01 for AdamW, PyTorch's).
+template <class Target>
+class AdamFamilyOptions final : public OptimizerOptions {
  public:
-  double lr() const { return lr_; }
-  std::pair<double, double> betas() const { return betas_; }
-  double eps() const { return eps_; }
-  double weight_decay() const { return weight_decay_; }
-  bool amsgrad() const { return amsgrad_; }
+  explicit AdamFamilyOptions(double lr = 1e-3)
+      : lr_(lr), weight_decay_(std::is_same_v<Target, AdamW> ? 1e-2 : 0) {}
+  std::unique_ptr<OptimizerOptions> clone() const override {
+    return std::make_unique<AdamFamilyOptions>(*this);
+  }
+  double get_lr() const override { return lr_; }
+  void set_lr(double lr) override { lr_ = lr; }
 
- protected:
-  AdamFamilyOptions(double lr, double weight_decay) : OptimizerOptions(lr), weight_decay_(weight_decay) {}
-  std::pair<double, double> betas_{0.9, 0.999};
-  double eps_ = 1e-8, weight_decay_;
-  bool amsgrad_ = false;
+  using Betas = std::pair<double, double>;
+  HEED_ARG(double, lr);
+  HEED_ARG(Betas, betas) = {0.9, 0.999};
+  HEED_ARG(double, eps) = 1e-8;
+  HEED_ARG(double, weight_decay);  // set by the constructor
+  HEED_ARG(bool, amsgrad) = false;
 };
+}  // namespace detail
 
-// The chained setters, written once for both: each returns the concrete options type
-// `Self` (AdamWOptions(3e-4).eps(1e-6) is still an AdamWOptions, so AdamW accepts it).
-template <class Self>
-class AdamSetters : public AdamFamilyOptions {
- public:
-  using AdamFamilyOptions::lr;  // the getters, which the setters' names would hide
-  using AdamFamilyOptions::betas;
-  using AdamFamilyOptions::eps;
-  using AdamFamilyOptions::weight_decay;
-  using AdamFamilyOptions::amsgrad;
-  Self& lr(double v) { lr_ = v; return self(); }
-  Self& betas(std::pair<double, double> v) { betas_ = v; return self(); }
-  Self& eps(double v) { eps_ = v; return self(); }
-  Self& weight_decay(double v) { weight_decay_ = v; return self(); }
-  Self& amsgrad(bool on) { amsgrad_ = on; return self(); }
-  std::unique_ptr<OptimizerOptions> clone() const override { return std::make_unique<Self>(self()); }
-
- protected:
-  AdamSetters(double lr, double weight_decay) : AdamFamilyOptions(lr, weight_decay) {}
-
- private:
-  Self& self() { return static_cast<Self&>(*this); }
-  const Self& self() const { return static_cast<const Self&>(*this); }
-};
-
-class AdamOptions final : public AdamSetters<AdamOptions> {
- public:
-  explicit AdamOptions(double lr = 1e-3) : AdamSetters(lr, /*weight_decay=*/0) {}
-};
-
-class AdamWOptions final : public AdamSetters<AdamWOptions> {
- public:
-  explicit AdamWOptions(double lr = 1e-3) : AdamSetters(lr, /*weight_decay=*/1e-2) {}
-};
+using AdamOptions = detail::AdamFamilyOptions<Adam>;
+using AdamWOptions = detail::AdamFamilyOptions<AdamW>;
 
 class Adam : public Optimizer {
  public:
@@ -90,7 +70,7 @@ class Adam : public Optimizer {
   const char* name() const override { return decoupled_ ? "AdamW" : "Adam"; }
 
  protected:
-  Adam(const AdamFamilyOptions& defaults, bool decoupled_weight_decay)
+  Adam(const OptimizerOptions& defaults, bool decoupled_weight_decay)
       : Optimizer(defaults), decoupled_(decoupled_weight_decay) {}
   void check_options(const OptimizerOptions& options) const override;
   std::vector<std::string> slots(const OptimizerOptions& options) const override;

@@ -112,13 +112,13 @@ double allreduce_sum(double x) {
 
 GradientAverager::GradientAverager(nn::Module& model, const GradientAveragerOptions& options)
     : options_(options) {
-  HEED_CHECK(options.get_bucket_bytes() > 0, "GradientAverager", "bucket_bytes must be > 0, got ",
-             options.get_bucket_bytes());
+  HEED_CHECK(options.bucket_bytes() > 0, "GradientAverager", "bucket_bytes must be > 0, got ",
+             options.bucket_bytes());
   std::vector<Tensor> params = model.parameters();
   check_same_on_all_ranks(static_cast<int64_t>(params.size()), "GradientAverager",
                           "the number of parameters");
   // Reverse registration order: backward finishes the last layers' gradients first.
-  const int64_t cap = options.get_bucket_bytes() / static_cast<int64_t>(sizeof(real));
+  const int64_t cap = options.bucket_bytes() / static_cast<int64_t>(sizeof(real));
   for (auto it = params.rbegin(); it != params.rend(); ++it) {
     if (!it->requires_grad()) continue;
     if (buckets_.empty() || (buckets_.back().num_slots > 0 &&
@@ -132,7 +132,7 @@ GradientAverager::GradientAverager(nn::Module& model, const GradientAveragerOpti
   }
   for (Bucket& b : buckets_)
     check_same_on_all_ranks(static_cast<int64_t>(b.flat.size()), "GradientAverager", "a bucket's size");
-  if (options.get_overlap())
+  if (options.overlap())
     for (size_t s = 0; s < slots_.size(); ++s)
       hooks_.push_back(slots_[s].param.register_post_accumulate_grad_hook(
           [this, s](const Tensor&) { if (enabled_) on_gradient(static_cast<int>(s)); }));

@@ -102,14 +102,8 @@ double allreduce_sum(double x);
 
 class GradientAveragerOptions {
  public:
-  GradientAveragerOptions& bucket_bytes(int64_t b) { bucket_bytes_ = b; return *this; }
-  GradientAveragerOptions& overlap(bool on) { overlap_ = on; return *this; }
-  int64_t get_bucket_bytes() const { return bucket_bytes_; }
-  bool get_overlap() const { return overlap_; }
-
- private:
-  int64_t bucket_bytes_ = 25 << 20;  // torch's bucket_cap_mb = 25
-  bool overlap_ = true;
+  HEED_ARG(int64_t, bucket_bytes) = 25 << 20;  // torch's bucket_cap_mb = 25
+  HEED_ARG(bool, overlap) = true;
 };
 
 // Averages the gradients of a module's parameters across ranks (see the banner).

@@ -16,7 +16,7 @@ DistributedSampler::DistributedSampler(const DistributedSamplerOptions& options)
   HEED_CHECK(r >= 0 && r < w, "DistributedSampler", "rank ", r, " is outside [0, ", w, ")");
   // drop_last: the largest multiple of W that fits; else the smallest that holds all N
   // (ceil(n / w) written so that it cannot overflow for n near INT64_MAX).
-  per_rank_ = options.get_drop_last() ? n / w : n / w + (n % w != 0);
+  per_rank_ = options.drop_last() ? n / w : n / w + (n % w != 0);
 }
 
 std::vector<int64_t> DistributedSampler::indices() const {
@@ -34,8 +34,8 @@ std::vector<int64_t> DistributedSampler::indices() const {
          n, " * 8 bytes)");
   }
   for (int64_t i = 0; i < n; ++i) order[i] = i;
-  if (options_.get_shuffle()) {
-    std::mt19937_64 gen(options_.get_seed() + static_cast<uint64_t>(epoch_));
+  if (options_.shuffle()) {
+    std::mt19937_64 gen(options_.seed() + static_cast<uint64_t>(epoch_));
     for (int64_t i = n - 1; i > 0; --i) {  // Fisher-Yates; the modulo bias is below 2^-40
       int64_t j = static_cast<int64_t>(gen() % static_cast<uint64_t>(i + 1));
       std::swap(order[i], order[j]);

@@ -25,29 +25,20 @@
 #include <cstdint>
 #include <vector>
 
+#include "../core/arg.h"
+
 namespace heed::data {
 
 class DistributedSamplerOptions {
  public:
   DistributedSamplerOptions(int64_t num_samples, int rank, int world_size)
       : num_samples_(num_samples), rank_(rank), world_size_(world_size) {}
-  DistributedSamplerOptions& shuffle(bool on) { shuffle_ = on; return *this; }
-  DistributedSamplerOptions& seed(uint64_t s) { seed_ = s; return *this; }
-  DistributedSamplerOptions& drop_last(bool on) { drop_last_ = on; return *this; }
-
-  int64_t num_samples() const { return num_samples_; }
-  int rank() const { return rank_; }
-  int world_size() const { return world_size_; }
-  bool get_shuffle() const { return shuffle_; }
-  uint64_t get_seed() const { return seed_; }
-  bool get_drop_last() const { return drop_last_; }
-
- private:
-  int64_t num_samples_;
-  int rank_, world_size_;
-  bool shuffle_ = true;
-  uint64_t seed_ = 0;
-  bool drop_last_ = false;
+  HEED_ARG(int64_t, num_samples);
+  HEED_ARG(int, rank);
+  HEED_ARG(int, world_size);
+  HEED_ARG(bool, shuffle) = true;
+  HEED_ARG(uint64_t, seed) = 0;
+  HEED_ARG(bool, drop_last) = false;
 };
 
 class DistributedSampler {

@@ -33,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "../core/arg.h"
 #include "../core/tensor.h"
 
 namespace heed::optim {
@@ -47,14 +48,13 @@ class OptimizerOptions {
  public:
   virtual ~OptimizerOptions() = default;
   virtual std::unique_ptr<OptimizerOptions> clone() const = 0;
-  double get_lr() const { return lr_; }
-  void set_lr(double lr) { lr_ = lr; }
+  virtual double get_lr() const = 0;  // each derived class's HEED_ARG(double, lr)
+  virtual void set_lr(double lr) = 0;
 
  protected:
-  explicit OptimizerOptions(double lr) : lr_(lr) {}
+  OptimizerOptions() = default;
   OptimizerOptions(const OptimizerOptions&) = default;
   OptimizerOptions& operator=(const OptimizerOptions&) = default;
-  double lr_;
 };
 
 // Parameters that share options. Copying a group copies its options.

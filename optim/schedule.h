@@ -53,16 +53,9 @@ class TransformerWarmupOptions {
  public:
   TransformerWarmupOptions(int64_t d_model, int64_t warmup_steps)
       : d_model_(d_model), warmup_steps_(warmup_steps) {}
-  TransformerWarmupOptions& d_model(int64_t v) { d_model_ = v; return *this; }
-  TransformerWarmupOptions& warmup_steps(int64_t v) { warmup_steps_ = v; return *this; }
-  TransformerWarmupOptions& scale(double v) { scale_ = v; return *this; }
-  int64_t d_model() const { return d_model_; }
-  int64_t warmup_steps() const { return warmup_steps_; }
-  double scale() const { return scale_; }
-
- private:
-  int64_t d_model_, warmup_steps_;
-  double scale_ = 1;
+  HEED_ARG(int64_t, d_model);
+  HEED_ARG(int64_t, warmup_steps);
+  HEED_ARG(double, scale) = 1;
 };
 
 // Shared by the two warmup-then-decay schedules.
@@ -70,19 +63,10 @@ class WarmupDecayOptions {
  public:
   WarmupDecayOptions(double lr, int64_t warmup_steps, int64_t total_steps)
       : lr_(lr), warmup_steps_(warmup_steps), total_steps_(total_steps) {}
-  WarmupDecayOptions& lr(double v) { lr_ = v; return *this; }
-  WarmupDecayOptions& warmup_steps(int64_t v) { warmup_steps_ = v; return *this; }
-  WarmupDecayOptions& total_steps(int64_t v) { total_steps_ = v; return *this; }
-  WarmupDecayOptions& min_lr(double v) { min_lr_ = v; return *this; }  // the rate after total_steps
-  double lr() const { return lr_; }
-  int64_t warmup_steps() const { return warmup_steps_; }
-  int64_t total_steps() const { return total_steps_; }
-  double min_lr() const { return min_lr_; }
-
- private:
-  double lr_;
-  int64_t warmup_steps_, total_steps_;
-  double min_lr_ = 0;
+  HEED_ARG(double, lr);
+  HEED_ARG(int64_t, warmup_steps);
+  HEED_ARG(int64_t, total_steps);
+  HEED_ARG(double, min_lr) = 0;  // the rate after total_steps
 };
 using LinearWarmupCosineOptions = WarmupDecayOptions;
 using LinearWarmupLinearDecayOptions = WarmupDecayOptions;
@@ -90,30 +74,16 @@ using LinearWarmupLinearDecayOptions = WarmupDecayOptions;
 class ConstantOptions {
  public:
   explicit ConstantOptions(double lr) : lr_(lr) {}
-  ConstantOptions& lr(double v) { lr_ = v; return *this; }
-  ConstantOptions& warmup_steps(int64_t v) { warmup_steps_ = v; return *this; }
-  double lr() const { return lr_; }
-  int64_t warmup_steps() const { return warmup_steps_; }
-
- private:
-  double lr_;
-  int64_t warmup_steps_ = 0;
+  HEED_ARG(double, lr);
+  HEED_ARG(int64_t, warmup_steps) = 0;
 };
 
 class StepDecayOptions {
  public:
   StepDecayOptions(double lr, int64_t step_size) : lr_(lr), step_size_(step_size) {}
-  StepDecayOptions& lr(double v) { lr_ = v; return *this; }
-  StepDecayOptions& step_size(int64_t v) { step_size_ = v; return *this; }
-  StepDecayOptions& gamma(double v) { gamma_ = v; return *this; }
-  double lr() const { return lr_; }
-  int64_t step_size() const { return step_size_; }
-  double gamma() const { return gamma_; }
-
- private:
-  double lr_;
-  int64_t step_size_;
-  double gamma_ = 0.1;
+  HEED_ARG(double, lr);
+  HEED_ARG(int64_t, step_size);
+  HEED_ARG(double, gamma) = 0.1;
 };
 
 // ---- schedules (each checks its options when built: heed::Error naming the bad one) ----

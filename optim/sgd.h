@@ -20,23 +20,16 @@ namespace heed::optim {
 
 class SGDOptions : public OptimizerOptions {
  public:
-  explicit SGDOptions(double lr) : OptimizerOptions(lr) {}
+  explicit SGDOptions(double lr) : lr_(lr) {}
   std::unique_ptr<OptimizerOptions> clone() const override { return std::make_unique<SGDOptions>(*this); }
+  double get_lr() const override { return lr_; }
+  void set_lr(double lr) override { lr_ = lr; }
 
-  SGDOptions& lr(double v) { lr_ = v; return *this; }
-  SGDOptions& momentum(double v) { momentum_ = v; return *this; }
-  SGDOptions& dampening(double v) { dampening_ = v; return *this; }
-  SGDOptions& weight_decay(double v) { weight_decay_ = v; return *this; }
-  SGDOptions& nesterov(bool on) { nesterov_ = on; return *this; }
-  double lr() const { return lr_; }
-  double momentum() const { return momentum_; }
-  double dampening() const { return dampening_; }
-  double weight_decay() const { return weight_decay_; }
-  bool nesterov() const { return nesterov_; }
-
- private:
-  double momentum_ = 0, dampening_ = 0, weight_decay_ = 0;
-  bool nesterov_ = false;
+  HEED_ARG(double, lr);
+  HEED_ARG(double, momentum) = 0;
+  HEED_ARG(double, dampening) = 0;
+  HEED_ARG(double, weight_decay) = 0;
+  HEED_ARG(bool, nesterov) = false;
 };
 
 class SGD : public Optimizer {

@@ -121,7 +121,7 @@ struct Geometry : Sizes {
   const real* pad = nullptr;    // key padding (B, Tk), or null
   const real* mask = nullptr;   // full mask, or null, element (b, h, r, c) at
   int64_t mb = 0, mh = 0, mr = 0, mc = 0;  // b*mb + h*mh + r*mr + c*mc (0 on broadcast dims)
-  nn::BlockLayout blocks;       // block-sparse: only its kept tiles exist (undefined: all)
+  BlockLayout blocks;       // block-sparse: only its kept tiles exist (undefined: all)
 
   int64_t q_blocks() const { return (Tq + Br - 1) / Br; }
   int64_t k_blocks() const { return (Tk + Bc - 1) / Bc; }
@@ -457,7 +457,7 @@ Geometry geometry(const char* op, const Sizes& sizes, bool heads, const nn::Atte
   g.Br = options.rows(), g.Bc = options.cols();
   if (options.blocks().defined()) {  // block-sparse: the layout's blocks are the tiles
     g.blocks = options.blocks();
-    const nn::BlockLayout& L = g.blocks;
+    const BlockLayout& L = g.blocks;
     HEED_CHECK(L.q_len() == Tq && L.k_len() == Tk && (L.heads() == 1 || L.heads() == H), op,
                "the block layout is for Tq ", L.q_len(), ", Tk ", L.k_len(), " and ", L.heads(),
                " head(s); the scores are Tq ", Tq, ", Tk ", Tk, " with ", H, " head(s)");

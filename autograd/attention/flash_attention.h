@@ -60,6 +60,7 @@
 #include <cstdint>
 #include <optional>
 
+#include "../../core/arg.h"
 #include "../../core/tensor.h"
 #include "attend.h"
 #include "block_layout.h"
@@ -88,20 +89,10 @@ enum class FlashBackward { automatic, by_head, by_blocks };
 // the layout's b x b blocks (rows and cols are ignored) and only its kept blocks are visited.
 class FlashOptions {
  public:
-  FlashOptions() = default;
-  FlashOptions& rows(int64_t br) { rows_ = br; return *this; }  // Br: queries per tile
-  FlashOptions& cols(int64_t bc) { cols_ = bc; return *this; }  // Bc: keys per tile
-  FlashOptions& backward(FlashBackward b) { backward_ = b; return *this; }
-  FlashOptions& blocks(const BlockLayout& layout) { blocks_ = layout; return *this; }
-  int64_t rows() const { return rows_; }
-  int64_t cols() const { return cols_; }
-  FlashBackward backward() const { return backward_; }
-  const BlockLayout& blocks() const { return blocks_; }
-
- private:
-  int64_t rows_ = 128, cols_ = 128;
-  FlashBackward backward_ = FlashBackward::automatic;
-  BlockLayout blocks_;  // undefined: every tile
+  HEED_ARG(int64_t, rows) = 128;  // Br: queries per tile
+  HEED_ARG(int64_t, cols) = 128;  // Bc: keys per tile
+  HEED_ARG(FlashBackward, backward) = FlashBackward::automatic;
+  HEED_ARG(BlockLayout, blocks);  // undefined: every tile
 };
 
 // O = softmax(mask(scale q k^T)) v, tiled. heed::Error naming flash_attention when the

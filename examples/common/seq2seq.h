@@ -38,20 +38,11 @@ namespace nn = heed::nn;
 
 class ModelOptions {
  public:
-  ModelOptions& embed(int64_t v) { embed_ = v; return *this; }        // E
-  ModelOptions& hidden(int64_t v) { hidden_ = v; return *this; }      // H per direction; Hd = 2H
-  ModelOptions& score(const std::string& s) { score_ = s; return *this; }
-  ModelOptions& attn_dim(int64_t v) { attn_dim_ = v; return *this; }  // A (additive, concat)
-  ModelOptions& window(int64_t v) { window_ = v; return *this; }      // D (local-p)
-  int64_t embed() const { return embed_; }
-  int64_t hidden() const { return hidden_; }
-  const std::string& score() const { return score_; }
-  int64_t attn_dim() const { return attn_dim_; }
-  int64_t window() const { return window_; }
-
- private:
-  int64_t embed_ = 32, hidden_ = 64, attn_dim_ = 64, window_ = 8;
-  std::string score_ = "additive";
+  HEED_ARG(int64_t, embed) = 32;     // E
+  HEED_ARG(int64_t, hidden) = 64;    // H per direction; Hd = 2H
+  HEED_ARG(std::string, score) = "additive";
+  HEED_ARG(int64_t, attn_dim) = 64;  // A (additive, concat)
+  HEED_ARG(int64_t, window) = 8;     // D (local-p)
 };
 
 inline bool known_score(const std::string& s) {

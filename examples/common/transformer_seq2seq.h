@@ -46,22 +46,12 @@ namespace seq2seq {
 
 class TransformerOptions {
  public:
-  TransformerOptions& d_model(int64_t v) { d_model_ = v; return *this; }                  // E
-  TransformerOptions& nhead(int64_t v) { nhead_ = v; return *this; }                      // H
-  TransformerOptions& encoder_layers(int64_t v) { encoder_layers_ = v; return *this; }
-  TransformerOptions& decoder_layers(int64_t v) { decoder_layers_ = v; return *this; }
-  TransformerOptions& dim_feedforward(int64_t v) { dim_feedforward_ = v; return *this; }  // F
-  TransformerOptions& dropout(double p) { dropout_ = p; return *this; }
-  int64_t d_model() const { return d_model_; }
-  int64_t nhead() const { return nhead_; }
-  int64_t encoder_layers() const { return encoder_layers_; }
-  int64_t decoder_layers() const { return decoder_layers_; }
-  int64_t dim_feedforward() const { return dim_feedforward_; }
-  double dropout() const { return dropout_; }
-
- private:
-  int64_t d_model_ = 64, nhead_ = 4, encoder_layers_ = 2, decoder_layers_ = 2, dim_feedforward_ = 256;
-  double dropout_ = 0.1;
+  HEED_ARG(int64_t, d_model) = 64;  // E
+  HEED_ARG(int64_t, nhead) = 4;     // H
+  HEED_ARG(int64_t, encoder_layers) = 2;
+  HEED_ARG(int64_t, decoder_layers) = 2;
+  HEED_ARG(int64_t, dim_feedforward) = 256;  // F
+  HEED_ARG(double, dropout) = 0.1;
 };
 
 // What decoding carries from one output token to the next, one row per sentence or per

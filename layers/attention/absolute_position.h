@@ -40,18 +40,9 @@ Tensor sinusoidal_table(int64_t max_len, int64_t d_model);
 class SinusoidalPositionalEncodingOptions {
  public:
   SinusoidalPositionalEncodingOptions(int64_t d_model) : d_model_(d_model) {}  // implicit
-  SinusoidalPositionalEncodingOptions& d_model(int64_t v) { d_model_ = v; return *this; }
-  SinusoidalPositionalEncodingOptions& max_len(int64_t v) { max_len_ = v; return *this; }
-  // Dropout on the sum, as the paper (P_drop = 0.1); 0 by default.
-  SinusoidalPositionalEncodingOptions& dropout(double p) { dropout_ = p; return *this; }
-  int64_t d_model() const { return d_model_; }
-  int64_t max_len() const { return max_len_; }
-  double dropout() const { return dropout_; }
-
- private:
-  int64_t d_model_;
-  int64_t max_len_ = 5000;
-  double dropout_ = 0;
+  HEED_ARG(int64_t, d_model);
+  HEED_ARG(int64_t, max_len) = 5000;
+  HEED_ARG(double, dropout) = 0;  // on the sum, as the paper (P_drop = 0.1)
 };
 
 class SinusoidalPositionalEncoding : public Module {

@@ -65,21 +65,11 @@ class AdditiveAttentionOptions {
  public:
   AdditiveAttentionOptions(int64_t query_dim, int64_t key_dim, int64_t attn_dim)
       : query_dim_(query_dim), key_dim_(key_dim), attn_dim_(attn_dim) {}
-  AdditiveAttentionOptions& query_dim(int64_t v) { query_dim_ = v; return *this; }  // Dq
-  AdditiveAttentionOptions& key_dim(int64_t v) { key_dim_ = v; return *this; }      // Dk
-  AdditiveAttentionOptions& attn_dim(int64_t v) { attn_dim_ = v; return *this; }    // A
-  AdditiveAttentionOptions& bias(bool on) { bias_ = on; return *this; }             // b
-  AdditiveAttentionOptions& dropout(double p) { dropout_ = p; return *this; }       // on alpha
-  int64_t query_dim() const { return query_dim_; }
-  int64_t key_dim() const { return key_dim_; }
-  int64_t attn_dim() const { return attn_dim_; }
-  bool bias() const { return bias_; }
-  double dropout() const { return dropout_; }
-
- private:
-  int64_t query_dim_, key_dim_, attn_dim_;
-  bool bias_ = true;
-  double dropout_ = 0;
+  HEED_ARG(int64_t, query_dim);   // Dq
+  HEED_ARG(int64_t, key_dim);     // Dk
+  HEED_ARG(int64_t, attn_dim);    // A
+  HEED_ARG(bool, bias) = true;    // b
+  HEED_ARG(double, dropout) = 0;  // on alpha
 };
 
 class AdditiveAttention : public Module {

@@ -18,23 +18,11 @@ namespace heed::nn {
 class ChunkedAttentionOptions {
  public:
   explicit ChunkedAttentionOptions(int64_t chunk_size) : chunk_size_(chunk_size) {}
-  ChunkedAttentionOptions& chunk_size(int64_t c) { chunk_size_ = c; return *this; }  // C
-  ChunkedAttentionOptions& causal(bool on) { causal_ = on; return *this; }  // always causal
-  ChunkedAttentionOptions& dropout(double p) { dropout_ = p; return *this; }  // on alpha
-  ChunkedAttentionOptions& scale(double s) { scale_ = s; return *this; }  // replaces 1/sqrt(Dk)
-  ChunkedAttentionOptions& recompute(bool on) { recompute_ = on; return *this; }  // checkpoint chunks
-  int64_t chunk_size() const { return chunk_size_; }
-  bool causal() const { return causal_; }
-  double dropout() const { return dropout_; }
-  std::optional<double> scale() const { return scale_; }
-  bool recompute() const { return recompute_; }
-
- private:
-  int64_t chunk_size_;
-  bool causal_ = false;
-  double dropout_ = 0;
-  std::optional<double> scale_;
-  bool recompute_ = false;
+  HEED_ARG(int64_t, chunk_size);               // C
+  HEED_ARG(bool, causal) = false;              // always causal
+  HEED_ARG(double, dropout) = 0;               // on alpha
+  HEED_ARG(std::optional<double>, scale);      // replaces 1/sqrt(Dk)
+  HEED_ARG(bool, recompute) = false;           // checkpoint chunks
 };
 
 class ChunkedAttention : public Module {

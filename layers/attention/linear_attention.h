@@ -34,16 +34,10 @@ class LinearAttentionOptions {
  public:
   LinearAttentionOptions(int64_t embed_dim, int64_t num_heads = 1)
       : embed_dim_(embed_dim), num_heads_(num_heads) {}
-  LinearAttentionOptions& bias(bool on) { bias_ = on; return *this; }      // in all four projections
-  LinearAttentionOptions& causal(bool on) { causal_ = on; return *this; }  // always causal
-  int64_t embed_dim() const { return embed_dim_; }
-  int64_t num_heads() const { return num_heads_; }
-  bool bias() const { return bias_; }
-  bool causal() const { return causal_; }
-
- private:
-  int64_t embed_dim_, num_heads_;
-  bool bias_ = true, causal_ = false;
+  HEED_ARG(int64_t, embed_dim);
+  HEED_ARG(int64_t, num_heads);
+  HEED_ARG(bool, bias) = true;     // in all four projections
+  HEED_ARG(bool, causal) = false;  // always causal
 };
 
 class LinearAttention : public Module {

@@ -23,6 +23,7 @@ LocalAttention::LocalAttention(const LocalAttentionOptions& opts) : options(opts
   HEED_CHECK(m == "local-m" || m == "local-p", kOp, "mode must be 'local-m' or 'local-p'; got '", m, "'");
   HEED_CHECK(options.window() >= (m == "local-p" ? 1 : 0), kOp, "window (the half-width D) must be >= ",
              m == "local-p" ? "1 for local-p (sigma = D/2)" : "0", "; got ", options.window());
+  if (options.predict_dim() <= 0) options.predict_dim(options.query_dim());  // its default, Dq
   HEED_CHECK(options.predict_dim() > 0, kOp, "predict_dim must be > 0; got ", options.predict_dim());
   HEED_CHECK(options.dropout() >= 0 && options.dropout() < 1, kOp,
              "dropout must be in [0, 1); got ", options.dropout());

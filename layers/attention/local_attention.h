@@ -41,30 +41,15 @@ namespace heed::nn {
 class LocalAttentionOptions {
  public:
   LocalAttentionOptions(int64_t query_dim, int64_t key_dim) : query_dim_(query_dim), key_dim_(key_dim) {}
-  LocalAttentionOptions& query_dim(int64_t v) { query_dim_ = v; return *this; }  // Dq
-  LocalAttentionOptions& key_dim(int64_t v) { key_dim_ = v; return *this; }      // Dk
+  HEED_ARG(int64_t, query_dim);  // Dq
+  HEED_ARG(int64_t, key_dim);    // Dk
   // "local-p" (the default: predicted position) or "local-m" (monotonic, p_t = t)
-  LocalAttentionOptions& mode(const std::string& m) { mode_ = m; return *this; }
-  LocalAttentionOptions& window(int64_t d) { window_ = d; return *this; }       // D, half-width
+  HEED_ARG(std::string, mode) = "local-p";
+  HEED_ARG(int64_t, window) = 10;  // D, half-width; Luong et al. use D = 10
   // the base Luong score: "general" (the default), "dot" (needs Dq == Dk) or "concat"
-  LocalAttentionOptions& score(const std::string& s) { score_ = s; return *this; }
-  LocalAttentionOptions& predict_dim(int64_t p) { predict_dim_ = p; return *this; }  // P; 0 = Dq
-  LocalAttentionOptions& dropout(double p) { dropout_ = p; return *this; }           // on alpha
-  int64_t query_dim() const { return query_dim_; }
-  int64_t key_dim() const { return key_dim_; }
-  const std::string& mode() const { return mode_; }
-  int64_t window() const { return window_; }
-  const std::string& score() const { return score_; }
-  int64_t predict_dim() const { return predict_dim_ > 0 ? predict_dim_ : query_dim_; }
-  double dropout() const { return dropout_; }
-
- private:
-  int64_t query_dim_, key_dim_;
-  std::string mode_ = "local-p";
-  int64_t window_ = 10;  // Luong et al. use D = 10
-  std::string score_ = "general";
-  int64_t predict_dim_ = 0;
-  double dropout_ = 0;
+  HEED_ARG(std::string, score) = "general";
+  HEED_ARG(int64_t, predict_dim) = 0;  // P; 0 = Dq (nn::LocalAttention's options hold P)
+  HEED_ARG(double, dropout) = 0;       // on alpha
 };
 
 class LocalAttention : public Module {

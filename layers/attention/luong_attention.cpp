@@ -28,6 +28,7 @@ LuongAttention::LuongAttention(const LuongAttentionOptions& opts) : options(opts
              Dq, " and ", Dk);
   HEED_CHECK(r == 0 || (r > 0 && s == "general"), kOp,
              "rank must be 0, or > 0 with the 'general' score; got rank ", r, " with '", s, "'");
+  if (options.attn_dim() <= 0) options.attn_dim(Dq);  // its default: the module holds the size
   HEED_CHECK(options.attn_dim() > 0, kOp, "attn_dim must be > 0; got ", options.attn_dim());
   HEED_CHECK(options.dropout() >= 0 && options.dropout() < 1, kOp,
              "dropout must be in [0, 1); got ", options.dropout());

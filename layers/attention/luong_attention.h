@@ -50,25 +50,13 @@ namespace heed::nn {
 class LuongAttentionOptions {
  public:
   LuongAttentionOptions(int64_t query_dim, int64_t key_dim) : query_dim_(query_dim), key_dim_(key_dim) {}
-  LuongAttentionOptions& query_dim(int64_t v) { query_dim_ = v; return *this; }  // Dq
-  LuongAttentionOptions& key_dim(int64_t v) { key_dim_ = v; return *this; }      // Dk
+  HEED_ARG(int64_t, query_dim);  // Dq
+  HEED_ARG(int64_t, key_dim);    // Dk
   // "dot", "general" (the default) or "concat"
-  LuongAttentionOptions& score(const std::string& s) { score_ = s; return *this; }
-  LuongAttentionOptions& rank(int64_t r) { rank_ = r; return *this; }           // general only; 0 = full W_a
-  LuongAttentionOptions& attn_dim(int64_t a) { attn_dim_ = a; return *this; }   // concat only; 0 = Dq
-  LuongAttentionOptions& dropout(double p) { dropout_ = p; return *this; }      // on alpha
-  int64_t query_dim() const { return query_dim_; }
-  int64_t key_dim() const { return key_dim_; }
-  const std::string& score() const { return score_; }
-  int64_t rank() const { return rank_; }
-  int64_t attn_dim() const { return attn_dim_ > 0 ? attn_dim_ : query_dim_; }
-  double dropout() const { return dropout_; }
-
- private:
-  int64_t query_dim_, key_dim_;
-  std::string score_ = "general";
-  int64_t rank_ = 0, attn_dim_ = 0;
-  double dropout_ = 0;
+  HEED_ARG(std::string, score) = "general";
+  HEED_ARG(int64_t, rank) = 0;      // general only; 0 = full W_a
+  HEED_ARG(int64_t, attn_dim) = 0;  // concat only; 0 = Dq (nn::LuongAttention's options hold Dq)
+  HEED_ARG(double, dropout) = 0;    // on alpha
 };
 
 class LuongAttention : public Module {
@@ -102,15 +90,9 @@ class LuongCombineOptions {
  public:
   LuongCombineOptions(int64_t context_dim, int64_t query_dim, int64_t out_dim)
       : context_dim_(context_dim), query_dim_(query_dim), out_dim_(out_dim) {}
-  LuongCombineOptions& context_dim(int64_t v) { context_dim_ = v; return *this; }  // Dv
-  LuongCombineOptions& query_dim(int64_t v) { query_dim_ = v; return *this; }      // Dq
-  LuongCombineOptions& out_dim(int64_t v) { out_dim_ = v; return *this; }          // Do
-  int64_t context_dim() const { return context_dim_; }
-  int64_t query_dim() const { return query_dim_; }
-  int64_t out_dim() const { return out_dim_; }
-
- private:
-  int64_t context_dim_, query_dim_, out_dim_;
+  HEED_ARG(int64_t, context_dim);  // Dv
+  HEED_ARG(int64_t, query_dim);    // Dq
+  HEED_ARG(int64_t, out_dim);      // Do
 };
 
 // h~_t = tanh(W_c [c_t; s_t]), Luong's attentional hidden state (no bias, as in the paper).

@@ -62,9 +62,14 @@ Projected project(const MultiheadAttention& mha, const Tensor& query, const Tens
 MultiheadAttention::MultiheadAttention(const MultiheadAttentionOptions& opts) : options(opts) {
   const int64_t E = options.embed_dim(), H = options.num_heads();
   HEED_CHECK(E > 0 && H > 0, kOp, "embed_dim and num_heads must be > 0, got ", E, " and ", H);
-  HEED_CHECK(E % H == 0 || (!options.default_head_dim_k() && !options.default_head_dim_v()), kOp,
+  HEED_CHECK(E % H == 0 || (options.head_dim_k() > 0 && options.head_dim_v() > 0), kOp,
              "embed_dim ", E, " is not divisible by num_heads ", H,
              " (or set head_dim_k and head_dim_v explicitly)");
+  // A size <= 0 stands for its default; the options this module holds name the sizes it has.
+  if (options.kdim() <= 0) options.kdim(E);
+  if (options.vdim() <= 0) options.vdim(E);
+  if (options.head_dim_k() <= 0) options.head_dim_k(E / H);
+  if (options.head_dim_v() <= 0) options.head_dim_v(E / H);
   HEED_CHECK(options.dropout() >= 0 && options.dropout() < 1, kOp,
              "dropout must be in [0, 1), got ", options.dropout());
   const int64_t dk = options.head_dim_k(), dv = options.head_dim_v();
@@ -266,8 +271,8 @@ std::string MultiheadAttention::repr() const {
   if (!o.bias()) s += ", bias=False";
   if (o.kdim() != o.embed_dim()) s += ", kdim=" + std::to_string(o.kdim());
   if (o.vdim() != o.embed_dim()) s += ", vdim=" + std::to_string(o.vdim());
-  if (!o.default_head_dim_k()) s += ", head_dim_k=" + std::to_string(o.head_dim_k());
-  if (!o.default_head_dim_v()) s += ", head_dim_v=" + std::to_string(o.head_dim_v());
+  if (o.num_heads() * o.head_dim_k() != o.embed_dim()) s += ", head_dim_k=" + std::to_string(o.head_dim_k());
+  if (o.num_heads() * o.head_dim_v() != o.embed_dim()) s += ", head_dim_v=" + std::to_string(o.head_dim_v());
   return s + ")";
 }
 

@@ -79,36 +79,20 @@ namespace heed::nn {
 class MultiheadAttentionOptions {
  public:
   MultiheadAttentionOptions(int64_t embed_dim, int64_t num_heads)
-      : embed_dim_(embed_dim), num_heads_(num_heads) {}
-  MultiheadAttentionOptions& dropout(double p) { dropout_ = p; return *this; }
-  MultiheadAttentionOptions& bias(bool on) { bias_ = on; return *this; }
-  MultiheadAttentionOptions& kdim(int64_t d) { kdim_ = d; return *this; }      // key input width
-  MultiheadAttentionOptions& vdim(int64_t d) { vdim_ = d; return *this; }      // value input width
-  MultiheadAttentionOptions& head_dim_k(int64_t d) { dk_ = d; return *this; }  // per-head d_k
-  MultiheadAttentionOptions& head_dim_v(int64_t d) { dv_ = d; return *this; }  // per-head d_v
+      : embed_dim_(embed_dim), num_heads_(num_heads), kdim_(embed_dim), vdim_(embed_dim) {}
+  HEED_ARG(int64_t, embed_dim);
+  HEED_ARG(int64_t, num_heads);
+  HEED_ARG(double, dropout) = 0;
+  HEED_ARG(bool, bias) = true;
+  HEED_ARG(int64_t, kdim);            // key input width; embed_dim unless set (0 = embed_dim)
+  HEED_ARG(int64_t, vdim);            // value input width; likewise
+  HEED_ARG(int64_t, head_dim_k) = 0;  // per-head d_k; 0 = embed_dim / num_heads
+  HEED_ARG(int64_t, head_dim_v) = 0;  // per-head d_v; 0 = embed_dim / num_heads
   // Block-sparse attention: heads see only the layout's kept blocks (autograd/attention/block_layout.h,
   // shared or one grid per head); the fast path computes only those, the composed path
   // masks the dense scores with layout.pattern().
-  MultiheadAttentionOptions& block_layout(const BlockLayout& l) { layout_ = l; return *this; }
-  int64_t embed_dim() const { return embed_dim_; }
-  int64_t num_heads() const { return num_heads_; }
-  double dropout() const { return dropout_; }
-  bool bias() const { return bias_; }
-  const BlockLayout& block_layout() const { return layout_; }
-  int64_t kdim() const { return kdim_ > 0 ? kdim_ : embed_dim_; }
-  int64_t vdim() const { return vdim_ > 0 ? vdim_ : embed_dim_; }
-  int64_t head_dim_k() const { return dk_ > 0 ? dk_ : embed_dim_ / num_heads_; }
-  int64_t head_dim_v() const { return dv_ > 0 ? dv_ : embed_dim_ / num_heads_; }
-  // True when d_k / d_v were left to default to embed_dim / num_heads.
-  bool default_head_dim_k() const { return dk_ <= 0; }
-  bool default_head_dim_v() const { return dv_ <= 0; }
-
- private:
-  int64_t embed_dim_, num_heads_;
-  double dropout_ = 0;
-  bool bias_ = true;
-  int64_t kdim_ = 0, vdim_ = 0, dk_ = 0, dv_ = 0;
-  BlockLayout layout_;
+  HEED_ARG(BlockLayout, block_layout);
+  // nn::MultiheadAttention's options hold every 0 above resolved to the size it stands for.
 };
 
 struct AttentionOutput {

@@ -51,13 +51,13 @@ RelativeSelfAttention::RelativeSelfAttention(const RelativeSelfAttentionOptions&
   v_proj = register_module("v_proj", std::make_shared<Linear>(proj));
   out_proj = register_module("out_proj", std::make_shared<Linear>(proj));
   relative = register_module("relative", std::make_shared<RelativePositionEmbedding>(
-                                             options.max_relative_position(), options.head_dim()));
+                                             options.max_relative_position(), E / H));
 }
 
 AttentionOutput RelativeSelfAttention::forward(const Tensor& x, const AttentionMask& mask,
                                                bool average_attn_weights) {
   const char* op = "RelativeSelfAttention";
-  const int64_t E = options.embed_dim(), H = options.num_heads(), d = options.head_dim();
+  const int64_t E = options.embed_dim(), H = options.num_heads(), d = E / H;
   HEED_CHECK(x.dim() == 3 && x.size(2) == E, op, "x must be (B, T, ", E, "); got ", x.shape());
   const int64_t B = x.size(0), T = x.size(1);
   auto split_heads = [&](const Tensor& t) {  // (B, T, E) -> (B, H, T, d)

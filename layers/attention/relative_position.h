@@ -63,20 +63,12 @@ class RelativePositionEmbedding : public Module {
 class RelativeSelfAttentionOptions {
  public:
   RelativeSelfAttentionOptions(int64_t embed_dim, int64_t num_heads, int64_t max_relative_position)
-      : embed_dim_(embed_dim), num_heads_(num_heads), k_(max_relative_position) {}
-  RelativeSelfAttentionOptions& dropout(double p) { dropout_ = p; return *this; }
-  RelativeSelfAttentionOptions& bias(bool on) { bias_ = on; return *this; }
-  int64_t embed_dim() const { return embed_dim_; }
-  int64_t num_heads() const { return num_heads_; }
-  int64_t max_relative_position() const { return k_; }
-  int64_t head_dim() const { return embed_dim_ / num_heads_; }
-  double dropout() const { return dropout_; }
-  bool bias() const { return bias_; }
-
- private:
-  int64_t embed_dim_, num_heads_, k_;
-  double dropout_ = 0;
-  bool bias_ = true;
+      : embed_dim_(embed_dim), num_heads_(num_heads), max_relative_position_(max_relative_position) {}
+  HEED_ARG(int64_t, embed_dim);
+  HEED_ARG(int64_t, num_heads);              // each head is embed_dim / num_heads wide
+  HEED_ARG(int64_t, max_relative_position);  // k
+  HEED_ARG(double, dropout) = 0;
+  HEED_ARG(bool, bias) = true;
 };
 
 // Multi-head self-attention with Shaw et al.'s relative positions (num_heads = 1: one head).

@@ -40,17 +40,9 @@ Tensor apply_rotary(const Tensor& x, int64_t positions_offset = 0, double base =
 class RotaryEmbeddingOptions {
  public:
   RotaryEmbeddingOptions(int64_t dim) : dim_(dim) {}  // implicit, so RotaryEmbedding(64) reads well
-  RotaryEmbeddingOptions& dim(int64_t v) { dim_ = v; return *this; }
-  RotaryEmbeddingOptions& base(double v) { base_ = v; return *this; }
-  RotaryEmbeddingOptions& half_split(bool on) { half_split_ = on; return *this; }
-  int64_t dim() const { return dim_; }
-  double base() const { return base_; }
-  bool half_split() const { return half_split_; }
-
- private:
-  int64_t dim_;
-  double base_ = 10000;
-  bool half_split_ = false;
+  HEED_ARG(int64_t, dim);
+  HEED_ARG(double, base) = 10000;
+  HEED_ARG(bool, half_split) = false;
 };
 
 class RotaryEmbedding : public Module {

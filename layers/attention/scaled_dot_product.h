@@ -17,18 +17,9 @@ namespace heed::nn {
 
 class ScaledDotProductAttentionOptions {
  public:
-  ScaledDotProductAttentionOptions() = default;
-  ScaledDotProductAttentionOptions& dropout(double p) { dropout_ = p; return *this; }  // on alpha
-  ScaledDotProductAttentionOptions& scale(double s) { scale_ = s; return *this; }  // replaces 1/sqrt(Dk)
-  ScaledDotProductAttentionOptions& causal(bool on) { causal_ = on; return *this; }  // always causal
-  double dropout() const { return dropout_; }
-  std::optional<double> scale() const { return scale_; }
-  bool causal() const { return causal_; }
-
- private:
-  double dropout_ = 0;
-  std::optional<double> scale_;
-  bool causal_ = false;
+  HEED_ARG(double, dropout) = 0;           // on alpha
+  HEED_ARG(std::optional<double>, scale);  // replaces 1/sqrt(Dk)
+  HEED_ARG(bool, causal) = false;          // always causal
 };
 
 class ScaledDotProductAttention : public Module {

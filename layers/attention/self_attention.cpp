@@ -12,6 +12,8 @@ SelfAttention::SelfAttention(const SelfAttentionOptions& opts) : options(opts) {
   HEED_CHECK(options.dropout() >= 0 && options.dropout() < 1, "SelfAttention",
              "dropout must be in [0, 1), got ", options.dropout());
   const int64_t d = options.d_model();
+  if (options.d_k() <= 0) options.d_k(d);  // the options this module holds name its sizes
+  if (options.d_v() <= 0) options.d_v(d);
   W_q = register_module("W_q", std::make_shared<Linear>(LinearOptions(d, options.d_k()).bias(options.bias())));
   W_k = register_module("W_k", std::make_shared<Linear>(LinearOptions(d, options.d_k()).bias(options.bias())));
   W_v = register_module("W_v", std::make_shared<Linear>(LinearOptions(d, options.d_v()).bias(options.bias())));

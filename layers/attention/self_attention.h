@@ -32,20 +32,11 @@ namespace heed::nn {
 class SelfAttentionOptions {
  public:
   SelfAttentionOptions(int64_t d_model) : d_model_(d_model) {}  // implicit, as libtorch's
-  SelfAttentionOptions& d_k(int64_t d) { d_k_ = d; return *this; }
-  SelfAttentionOptions& d_v(int64_t d) { d_v_ = d; return *this; }
-  SelfAttentionOptions& bias(bool on) { bias_ = on; return *this; }
-  SelfAttentionOptions& dropout(double p) { dropout_ = p; return *this; }  // on the weights
-  int64_t d_model() const { return d_model_; }
-  int64_t d_k() const { return d_k_ > 0 ? d_k_ : d_model_; }
-  int64_t d_v() const { return d_v_ > 0 ? d_v_ : d_model_; }
-  bool bias() const { return bias_; }
-  double dropout() const { return dropout_; }
-
- private:
-  int64_t d_model_, d_k_ = 0, d_v_ = 0;
-  bool bias_ = true;
-  double dropout_ = 0;
+  HEED_ARG(int64_t, d_model);
+  HEED_ARG(int64_t, d_k) = 0;  // 0 = d_model (nn::SelfAttention's options hold d_model)
+  HEED_ARG(int64_t, d_v) = 0;  // likewise
+  HEED_ARG(bool, bias) = true;
+  HEED_ARG(double, dropout) = 0;  // on the weights
 };
 
 class SelfAttention : public Module {

@@ -19,23 +19,11 @@ namespace heed::nn {
 class SlidingWindowAttentionOptions {
  public:
   explicit SlidingWindowAttentionOptions(int64_t window) : window_(window) {}
-  SlidingWindowAttentionOptions& window(int64_t w) { window_ = w; return *this; }
-  SlidingWindowAttentionOptions& causal(bool on) { causal_ = on; return *this; }
-  SlidingWindowAttentionOptions& dropout(double p) { dropout_ = p; return *this; }  // on alpha
-  SlidingWindowAttentionOptions& scale(double s) { scale_ = s; return *this; }  // replaces 1/sqrt(Dk)
-  SlidingWindowAttentionOptions& block(int64_t b) { block_ = b; return *this; }  // 0 = auto
-  int64_t window() const { return window_; }
-  bool causal() const { return causal_; }
-  double dropout() const { return dropout_; }
-  std::optional<double> scale() const { return scale_; }
-  int64_t block() const { return block_; }
-
- private:
-  int64_t window_;
-  bool causal_ = false;
-  double dropout_ = 0;
-  std::optional<double> scale_;
-  int64_t block_ = 0;
+  HEED_ARG(int64_t, window);
+  HEED_ARG(bool, causal) = false;
+  HEED_ARG(double, dropout) = 0;           // on alpha
+  HEED_ARG(std::optional<double>, scale);  // replaces 1/sqrt(Dk)
+  HEED_ARG(int64_t, block) = 0;            // 0 = auto
 };
 
 class SlidingWindowAttention : public Module {

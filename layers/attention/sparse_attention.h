@@ -24,23 +24,11 @@ class SparseAttentionOptions {
  public:
   explicit SparseAttentionOptions(const Tensor& pattern) : pattern_(pattern) {}
   explicit SparseAttentionOptions(const BlockLayout& layout) : layout_(layout) {}
-  SparseAttentionOptions& pattern(const Tensor& p) { pattern_ = p; return *this; }
-  SparseAttentionOptions& layout(const BlockLayout& l) { layout_ = l; return *this; }  // wins
-  SparseAttentionOptions& causal(bool on) { causal_ = on; return *this; }  // always also causal
-  SparseAttentionOptions& dropout(double p) { dropout_ = p; return *this; }  // on alpha
-  SparseAttentionOptions& scale(double s) { scale_ = s; return *this; }  // replaces 1/sqrt(Dk)
-  const Tensor& pattern() const { return pattern_; }
-  const BlockLayout& layout() const { return layout_; }
-  bool causal() const { return causal_; }
-  double dropout() const { return dropout_; }
-  std::optional<double> scale() const { return scale_; }
-
- private:
-  Tensor pattern_;
-  BlockLayout layout_;
-  bool causal_ = false;
-  double dropout_ = 0;
-  std::optional<double> scale_;
+  HEED_ARG(Tensor, pattern);
+  HEED_ARG(BlockLayout, layout);           // wins over pattern
+  HEED_ARG(bool, causal) = false;          // always also causal
+  HEED_ARG(double, dropout) = 0;           // on alpha
+  HEED_ARG(std::optional<double>, scale);  // replaces 1/sqrt(Dk)
 };
 
 class SparseAttention : public Module {
