@@ -30,7 +30,7 @@ test: $(BUILD)/tests_f32 $(BUILD)/tests_f64 $(SMOKE_EXAMPLES:%=$(BUILD)/examples
 # given to each test file with -include, so the test files skip parsing it; main.cpp defines
 # doctest's runner before its include, so it has its own rule.
 # Each test file includes the other heed headers it uses by name, not the umbrella, and -MMD
-# records them: touching layers/multihead_attention.h recompiles the tests that include it
+# records them: touching layers/attention/multihead_attention.h recompiles the tests that include it
 # (and the library files that do), not all of them. A header in helpers.h, above all
 # core/tensor.h, still recompiles every test.
 # Test files compile at -O1 (TEST_CXXFLAGS): they are glue around library calls, which -O3

@@ -70,19 +70,6 @@
 
 namespace heed {
 
-// TODO(issue 32): the names below were heed::nn's when this file was written; they are heed::
-// names now (autograd/attention/README.md). Drop their nn:: prefixes in this file, then this block.
-namespace nn {
-using heed::AttentionMask;
-using heed::BlockLayout;
-using heed::attend;
-using heed::attention_scale;
-using heed::causal_last_key;
-using heed::check_mask;
-using heed::check_qkv;
-using heed::real_key;
-}  // namespace nn
-
 namespace {
 
 constexpr const char* kOp = "flash_attention";
@@ -117,7 +104,7 @@ struct Geometry : Sizes {
   HeadLayout q, k, v, o;        // where each operand's heads live (dO as O, dq as q, ...)
   int64_t Br, Bc;               // tile rows (queries), tile columns (keys)
   real scale;
-  bool causal;                  // query r sees key c when c <= nn::causal_last_key(r, Tq, Tk)
+  bool causal;                  // query r sees key c when c <= causal_last_key(r, Tq, Tk)
   const real* pad = nullptr;    // key padding (B, Tk), or null
   const real* mask = nullptr;   // full mask, or null, element (b, h, r, c) at
   int64_t mb = 0, mh = 0, mr = 0, mc = 0;  // b*mb + h*mh + r*mr + c*mc (0 on broadcast dims)
@@ -133,7 +120,7 @@ struct Geometry : Sizes {
   bool replays_skipped() const { return causal && !blocks.defined(); }
   bool skipped(int64_t i, int64_t j) const {
     const int64_t last_row = std::min(Tq, (i + 1) * Br) - 1;
-    return causal && j * Bc > nn::causal_last_key(last_row, Tq, Tk);
+    return causal && j * Bc > causal_last_key(last_row, Tq, Tk);
   }
   // The key blocks query block i of head bh meets: all, or the layout's kept ones, up to
   // the first skipped one.
@@ -184,7 +171,7 @@ Tile tile(const Geometry& g, int64_t bh, int64_t i, int64_t j) {
 // tiles, about half the exps).
 int64_t causal_cols(const Geometry& g, const Tile& t, int64_t r) {
   if (!g.causal) return t.bc;
-  return std::clamp<int64_t>(nn::causal_last_key(t.i0 + r, g.Tq, g.Tk) - t.j0 + 1, 0, t.bc);
+  return std::clamp<int64_t>(causal_last_key(t.i0 + r, g.Tq, g.Tk) - t.j0 + 1, 0, t.bc);
 }
 
 // Key block j of one head as the tile products read it, packed for heed's register kernel
@@ -232,7 +219,7 @@ void hide(const Geometry& g, const Tile& t, int64_t r, real* s, real value) {
   if (g.pad) {
     const real* pad = g.pad + t.b * g.Tk + t.j0;
     for (int64_t c = 0; c < t.bc; ++c)
-      if (!nn::real_key(pad, c)) s[c] = value;
+      if (!real_key(pad, c)) s[c] = value;
   }
   if (g.mask) {
     const real* mrow = g.mask + t.b * g.mb + t.h * g.mh + (t.i0 + r) * g.mr + t.j0 * g.mc;
@@ -447,7 +434,7 @@ void dkv_block(const Geometry& g, int64_t bh, int64_t j, const Operands& x, cons
 
 // The sizes, scale, tiles and masks of a call whose scores are `scores` = (B, H, Tq, Tk)
 // (or (B, Tq, Tk) when `heads` is false); the caller sets the layouts.
-Geometry geometry(const char* op, const Sizes& sizes, bool heads, const nn::AttentionMask& m,
+Geometry geometry(const char* op, const Sizes& sizes, bool heads, const AttentionMask& m,
                   double scale, const FlashOptions& options) {
   HEED_CHECK(options.rows() >= 1 && options.cols() >= 1, op, "tile sizes must be >= 1, got ",
              options.rows(), " x ", options.cols());
@@ -469,7 +456,7 @@ Geometry geometry(const char* op, const Sizes& sizes, bool heads, const nn::Atte
   g.scale = D == 0 ? real(1) : real(scale);
   g.causal = m.is_causal();
   Shape s = heads ? Shape{B, H, Tq, Tk} : Shape{B, Tq, Tk};  // the scores
-  nn::check_mask(op, s, m);
+  check_mask(op, s, m);
   if (m.key_padding().defined()) g.pad = m.key_padding().data();
   if (m.mask().defined()) {  // strides of the mask broadcast to s, right-aligned
     s = broadcast_strides(m.mask().shape(), s);
@@ -489,7 +476,7 @@ Geometry geometry(const char* op, const Sizes& sizes, bool heads, const nn::Atte
 // The first key whose tile row r's query block skips (Tk when none is skipped).
 int64_t skipped_from(const Geometry& g, int64_t r) {
   if (!g.causal) return g.Tk;
-  const int64_t last = nn::causal_last_key(std::min(g.Tq, (r / g.Br + 1) * g.Br) - 1, g.Tq, g.Tk);
+  const int64_t last = causal_last_key(std::min(g.Tq, (r / g.Br + 1) * g.Br) - 1, g.Tq, g.Tk);
   return last < 0 ? 0 : std::min(g.Tk, (last / g.Bc + 1) * g.Bc);
 }
 
@@ -630,7 +617,7 @@ void backward_all(const Geometry& g, FlashBackward schedule, Operands x) {
 // dK and dV written straight into its columns, with no gather or scatter ({0, 1, 1}: q
 // and one packed (B, Tk, 2E) [K | V]).
 Tensor attend_tiled(const char* op, const Geometry& g, const std::vector<Tensor>& inputs,
-                    std::array<int, 3> from, Tensor out, const nn::AttentionMask& mask,
+                    std::array<int, 3> from, Tensor out, const AttentionMask& mask,
                     FlashBackward schedule) {
   Tensor lse = empty(Shape{g.B, g.H, g.Tq});  // L
   Operands x;
@@ -664,19 +651,19 @@ Tensor attend_tiled(const char* op, const Geometry& g, const std::vector<Tensor>
 }  // namespace
 
 Tensor flash_attention(const Tensor& q, const Tensor& k, const Tensor& v,
-                       const nn::AttentionMask& mask, std::optional<double> scale,
+                       const AttentionMask& mask, std::optional<double> scale,
                        const FlashOptions& options) {
   return detail::flash_attention_named(kOp, q, k, v, mask, scale, options);
 }
 
 Tensor detail::flash_attention_named(const char* op, const Tensor& q, const Tensor& k,
-                                     const Tensor& v, const nn::AttentionMask& mask,
+                                     const Tensor& v, const AttentionMask& mask,
                                      std::optional<double> scale, const FlashOptions& options) {
-  nn::check_qkv(op, q, k, v);
+  check_qkv(op, q, k, v);
   const bool heads = q.dim() == 4;
   const int64_t B = q.size(0), H = heads ? q.size(1) : 1, Tq = q.size(-2), Tk = k.size(-2);
   const int64_t D = q.size(-1), Dv = v.size(-1);
-  Geometry g = geometry(op, {B, H, Tq, Tk, D, Dv}, heads, mask, nn::attention_scale(q, scale),
+  Geometry g = geometry(op, {B, H, Tq, Tk, D, Dv}, heads, mask, attention_scale(q, scale),
                         options);
   g.q = split_layout(H, Tq, D), g.k = split_layout(H, Tk, D), g.v = split_layout(H, Tk, Dv);
   g.o = split_layout(H, Tq, Dv);
@@ -686,7 +673,7 @@ Tensor detail::flash_attention_named(const char* op, const Tensor& q, const Tens
 }
 
 Tensor flash_attention_heads(const Tensor& q, const Tensor& k, const Tensor& v,
-                             int64_t num_heads, const nn::AttentionMask& mask,
+                             int64_t num_heads, const AttentionMask& mask,
                              std::optional<double> scale, const FlashOptions& options) {
   constexpr const char* op = "flash_attention_heads";
   const int64_t H = num_heads;
@@ -709,7 +696,7 @@ Tensor flash_attention_heads(const Tensor& q, const Tensor& k, const Tensor& v,
 }
 
 Tensor flash_attention_packed(const Tensor& qkv, int64_t num_heads,
-                              const nn::AttentionMask& mask, std::optional<double> scale,
+                              const AttentionMask& mask, std::optional<double> scale,
                               const FlashOptions& options) {
   constexpr const char* op = "flash_attention_packed";
   const int64_t H = num_heads;
@@ -725,7 +712,7 @@ Tensor flash_attention_packed(const Tensor& qkv, int64_t num_heads,
 }
 
 Tensor flash_attention_packed(const Tensor& q, const Tensor& kv, int64_t num_heads,
-                              const nn::AttentionMask& mask, std::optional<double> scale,
+                              const AttentionMask& mask, std::optional<double> scale,
                               const FlashOptions& options) {
   constexpr const char* op = "flash_attention_packed";
   const int64_t H = num_heads;
@@ -757,7 +744,7 @@ void check_prefix(const char* op, const Tensor& k, const Tensor& v, int64_t len)
 }  // namespace
 
 Tensor flash_attention_prefix(const Tensor& q, const Tensor& k, const Tensor& v, int64_t len,
-                              const nn::AttentionMask& mask, std::optional<double> scale,
+                              const AttentionMask& mask, std::optional<double> scale,
                               const FlashOptions& options) {
   constexpr const char* op = "flash_attention_prefix";
   check_prefix(op, k, v, len);
@@ -766,14 +753,14 @@ Tensor flash_attention_prefix(const Tensor& q, const Tensor& k, const Tensor& v,
              op, "q ", q.shape(), " is not (B, H, Tq, D) for k ", k.shape());
   const int64_t B = q.size(0), H = q.size(1), Tq = q.size(2), L = k.size(2);
   const int64_t D = q.size(3), Dv = v.size(3);
-  Geometry g = geometry(op, {B, H, Tq, len, D, Dv}, true, mask, nn::attention_scale(q, scale), options);
+  Geometry g = geometry(op, {B, H, Tq, len, D, Dv}, true, mask, attention_scale(q, scale), options);
   g.q = split_layout(H, Tq, D), g.k = split_layout(H, L, D), g.v = split_layout(H, L, Dv);
   g.o = split_layout(H, Tq, Dv);
   return attend_tiled(op, g, {q, k, v}, {0, 1, 2}, empty({B, H, Tq, Dv}), mask, options.backward());
 }
 
 Tensor flash_attention_heads_prefix(const Tensor& q, const Tensor& k, const Tensor& v,
-                                    int64_t len, const nn::AttentionMask& mask,
+                                    int64_t len, const AttentionMask& mask,
                                     std::optional<double> scale, const FlashOptions& options) {
   HEED_CHECK(k.dim() != 4 || (q.dim() == 3 && q.size(2) == k.size(1) * k.size(3)),
              "flash_attention_heads_prefix", "q ", q.shape(), " is not (B, Tq, H*D) for k ",
@@ -783,7 +770,7 @@ Tensor flash_attention_heads_prefix(const Tensor& q, const Tensor& k, const Tens
 
 Tensor detail::flash_attention_heads_prefix_at(const Tensor& q, int64_t q0, const Tensor& k,
                                                const Tensor& v, int64_t len,
-                                               const nn::AttentionMask& mask,
+                                               const AttentionMask& mask,
                                                std::optional<double> scale,
                                                const FlashOptions& options) {
   constexpr const char* op = "flash_attention_heads_prefix";
@@ -802,11 +789,11 @@ Tensor detail::flash_attention_heads_prefix_at(const Tensor& q, int64_t q0, cons
 
 // c = softmax(mask(matmul(q, k^T) * scale)) v, through the shared attention core.
 Tensor flash_attention_composed(const Tensor& q, const Tensor& k, const Tensor& v,
-                                const nn::AttentionMask& mask, std::optional<double> scale) {
-  nn::check_qkv("flash_attention_composed", q, k, v);
+                                const AttentionMask& mask, std::optional<double> scale) {
+  check_qkv("flash_attention_composed", q, k, v);
   Tensor e = matmul(q, k.transpose(-2, -1));  // (B, [H,] Tq, Tk)
-  if (q.size(-1) > 0) e = e * real(nn::attention_scale(q, scale));  // D = 0: e = 0 (geometry)
-  return nn::attend("flash_attention_composed", e, v, mask).context;
+  if (q.size(-1) > 0) e = e * real(attention_scale(q, scale));  // D = 0: e = 0 (geometry)
+  return attend("flash_attention_composed", e, v, mask).context;
 }
 
 }  // namespace heed
