@@ -13,7 +13,6 @@
 #include "../core/error.h"
 #include "../core/parallel.h"
 #include "node.h"
-#include "shape_ops.h"
 
 namespace heed {
 

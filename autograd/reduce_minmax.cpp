@@ -17,7 +17,6 @@
 #include "../core/elementwise.h"
 #include "../core/error.h"
 #include "node.h"
-#include "reduce.h"
 #include "reduce_util.h"
 
 namespace heed {

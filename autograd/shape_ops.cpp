@@ -302,4 +302,7 @@ Tensor stack(const std::vector<Tensor>& xs, int64_t dim) {
   return cat(parts, d);
 }
 
+Tensor Tensor::transpose(int64_t d0, int64_t d1) const { return heed::transpose(*this, d0, d1); }
+Tensor Tensor::permute(const std::vector<int64_t>& dims) const { return heed::permute(*this, dims); }
+
 }  // namespace heed

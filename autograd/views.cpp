@@ -4,7 +4,6 @@
 
 #include "../core/error.h"
 #include "node.h"
-#include "shape_ops.h"
 
 namespace heed {
 
@@ -75,7 +74,5 @@ Tensor Tensor::reshape(const Shape& s) const { return heed::reshape(*this, s); }
 Tensor Tensor::view(const Shape& s) const { return heed::reshape(*this, s); }
 Tensor Tensor::unsqueeze(int64_t d) const { return heed::unsqueeze(*this, d); }
 Tensor Tensor::squeeze(int64_t d) const { return heed::squeeze(*this, d); }
-Tensor Tensor::transpose(int64_t d0, int64_t d1) const { return heed::transpose(*this, d0, d1); }
-Tensor Tensor::permute(const std::vector<int64_t>& dims) const { return heed::permute(*this, dims); }
 
 }  // namespace heed

@@ -1,7 +1,10 @@
 // recurrent_base.cpp - the parameters shared by the recurrent cells and layers (recurrent_base.h).
 #include "recurrent_base.h"
 
-#include "recurrent_scan.h"
+#include <cmath>
+
+#include "../core/error.h"
+#include "init.h"
 
 namespace heed::nn::detail {
 
@@ -47,5 +50,18 @@ RecurrentBase::RecurrentBase(const char* op, int64_t gates, int64_t input_size,
 }
 
 void RecurrentBase::reset_parameters() { init_uniform(parameters(), hidden_size_); }
+
+void check_options(const char* op, int64_t input_size, int64_t hidden_size, int64_t num_layers,
+                   double dropout) {
+  HEED_CHECK(input_size > 0 && hidden_size > 0, op, "input_size and hidden_size must be > 0; got ",
+             input_size, " and ", hidden_size);
+  HEED_CHECK(num_layers >= 1, op, "num_layers must be >= 1, got ", num_layers);
+  HEED_CHECK(dropout >= 0 && dropout < 1, op, "dropout must be in [0, 1), got ", dropout);
+}
+
+void init_uniform(const std::vector<Tensor>& params, int64_t hidden_size) {
+  const double k = 1 / std::sqrt(double(hidden_size));
+  for (Tensor p : params) init::uniform_(p, -k, k);
+}
 
 }  // namespace heed::nn::detail

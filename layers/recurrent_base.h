@@ -93,4 +93,12 @@ class RecurrentBase : public Module {
   int64_t hidden_size_;
 };
 
+// ---- construction, shared by the recurrent layers and cells ----
+
+// heed::Error naming `op` unless sizes > 0, num_layers >= 1 and dropout in [0, 1).
+void check_options(const char* op, int64_t input_size, int64_t hidden_size, int64_t num_layers = 1,
+                   double dropout = 0);
+// PyTorch's RNNBase.reset_parameters: every parameter U(-k, k), k = 1/sqrt(hidden_size).
+void init_uniform(const std::vector<Tensor>& params, int64_t hidden_size);
+
 }  // namespace heed::nn::detail

@@ -177,19 +177,6 @@ std::vector<int64_t> lengths_from_mask(const char* op, const Tensor& mask, const
   return lengths;
 }
 
-void check_options(const char* op, int64_t input_size, int64_t hidden_size, int64_t num_layers,
-                   double dropout) {
-  HEED_CHECK(input_size > 0 && hidden_size > 0, op, "input_size and hidden_size must be > 0; got ",
-             input_size, " and ", hidden_size);
-  HEED_CHECK(num_layers >= 1, op, "num_layers must be >= 1, got ", num_layers);
-  HEED_CHECK(dropout >= 0 && dropout < 1, op, "dropout must be in [0, 1), got ", dropout);
-}
-
-void init_uniform(const std::vector<Tensor>& params, int64_t hidden_size) {
-  const double k = 1 / std::sqrt(double(hidden_size));
-  for (Tensor p : params) init::uniform_(p, -k, k);
-}
-
 std::string repr_args(const ScanConfig& cfg, bool bias) {
   std::string s = "(" + std::to_string(cfg.input_size) + ", " + std::to_string(cfg.hidden_size);
   if (cfg.num_layers != 1) s += ", num_layers=" + std::to_string(cfg.num_layers);

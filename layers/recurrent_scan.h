@@ -91,13 +91,8 @@ LayersOutput run_layers(const char* op, const Tensor& x, const State& s0,
 std::vector<int64_t> lengths_from_mask(const char* op, const Tensor& mask, const Tensor& x,
                                        const ScanConfig& cfg);
 
-// ---- construction, shared by the recurrent layers and cells ----
+// ---- printing ----
 
-// heed::Error naming `op` unless sizes > 0, num_layers >= 1 and dropout in [0, 1).
-void check_options(const char* op, int64_t input_size, int64_t hidden_size, int64_t num_layers = 1,
-                   double dropout = 0);
-// PyTorch's RNNBase.reset_parameters: every parameter U(-k, k), k = 1/sqrt(hidden_size).
-void init_uniform(const std::vector<Tensor>& params, int64_t hidden_size);
 // Options that differ from PyTorch's defaults, as RNNBase.extra_repr prints them:
 // "(4, 8, num_layers=2, batch_first=True, bidirectional=True)".
 std::string repr_args(const ScanConfig& cfg, bool bias);
