@@ -26,6 +26,7 @@ struct AnomalyMode {
   static void set_enabled(bool on);
 };
 
+// Not copyable (a guard); the destructor restores the previous mode on every exit path.
 class DetectAnomalyGuard {
  public:
   DetectAnomalyGuard();

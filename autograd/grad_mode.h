@@ -10,6 +10,8 @@
 
 namespace heed {
 
+// Not copyable (a guard, not a value); nothing in it throws. The destructor restores the
+// mode the constructor found, also when the scope is left by an exception.
 class NoGradGuard {
  public:
   NoGradGuard() : prev_(GradMode::enabled()) { GradMode::set_enabled(false); }

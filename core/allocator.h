@@ -49,6 +49,7 @@ void empty_cache();  // return every cached block above 1 KiB to the system (sma
 // It resets the allocator's peak on entry and, on exit, raises it back to at least what it
 // was, so scopes nest and an enclosing measurement still sees the peak inside. The counts
 // are process-wide (all threads) and in size-class bytes, as stats().
+// Not copyable (a scope); nothing in it throws.
 class PeakScope {
  public:
   PeakScope();

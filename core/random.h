@@ -13,6 +13,9 @@
 // never a torn state. Which thread gets which numbers then depends on timing, so a run that
 // must repeat draws from one thread. A loop that draws many numbers holds the lock once
 // for all of them through a Draws (randn, rand, dropout and the initialisers do).
+// Copying: RngState is a value, a snapshot independent of the generator (set_rng_state
+// copies it back in); the generator itself is global and not an object to copy. Draws
+// holds the lock and is not copyable. Nothing here throws.
 #pragma once
 #include <cstdint>
 #include <mutex>

@@ -16,6 +16,13 @@
 //   lstm = register_module("lstm", std::make_shared<LSTM>(LSTMOptions(64, 128)));
 // Modules form a tree (children are owned by their parent); nothing points upward.
 //
+// Copying a module (`nn::Linear b = *fc;`) is SHALLOW, as copying a libtorch module holder:
+// the copy shares every parameter, buffer and submodule with the original (tensors are
+// handles, children shared_ptrs), so a write to one is seen by the other; only its own
+// training flag is separate. For an independent model, build one with the same options and
+// load_state_dict(old->state_dict()), which copies the values. Exceptions: load_state_dict
+// checks everything before it writes (below); a throwing forward changes no parameter.
+//
 // A module of your own derives from Module, registers its parts and writes a forward:
 //   struct Seq2Seq : nn::Module {
 //     std::shared_ptr<nn::Embedding> emb = register_module("emb", std::make_shared<nn::Embedding>(...));

@@ -20,7 +20,9 @@
 // as likely as the last one it needed. Temperature 0 is greedy and draws nothing.
 //
 // Random numbers come from heed's generator (core/random.h): one uniform per row, rows in
-// order, so heed::manual_seed(s) repeats a run's draws. Nothing here records a graph.
+// order, so heed::manual_seed(s) repeats a run's draws. Nothing here records a graph. Every
+// check runs before the first draw: a call that throws leaves the generator as it was.
+// SamplingOptions is a plain value.
 //
 // A logit may be -inf (a banned token). Errors (heed::Error naming the function and the
 // value): logits not 2-D or with V = 0, a NaN logit; for the functions that take a softmax

@@ -32,14 +32,15 @@ TransformerDecoderLayer::TransformerDecoderLayer(const TransformerDecoderLayerOp
 Tensor TransformerDecoderLayer::sa_block(const Tensor& x, const AttentionMask& mask,
                                          KVCache* cache) {
   return dropout1->forward(
-      self_attn->forward(x, x, x, mask, {}, /*need_weights=*/false, true, cache).output);
+      self_attn->forward(x, x, x, mask, {}, /*need_weights=*/false, true, cache, Attending::self).output);
 }
 
 // dropout2(MultiHead(x, memory, memory)): queries from the decoder, keys and values from memory
 Tensor TransformerDecoderLayer::mha_block(const Tensor& x, const Tensor& memory,
                                           const AttentionMask& mask, KVCache* cache) {
   return dropout2->forward(
-      multihead_attn->forward(x, memory, memory, mask, {}, /*need_weights=*/false, true, cache).output);
+      multihead_attn->forward(x, memory, memory, mask, {}, /*need_weights=*/false, true, cache,
+                             Attending::cross).output);
 }
 
 // dropout3(linear2(dropout(act(linear1(x)))))
@@ -58,6 +59,8 @@ Tensor TransformerDecoderLayer::forward(const Tensor& tgt, const Tensor& memory,
              " have different batch sizes");
   KVCache* sc = cache ? &cache->self_attn : nullptr;   // the target's keys and values so far
   KVCache* cc = cache ? &cache->cross_attn : nullptr;  // the projected memory
+  KVCache::Rollback undo;  // a throw in any sub-layer leaves both caches as they were
+  undo.watch(sc), undo.watch(cc);
   Tensor x = tgt;  // (B, Tt, E)
   if (options.norm_first()) {
     x = x + sa_block(norm1->forward(x), tgt_mask, sc);                 // x + dropout1(SelfAttn(norm1(x)))
@@ -68,6 +71,7 @@ Tensor TransformerDecoderLayer::forward(const Tensor& tgt, const Tensor& memory,
     x = norm2->forward(x + mha_block(x, memory, memory_mask, cc));     // norm2(x + dropout2(CrossAttn(x, m)))
     x = norm3->forward(x + ff_block(x));                         // norm3(x + dropout3(FFN(x)))
   }
+  undo.commit();
   return x;
 }
 
@@ -98,10 +102,18 @@ Tensor TransformerDecoder::forward(const Tensor& tgt, const Tensor& memory,
   HEED_CHECK(!cache || cache->layers.size() == layers->size(), "TransformerDecoder", "the cache has ",
              cache ? cache->layers.size() : 0, " layers, the decoder ", layers->size(),
              " (make it with make_cache)");
+  // Strong exception guarantee: a layer that throws (a bad memory_mask is first seen by the
+  // cross-attention of layer 0, a later layer may fail for its own reasons) leaves every
+  // layer's caches as they were, those already written included, so a retry is exact.
+  KVCache::Rollback undo;
+  if (cache)
+    for (DecoderLayerCache& l : cache->layers) undo.watch(&l.self_attn), undo.watch(&l.cross_attn);
   Tensor x = tgt;  // (B, Tt, E); each layer checks the shapes
   for (size_t i = 0; i < layers->size(); ++i)
     x = (*layers)[i].forward(x, memory, tgt_mask, memory_mask, cache ? &cache->layers[i] : nullptr);
-  return norm ? norm->forward(x) : x;
+  if (norm) x = norm->forward(x);
+  undo.commit();
+  return x;
 }
 
 TransformerDecoderCache TransformerDecoder::make_cache(int64_t batch, int64_t max_len) const {

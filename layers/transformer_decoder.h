@@ -73,7 +73,10 @@
 
 namespace heed::nn {
 
-// One decoder layer's caches (layers/attention/kv_cache.h).
+// One decoder layer's caches (layers/attention/kv_cache.h). Copying these caches is deep, as
+// KVCache's (a beam fork is `auto branch = cache;`); a forward with a cache that throws, in
+// any layer, leaves every layer's caches as they were (KVCache::Rollback), so a retry
+// gives the answer of a step that never failed.
 struct DecoderLayerCache {
   KVCache self_attn;   // (B, H, max_len, E/H) keys and values of the target tokens so far
   KVCache cross_attn;  // (B, H, Ts, E/H) the projected memory; undefined until the first step

@@ -78,7 +78,8 @@
 namespace heed::dist {
 
 // MPI_Init_thread (funneled: only the main thread calls MPI) in the constructor,
-// MPI_Finalize in the destructor. One per program, in main.
+// MPI_Finalize in the destructor. One per program, in main. Not copyable (a guard); a
+// constructor that throws has not initialised MPI.
 class MpiGuard {
  public:
   MpiGuard(int& argc, char**& argv);

@@ -21,6 +21,8 @@
 // The permutation is a Fisher-Yates shuffle driven by std::mt19937_64, whose output the C++
 // standard fixes, so every rank, compiler and machine draws the same one. It is not
 // torch's randperm: the same seed gives a different (equally uniform) order.
+// Copying: a DistributedSampler is a value (options, size, epoch); a copy is independent.
+// A throwing constructor or indices() leaves nothing behind.
 #pragma once
 #include <cstdint>
 #include <vector>

@@ -22,6 +22,12 @@
 // load_state() checks a saved set against them and copies it in. The groups' current lr
 // is not state: a schedule sets it from step_count() (schedule.h).
 //
+// Copying an optimizer is deleted (its state buffers are tensors: a copy would share them);
+// a ParamGroup copies its options. Exceptions: step(), add_param_group and load_state check
+// everything (every group's options; set_grad already checks each gradient's shape) before
+// the first write, so a throwing call leaves the parameters, the state and the step count
+// as they were.
+//
 // One step counter serves every parameter (PyTorch keeps one per parameter). The two
 // agree unless a parameter has no gradient at some step: PyTorch then does not advance
 // that parameter's Adam bias correction, and starts its SGD momentum buffer (b = d, which

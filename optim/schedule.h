@@ -33,6 +33,8 @@
 // Every schedule is defined for every step in [0, INT64_MAX] (computed in double, no int64
 // overflow); rates, scales and gamma must be finite and >= 0; a StepDecay rate that outgrows
 // the largest double (gamma > 1) is a heed::Error naming the step.
+// Copying: a schedule is a value (its options only), a copy is independent. lr_at and
+// apply throw before any group's lr is set.
 #pragma once
 #include <cstdint>
 

@@ -263,7 +263,7 @@ void check_self_attention(nn::MultiheadAttention& mha, const Tensor& x, const Te
       const Tensor xt = narrow(x, 1, at, t);  // (B, t, E)
       AttentionMask m = AttentionMask().causal();
       if (pad.defined()) m.key_padding(narrow(pad, 1, 0, at + t));  // (B, at + t)
-      const nn::AttentionOutput step = mha.forward(xt, xt, xt, m, {}, need_weights, true, &cache);
+      const nn::AttentionOutput step = mha.forward(xt, xt, xt, m, {}, need_weights, true, &cache, nn::Attending::self);
       CHECK(cache.size() == at + t);
       CHECK(allclose(step.output, narrow(full.output, 1, at, t), 1e-5, 1e-5));
       if (need_weights)  // rows at .. at+t-1 of the full weights, over the keys seen so far
@@ -311,7 +311,7 @@ TEST_CASE("MultiheadAttention cross-attention: the memory projected once, cached
       for (int64_t t : {2, 1, 1, 1}) {
         const Tensor yt = narrow(y, 1, at, t);
         const nn::AttentionOutput ref = mha.forward(yt, mk, mv, m, {}, need_weights);
-        const nn::AttentionOutput got = mha.forward(yt, mk, mv, m, {}, need_weights, true, &cache);
+        const nn::AttentionOutput got = mha.forward(yt, mk, mv, m, {}, need_weights, true, &cache, nn::Attending::cross);
         CHECK(cache.size() == Ts);
         CHECK(cache.max_len() == Ts);
         CHECK(allclose(got.output, ref.output, 1e-5, 1e-6));
@@ -320,8 +320,8 @@ TEST_CASE("MultiheadAttention cross-attention: the memory projected once, cached
       }
       // later calls read the cache, not key: a different memory of the same shape is ignored
       const Tensor y1 = narrow(y, 1, 0, 1);
-      const Tensor before = mha.forward(y1, mk, mv, m, {}, need_weights, true, &cache).output;
-      CHECK(allclose(mha.forward(y1, mk * 2, mv * 2, m, {}, need_weights, true, &cache).output, before, 0, 0));
+      const Tensor before = mha.forward(y1, mk, mv, m, {}, need_weights, true, &cache, nn::Attending::cross).output;
+      CHECK(allclose(mha.forward(y1, mk * 2, mv * 2, m, {}, need_weights, true, &cache, nn::Attending::cross).output, before, 0, 0));
     }
   }
 }
@@ -333,32 +333,32 @@ TEST_CASE("MultiheadAttention with a cache: errors name the op and the values") 
   {
     NoGradGuard no_grad;
     KVCache none;
-    CHECK(contains(error_of([&] { mha.forward(x, x, x, {}, {}, false, true, &none); }),
+    CHECK(contains(error_of([&] { mha.forward(x, x, x, {}, {}, false, true, &none, nn::Attending::self); }),
                    "self-attention with an undefined KVCache"));
     KVCache wrong_heads(2, 4, 8, 2, 2);
-    CHECK(contains(error_of([&] { mha.forward(x, x, x, {}, {}, false, true, &wrong_heads); }),
+    CHECK(contains(error_of([&] { mha.forward(x, x, x, {}, {}, false, true, &wrong_heads, nn::Attending::self); }),
                    "(2, 4, 2, 2)"));
     KVCache small(2, 2, 4, 4, 4);
-    mha.forward(x, x, x, AttentionMask().causal(), {}, false, true, &small);
-    const std::string over = error_of([&] { mha.forward(x, x, x, {}, {}, false, true, &small); });
+    mha.forward(x, x, x, AttentionMask().causal(), {}, false, true, &small, nn::Attending::self);
+    const std::string over = error_of([&] { mha.forward(x, x, x, {}, {}, false, true, &small, nn::Attending::self); });
     CHECK(contains(over, "KVCache"));
     CHECK(contains(over, "overflows max_len 4"));
     CHECK(small.size() == 3);
     // the mask is for (Tq, size() + Tq) keys
     KVCache c(2, 2, 8, 4, 4);
-    mha.forward(x, x, x, {}, {}, false, true, &c);
+    mha.forward(x, x, x, {}, {}, false, true, &c, nn::Attending::self);
     CHECK(contains(error_of([&] { mha.forward(x, x, x, AttentionMask().key_padding(ones({2, 3})),
-                                               {}, false, true, &c); }),
+                                               {}, false, true, &c, nn::Attending::self); }),
                    "MultiheadAttention"));
     CHECK(c.size() == 3);  // nothing appended by the failed call
     KVCache cross;
-    mha.forward(x, mem, mem, {}, {}, false, true, &cross);
+    mha.forward(x, mem, mem, {}, {}, false, true, &cross, nn::Attending::cross);
     const Tensor other = randn({2, 4, 8});
-    CHECK(contains(error_of([&] { mha.forward(x, other, other, {}, {}, false, true, &cross); }),
+    CHECK(contains(error_of([&] { mha.forward(x, other, other, {}, {}, false, true, &cross, nn::Attending::cross); }),
                    "holds 5 memory keys but key has 4"));
   }
   KVCache c(2, 2, 8, 4, 4);  // grad mode on, parameters require grad: refused
-  CHECK(contains(error_of([&] { mha.forward(x, x, x, {}, {}, false, true, &c); }), "NoGradGuard"));
+  CHECK(contains(error_of([&] { mha.forward(x, x, x, {}, {}, false, true, &c, nn::Attending::self); }), "NoGradGuard"));
   CHECK(c.size() == 0);
 }
 

@@ -43,6 +43,10 @@ inline int64_t causal_last_key(int64_t i, int64_t Tq, int64_t Tk) {
 // "no padding") is a real key unless its entry is 0.
 inline bool real_key(const real* pad, int64_t j) { return pad == nullptr || pad[j] != 0; }
 
+// Copying: an AttentionMask is a value whose tensors are handles (as torch's masks): a copy
+// shares the mask and padding tensors, which the attention ops only read. Its setters
+// check nothing and never throw; the ops check the mask against the scores (check_mask).
+//
 // Example:  AttentionMask().key_padding(real_token).causal()
 class AttentionMask {
  public:

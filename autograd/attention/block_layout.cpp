@@ -7,6 +7,7 @@
 #include "block_layout.h"
 
 #include <algorithm>
+#include <new>
 #include <string>
 #include <unordered_map>
 
@@ -21,16 +22,38 @@ namespace {
 // First row (or column) of block I and its length, for a length T cut into blocks of b.
 int64_t block_len(int64_t I, int64_t b, int64_t T) { return std::min(b, T - I * b); }
 
+// ceil(T / b) without the overflow of (T + b - 1) / b; T >= 0, b >= 1.
+int64_t blocks_of(int64_t T, int64_t b) { return T / b + (T % b != 0); }
+
+// The largest grid (heads x query blocks x key blocks) and partial-block mask (b * b bytes) a
+// layout is built for; past them a generator would spin for minutes or fail to allocate.
+constexpr int64_t kMaxGridBlocks = int64_t(1) << 31;
+constexpr int64_t kMaxMaskBytes = int64_t(1) << 24;  // block <= 4096
+
+// Sizes every layout checks before it allocates or loops: b >= 1, Tq, Tk >= 0, heads >= 1,
+// and the block grid and a block's mask within the limits above. Returns nothing: throws.
+void check_sizes(const char* op, int64_t Tq, int64_t Tk, int64_t b, int64_t heads) {
+  HEED_CHECK(b >= 1, op, "block must be >= 1, got ", b);
+  HEED_CHECK(Tq >= 0 && Tk >= 0, op, "lengths must be >= 0, got Tq ", Tq, ", Tk ", Tk);
+  HEED_CHECK(heads >= 1, op, "heads must be >= 1, got ", heads);
+  HEED_CHECK(b <= kMaxMaskBytes / b, op, "block ", b, " is too large: a partial block's mask takes "
+             "block * block bytes, over the limit of ", kMaxMaskBytes);
+  int64_t grid = 0;
+  const bool over = __builtin_mul_overflow(heads, blocks_of(Tq, b), &grid) ||
+                    __builtin_mul_overflow(grid, blocks_of(Tk, b), &grid) || grid > kMaxGridBlocks;
+  HEED_CHECK(!over, op, "Tq ", Tq, ", Tk ", Tk, " in blocks of ", b, " over ", heads,
+             " head(s) make more than ", kMaxGridBlocks, " blocks: use a larger block or shorter "
+             "sequences");
+}
+
 // The layout whose kept blocks are those with a visible entry: block_may(h, I, J) must hold
 // for every block with one (it may hold for more), visible(h, i, j) is the token-level rule.
 template <class BlockMay, class Visible>
-BlockLayout build(const char* op, int64_t Tq, int64_t Tk, int64_t b, int64_t heads,
-                  const BlockMay& block_may, const Visible& visible) {
-  HEED_CHECK(b >= 1, op, "block must be >= 1, got ", b);
-  HEED_CHECK(Tq >= 0 && Tk >= 0, op, "lengths must be >= 0, got Tq ", Tq, ", Tk ", Tk);
+BlockLayout build_checked(const char* op, int64_t Tq, int64_t Tk, int64_t b, int64_t heads,
+                          const BlockMay& block_may, const Visible& visible) {
   auto d = std::make_shared<BlockLayout::Data>();
   d->Tq = Tq, d->Tk = Tk, d->block = b, d->heads = heads;
-  d->nq = (Tq + b - 1) / b, d->nk = (Tk + b - 1) / b;
+  d->nq = blocks_of(Tq, b), d->nk = blocks_of(Tk, b);
   std::unordered_map<std::string, int32_t> seen;  // a partial mask's bytes -> its index
   std::string m(size_t(b * b), '\0');
   d->row_start.push_back(0);
@@ -72,6 +95,18 @@ BlockLayout build(const char* op, int64_t Tq, int64_t Tk, int64_t b, int64_t hea
   return BlockLayout(std::move(d));
 }
 
+template <class BlockMay, class Visible>
+BlockLayout build(const char* op, int64_t Tq, int64_t Tk, int64_t b, int64_t heads,
+                  const BlockMay& block_may, const Visible& visible) {
+  check_sizes(op, Tq, Tk, b, heads);
+  try {
+    return build_checked(op, Tq, Tk, b, heads, block_may, visible);
+  } catch (const std::bad_alloc&) {
+    fail(op, "out of memory for a layout of Tq ", Tq, ", Tk ", Tk, ", block ", b, ", ", heads,
+         " head(s)");
+  }
+}
+
 // The first and last token of block I.
 int64_t first_of(int64_t I, int64_t b) { return I * b; }
 int64_t last_of(int64_t I, int64_t b, int64_t T) { return std::min(T, I * b + b) - 1; }
@@ -102,12 +137,28 @@ BlockLayout BlockLayout::from_pattern(const Tensor& pattern, int64_t block) {
                [=](int64_t h, int64_t i, int64_t j) { return v[(h * Tq + i) * Tk + j] != 0; });
 }
 
+const BlockLayout::Data& BlockLayout::data(const char* what) const {
+  HEED_CHECK(d_, "BlockLayout", what, " of an undefined layout (default-constructed: no layout); "
+             "build one with BlockLayout::from_pattern or a generator (strided_layout, ...)");
+  return *d_;
+}
+
+int64_t BlockLayout::row(const char* what, int64_t h, const char* which, int64_t I, int64_t n) const {
+  const Data& d = data(what);
+  HEED_CHECK(h >= 0 && (d.heads == 1 || h < d.heads), "BlockLayout", what, ": head ", h,
+             " is outside [0, ", d.heads == 1 ? std::string("any") : std::to_string(d.heads), ")");
+  HEED_CHECK(I >= 0 && I < n, "BlockLayout", what, ": block ", which, " = ", I, " is outside [0, ",
+             n, ")");
+  return (d.heads == 1 ? 0 : h) * n + I;
+}
+
 int64_t BlockLayout::partial_blocks() const {
-  return int64_t(std::count_if(d_->mask_of.begin(), d_->mask_of.end(), [](int32_t m) { return m >= 0; }));
+  const Data& d = data("partial_blocks()");
+  return int64_t(std::count_if(d.mask_of.begin(), d.mask_of.end(), [](int32_t m) { return m >= 0; }));
 }
 
 double BlockLayout::density() const {
-  const Data& d = *d_;
+  const Data& d = data("density()");
   if (d.Tq == 0 || d.Tk == 0) return 0;
   double area = 0;
   for (int64_t h = 0; h < d.heads; ++h)
@@ -118,21 +169,23 @@ double BlockLayout::density() const {
 }
 
 BlockLayout::Span BlockLayout::key_blocks(int64_t h, int64_t I) const {
-  const int64_t row = head(h) * d_->nq + I;
-  return {d_->cols.data() + d_->row_start[row], d_->cols.data() + d_->row_start[row + 1]};
+  const int64_t r = row("key_blocks", h, "I", I, q_blocks());
+  return {d_->cols.data() + d_->row_start[r], d_->cols.data() + d_->row_start[r + 1]};
 }
 
 BlockLayout::Span BlockLayout::query_blocks(int64_t h, int64_t J) const {
-  const int64_t col = head(h) * d_->nk + J;
-  return {d_->rows.data() + d_->col_start[col], d_->rows.data() + d_->col_start[col + 1]};
+  const int64_t c = row("query_blocks", h, "J", J, k_blocks());
+  return {d_->rows.data() + d_->col_start[c], d_->rows.data() + d_->col_start[c + 1]};
 }
 
 bool BlockLayout::kept(int64_t h, int64_t I, int64_t J) const {
+  row("kept", h, "J", J, k_blocks());
   const Span s = key_blocks(h, I);
   return std::binary_search(s.begin(), s.end(), J);
 }
 
 const uint8_t* BlockLayout::block_mask(int64_t h, int64_t I, int64_t J) const {
+  row("block_mask", h, "J", J, k_blocks());
   const Span s = key_blocks(h, I);
   const int64_t* at = std::lower_bound(s.begin(), s.end(), J);
   if (at == s.end() || *at != J) return nullptr;
@@ -141,7 +194,7 @@ const uint8_t* BlockLayout::block_mask(int64_t h, int64_t I, int64_t J) const {
 }
 
 Tensor BlockLayout::pattern() const {
-  const Data& d = *d_;
+  const Data& d = data("pattern()");
   const int64_t b = d.block;
   Tensor p = d.heads == 1 ? zeros({d.Tq, d.Tk}) : zeros({d.heads, d.Tq, d.Tk});
   real* out = p.data();
@@ -190,7 +243,8 @@ BlockLayout sliding_window_layout(int64_t T, int64_t b, int64_t w, bool causal) 
 BlockLayout longformer_layout(int64_t T, int64_t b, int64_t w, const std::vector<int64_t>& globals,
                               bool causal) {
   constexpr const char* op = "longformer_layout";
-  HEED_CHECK(w >= 0 && b >= 1, op, "need window >= 0 and block >= 1, got window ", w, ", block ", b);
+  HEED_CHECK(w >= 0, op, "need window >= 0, got ", w);
+  check_sizes(op, T, T, b, 1);  // before the per-token tables
   std::vector<char> global(size_t(std::max<int64_t>(T, 0)), 0), global_block(size_t(std::max<int64_t>(T, 0) / b + 1), 0);
   for (int64_t g : globals) {
     HEED_CHECK(g >= 0 && g < T, op, "global token ", g, " is outside [0, ", T, ")");
@@ -212,7 +266,8 @@ BlockLayout bigbird_layout(int64_t T, int64_t b, int64_t w, int64_t g, int64_t r
   HEED_CHECK(w >= 0 && g >= 0 && r >= 0 && heads >= 1 && b >= 1 && T >= 0, op,
              "need window, global and random blocks >= 0, heads >= 1, block >= 1, T >= 0; got w ", w,
              ", g ", g, ", r ", r, ", heads ", heads, ", block ", b, ", T ", T);
-  const int64_t n = (T + b - 1) / b;
+  check_sizes(op, T, T, b, heads);  // before the (heads, n, n) table
+  const int64_t n = blocks_of(T, b);
   auto fixed = [=](int64_t I, int64_t J) { return (J > I ? J - I : I - J) <= w || I < g || J < g; };
   // r random key blocks per (head, query block) among those the window and globals leave,
   // a partial Fisher-Yates shuffle on heed's generator

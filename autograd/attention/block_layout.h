@@ -16,6 +16,13 @@
 // of its kept key blocks, the same per (head, key block) for the backward's column walks, and
 // one b x b byte mask per distinct partial block (a generator's diagonal blocks share one).
 //
+// Sizes: a layout holds a grid of heads * ceil(Tq/b) * ceil(Tk/b) blocks and a b x b byte
+// mask per distinct partial block; from_pattern and the generators refuse (heed::Error naming
+// the generator and the sizes) a grid over 2^31 blocks or b * b over 2^31 bytes, before
+// allocating or looping, instead of overflowing, spinning or throwing std::bad_alloc.
+// Copying: a BlockLayout is an immutable value; a copy shares the (read-only) blocks and the
+// tiles_visited() counter. A throwing call changes nothing.
+//
 // Generators (T x T, block b; I, J block indices, i, j token positions; causal keeps only
 // j <= i, so a causal layout's diagonal blocks are partial, lower-triangular). Child et al.
 // 2019, "Generating Long Sequences with Sparse Transformers", define strided and fixed for
@@ -58,14 +65,17 @@ class BlockLayout {
   // pattern (Tq, Tk) shared by every head, or (heads, Tq, Tk); 0/1 values; block >= 1.
   static BlockLayout from_pattern(const Tensor& pattern, int64_t block);
 
+  // Every accessor below is a heed::Error naming BlockLayout on an undefined layout, and
+  // every index is checked: h in [0, heads()) (any h >= 0 when shared), I in
+  // [0, q_blocks()), J in [0, k_blocks()); no negative index counts from the end.
   bool defined() const { return d_ != nullptr; }
-  int64_t block() const { return d_->block; }
-  int64_t q_len() const { return d_->Tq; }
-  int64_t k_len() const { return d_->Tk; }
-  int64_t heads() const { return d_->heads; }  // 1: shared by every head
-  int64_t q_blocks() const { return d_->nq; }
-  int64_t k_blocks() const { return d_->nk; }
-  int64_t kept_blocks() const { return int64_t(d_->cols.size()); }  // over all heads
+  int64_t block() const { return data("block()").block; }
+  int64_t q_len() const { return data("q_len()").Tq; }
+  int64_t k_len() const { return data("k_len()").Tk; }
+  int64_t heads() const { return data("heads()").heads; }  // 1: shared by every head
+  int64_t q_blocks() const { return data("q_blocks()").nq; }
+  int64_t k_blocks() const { return data("k_blocks()").nk; }
+  int64_t kept_blocks() const { return int64_t(data("kept_blocks()").cols.size()); }  // over all heads
   int64_t partial_blocks() const;
   // The fraction of the scores in kept blocks, what the kernel computes: sum of the kept
   // blocks' areas / (heads Tq Tk). Near the fraction of kept blocks when b divides T.
@@ -92,9 +102,9 @@ class BlockLayout {
   // Tiles the kernel has computed with this layout (or a copy of it): one per kept tile per
   // forward, one or two per backward (FlashBackward). For the test that a dropped block is
   // never visited.
-  int64_t tiles_visited() const { return d_->tiles.load(std::memory_order_relaxed); }
-  void reset_tiles_visited() const { d_->tiles.store(0, std::memory_order_relaxed); }
-  void count_tile() const { d_->tiles.fetch_add(1, std::memory_order_relaxed); }
+  int64_t tiles_visited() const { return data("tiles_visited()").tiles.load(std::memory_order_relaxed); }
+  void reset_tiles_visited() const { data("reset_tiles_visited()").tiles.store(0, std::memory_order_relaxed); }
+  void count_tile() const { d_->tiles.fetch_add(1, std::memory_order_relaxed); }  // kernel-only, hot
 
   struct Data {
     int64_t Tq = 0, Tk = 0, block = 1, heads = 1, nq = 0, nk = 0;
@@ -107,7 +117,9 @@ class BlockLayout {
   explicit BlockLayout(std::shared_ptr<Data> d) : d_(std::move(d)) {}
 
  private:
-  int64_t head(int64_t h) const { return d_->heads == 1 ? 0 : h; }
+  const Data& data(const char* what) const;  // *d_, or heed::Error: undefined layout
+  // The (head, block) row of the CSR lists, checked: which = "I" (n blocks) or "J".
+  int64_t row(const char* what, int64_t h, const char* which, int64_t I, int64_t n) const;
   std::shared_ptr<Data> d_;
 };
 

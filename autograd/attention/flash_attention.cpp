@@ -441,7 +441,10 @@ Geometry geometry(const char* op, const Sizes& sizes, bool heads, const Attentio
   Geometry g;
   static_cast<Sizes&>(g) = sizes;
   const int64_t B = g.B, H = g.H, Tq = g.Tq, Tk = g.Tk, D = g.D;
-  g.Br = options.rows(), g.Bc = options.cols();
+  // A tile longer than the sequence is the whole sequence: clamped, so Br * Bc (the scratch
+  // per thread) never outgrows the scores however large the options are.
+  g.Br = std::min(options.rows(), std::max<int64_t>(Tq, 1));
+  g.Bc = std::min(options.cols(), std::max<int64_t>(Tk, 1));
   if (options.blocks().defined()) {  // block-sparse: the layout's blocks are the tiles
     g.blocks = options.blocks();
     const BlockLayout& L = g.blocks;

@@ -37,8 +37,27 @@ KVCache::KVCache(int64_t batch, int64_t num_heads, int64_t max_len, int64_t head
   values_ = zeros({batch, num_heads, max_len, head_dim_v});
 }
 
+// Deep: the copy owns its storage (kv_cache.h, "Copying").
+KVCache::KVCache(const KVCache& other)
+    : keys_(other.defined() ? other.keys_.detach().clone() : Tensor()),
+      values_(other.defined() ? other.values_.detach().clone() : Tensor()),
+      size_(other.size_),
+      weights_(other.weights_) {}
+
+KVCache& KVCache::operator=(const KVCache& other) {
+  if (this != &other) *this = KVCache(other);  // copy, then move: nothing changes if it throws
+  return *this;
+}
+
+// Names the cache and the argument: "KVCache: append: k is undefined".
+static void check_inputs(const char* what, const Tensor& k, const Tensor& v, bool defined) {
+  HEED_CHECK(defined, kOp, what, " to an undefined cache (default-constructed)");
+  HEED_CHECK(k.defined(), kOp, what, ": k (the keys) is an undefined tensor");
+  HEED_CHECK(v.defined(), kOp, what, ": v (the values) is an undefined tensor");
+}
+
 void KVCache::append(const Tensor& k, const Tensor& v) {
-  HEED_CHECK(defined(), kOp, "append to an undefined cache (default-constructed)");
+  check_inputs("append", k, v, defined());
   const int64_t B = batch(), H = num_heads(), dk = head_dim_k(), dv = head_dim_v();
   HEED_CHECK(k.dim() == 4 && v.dim() == 4 && k.size(0) == B && k.size(1) == H && k.size(3) == dk &&
                  v.size(0) == B && v.size(1) == H && v.size(3) == dv && v.size(2) == k.size(2),
@@ -49,7 +68,7 @@ void KVCache::append(const Tensor& k, const Tensor& v) {
 }
 
 void KVCache::append_heads(const Tensor& k, const Tensor& v, int64_t k_col, int64_t v_col) {
-  HEED_CHECK(defined(), kOp, "append to an undefined cache (default-constructed)");
+  check_inputs("append_heads", k, v, defined());
   const int64_t B = batch(), H = num_heads(), dk = head_dim_k(), dv = head_dim_v();
   HEED_CHECK(k.dim() == 3 && v.dim() == 3 && k.size(0) == B && v.size(0) == B &&
                  v.size(1) == k.size(1) && k_col >= 0 && v_col >= 0 &&
@@ -81,6 +100,7 @@ void KVCache::append_rows(const Tensor& k, const HeadLayout& ks, const Tensor& v
 Tensor KVCache::attend(const Tensor& q, const AttentionMask& mask,
                        std::optional<double> scale) const {
   HEED_CHECK(defined(), kOp, "attend to an undefined cache (default-constructed)");
+  HEED_CHECK(q.defined(), kOp, "attend: q (the queries) is an undefined tensor");
   return flash_attention_prefix(q, keys_, values_, size_, mask, scale);
 }
 
@@ -115,6 +135,31 @@ void KVCache::reorder(const IndexTensor& rows) {
                  size_);
     *s = next;
   }
+}
+
+void KVCache::note_weights(const char* op, const std::vector<Tensor>& weights) {
+  if (size_ == 0) {  // filling: these weights compute what is cached from now on
+    weights_.clear();
+    for (const Tensor& w : weights) weights_.emplace_back(w, w.version());
+    return;
+  }
+  bool same = weights.size() == weights_.size();
+  for (size_t i = 0; same && i < weights.size(); ++i)
+    same = weights[i].impl() == weights_[i].first.impl() && weights[i].version() == weights_[i].second;
+  HEED_CHECK(same, kOp, "the ", size_, " cached token(s) were computed with other weights: ", op,
+             "'s projection weights changed since the cache was filled (an optimizer step, "
+             "load_state_dict, or another layer); reset() the cache and run the prompt again");
+}
+
+KVCache::Rollback::~Rollback() {
+  for (auto s = saved_.rbegin(); s != saved_.rend(); ++s) {  // newest first
+    if (!s->defined) *s->cache = KVCache();
+    else s->cache->size_ = s->size;
+  }
+}
+
+void KVCache::Rollback::watch(KVCache* cache) {
+  if (cache) saved_.push_back({cache, cache->defined(), cache->size()});
 }
 
 int64_t KVCache::bytes_per_token() const {

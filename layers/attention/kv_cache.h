@@ -41,7 +41,19 @@
 // decoding, a rejected suffix; a window slide needs positions that do not depend on the
 // index, e.g. rotary re-applied, and is the caller's choice).
 //
-// Example (what nn::MultiheadAttention::forward(x, x, x, causal, ..., &cache) does):
+// Copying: a copy is DEEP (`auto branch = cache;` clones the storage, so appending to the
+// branch never touches the original: what a beam-search or speculative-decoding fork
+// needs); moves are cheap. libtorch has no cache class to mirror.
+// Exceptions: a throwing call (any heed::Error below) leaves the cache as it was; a step
+// over several caches restores them all with KVCache::Rollback.
+//
+// Weights: a layer that fills the cache records its projection weights' version counters
+// (Tensor::version) on the first append (note_weights); a later step after an optimizer
+// step or load_state_dict (both bump them) is refused until reset(), instead of attending
+// to keys computed with the old weights.
+//
+// Example (what nn::MultiheadAttention::forward(x, x, x, causal, ..., &cache,
+// nn::Attending::self) does):
 //   nn::KVCache cache(B, H, 1024, 64, 64);
 //   heed::NoGradGuard no_grad;
 //   cache.append(k_new, v_new);                                  // (B, H, t, 64) each
@@ -49,6 +61,8 @@
 #pragma once
 #include <cstdint>
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include "ops.h"
 #include "../../autograd/attention/head_layout.h"
@@ -62,6 +76,10 @@ class KVCache {
   // heed::Error naming KVCache for a size < 1 (head dims may be 0).
   KVCache(int64_t batch, int64_t num_heads, int64_t max_len, int64_t head_dim_k,
           int64_t head_dim_v);
+  KVCache(const KVCache& other);             // deep: clones the storage (see above)
+  KVCache& operator=(const KVCache& other);  // deep
+  KVCache(KVCache&&) = default;              // cheap: takes the storage
+  KVCache& operator=(KVCache&&) = default;
 
   // k (B, H, t, d_k), v (B, H, t, d_v) written at positions [size(), size() + t).
   // heed::Error naming KVCache and the shapes when they do not fit, when size() + t >
@@ -92,7 +110,7 @@ class KVCache {
   int64_t head_dim_k() const { return defined() ? keys_.size(3) : 0; }
   int64_t head_dim_v() const { return defined() ? values_.size(3) : 0; }
 
-  void reset() { size_ = 0; }  // size() = 0; the storage stays allocated
+  void reset() { size_ = 0, weights_.clear(); }  // size() = 0; the storage stays allocated
   // Keep the first len tokens. heed::Error naming KVCache unless 0 <= len <= size().
   void crop(int64_t len);
   // Beam search: new row b = old row rows[b], for b < rows.numel() (the new batch size; a
@@ -102,6 +120,33 @@ class KVCache {
 
   int64_t bytes_per_token() const;  // B H (d_k + d_v) sizeof(real): per layer, all rows
   int64_t bytes() const;            // bytes_per_token() * max_len(): allocated
+
+  // The weights that compute what is cached. With the cache empty, records them and their
+  // versions; otherwise heed::Error naming KVCache and `op` when they are other tensors or
+  // have been written since (the weights changed since the cache was filled: reset() it).
+  void note_weights(const char* op, const std::vector<Tensor>& weights);
+
+  // Strong exception guarantee for a step over several caches (every layer of a decoder):
+  // watch() each before it is written; unless commit() is reached, the destructor puts each
+  // back as it was (its size, and undefined or empty if it was; the tokens below that size
+  // are never overwritten by an append, so cropping restores them).
+  class Rollback {
+   public:
+    Rollback() = default;
+    Rollback(const Rollback&) = delete;  // a guard, not a value
+    Rollback& operator=(const Rollback&) = delete;
+    ~Rollback();
+    void watch(KVCache* cache);
+    void commit() { saved_.clear(); }
+
+   private:
+    struct Saved {
+      KVCache* cache;
+      bool defined;
+      int64_t size;
+    };
+    std::vector<Saved> saved_;
+  };
 
  private:
   // dst[b, h, at + r, :] = src[b, h, r, :] for r < t, d values each; dst (B, H, L, d). Where
@@ -113,6 +158,7 @@ class KVCache {
 
   Tensor keys_, values_;  // (B, H, max_len, d_k), (B, H, max_len, d_v)
   int64_t size_ = 0;
+  std::vector<std::pair<Tensor, uint64_t>> weights_;  // note_weights: each weight, its version
 };
 
 }  // namespace heed::nn

@@ -107,7 +107,8 @@ void MultiheadAttention::reset_parameters() {
 AttentionOutput MultiheadAttention::forward(const Tensor& query, const Tensor& key,
                                             const Tensor& value, const AttentionMask& mask,
                                             const Tensor& attn_bias, bool need_weights,
-                                            bool average_attn_weights, KVCache* cache) {
+                                            bool average_attn_weights, KVCache* cache,
+                                            Attending attending) {
   const int64_t E = options.embed_dim(), H = options.num_heads();
   HEED_CHECK(query.dim() == 3 && query.size(2) == E, kOp, "query ", query.shape(),
              " is not (B, Tq, embed_dim = ", E, ")");
@@ -120,7 +121,14 @@ AttentionOutput MultiheadAttention::forward(const Tensor& query, const Tensor& k
              query.shape(), ", key ", key.shape(), ", value ", value.shape());
   HEED_CHECK(value.size(1) == key.size(1), kOp, "key ", key.shape(), " and value ", value.shape(),
              " have different lengths Tk");
-  const bool self = query.impl() == key.impl() && key.impl() == value.impl();
+  HEED_CHECK(!cache || attending != Attending::unspecified, kOp,
+             "forward with a KVCache must say which attention it is: pass nn::Attending::self "
+             "(query, key and value the new tokens; their keys and values are appended) or "
+             "nn::Attending::cross (key and value the memory, projected into the cache once) "
+             "after the cache");
+  const bool self = attending == Attending::self;
+  HEED_CHECK(!cache || !self || key.size(1) == Tq, kOp, "self-attention with a KVCache: key ",
+             key.shape(), " must hold the same ", Tq, " new tokens as query ", query.shape());
   const int64_t Tk = cache ? cached_keys(*cache, self, B, Tq, key.size(1)) : key.size(1);
   AttentionMask m = mask;  // a 3-D mask (B, Tq, Tk) is per batch element: (B, 1, Tq, Tk)
   if (m.mask().defined() && m.mask().dim() == 3) {
@@ -139,7 +147,10 @@ AttentionOutput MultiheadAttention::forward(const Tensor& query, const Tensor& k
   HEED_CHECK(!layout.defined() || (layout.q_len() == Tq && layout.k_len() == Tk &&
                                    (layout.heads() == 1 || layout.heads() == H)),
              kOp, "the block layout is for Tq ", layout.q_len(), ", Tk ", layout.k_len(), ", ",
-             layout.heads(), " head(s); the scores are Tq ", Tq, ", Tk ", Tk, ", ", H, " heads");
+             layout.heads(), " head(s); the scores are Tq ", Tq, ", Tk ", Tk, ", ", H, " heads",
+             cache ? " (with a KVCache, Tk = the cached tokens + Tq grows every step, so one "
+                     "layout fits one step only: decode without options.block_layout, or "
+                     "build a layout for this step's (Tq, Tk))" : "");
 
   // The fast path: when the weights are not wanted (and no dropout acts on them, and no
   // bias is added), the tiled flash kernel computes the context without ever forming the
@@ -157,12 +168,15 @@ AttentionOutput MultiheadAttention::forward(const Tensor& query, const Tensor& k
   //    (self-attention) or of the memory on the first call (cross) go into it, and the
   //    keys and values attended to are everything it holds.
   Tensor q, k, v;  // (B, Tq, H d_k) (the first columns of [Q | K | V] (B, Tq, 3E)), (B, Tk, H d)
+  KVCache::Rollback undo;  // a throw below leaves the cache as it was
+  undo.watch(cache);
   if (cache) {
     q = project_into(*cache, self, query, key, value);
     if (fast) {  // the flash kernel reads Q in place and the cache's storage in place
       const FlashOptions tiles = FlashOptions().blocks(layout);
       out.output = out_proj->forward(heed::detail::flash_attention_heads_prefix_at(
           q, 0, cache->key_storage(), cache->value_storage(), Tk, m, {}, tiles));  // (B, Tq, E)
+      undo.commit();
       return out;
     }
     if (q.size(2) != H * options.head_dim_k()) q = narrow(q, 2, 0, H * options.head_dim_k());
@@ -184,6 +198,7 @@ AttentionOutput MultiheadAttention::forward(const Tensor& query, const Tensor& k
 
   // 3. Concat(head_1, ..., head_h) W^O + b^O
   out.output = out_proj->forward(merge_heads(heads.context));  // (B, Tq, E)
+  undo.commit();
   return out;
 }
 
@@ -205,7 +220,7 @@ int64_t MultiheadAttention::cached_keys(const KVCache& cache, bool self, int64_t
   if (self) return cache.size() + Tq;
   HEED_CHECK(cache.size() == 0 || cache.size() == Tk, kOp, "the cross-attention KVCache holds ",
              cache.size(), " memory keys but key has ", Tk, " (reset the cache for a new memory; "
-             "self-attention passes one tensor as query, key and value)");
+             "self-attention is nn::Attending::self)");
   return cache.size() > 0 ? cache.size() : Tk;
 }
 
@@ -217,14 +232,20 @@ int64_t MultiheadAttention::cached_keys(const KVCache& cache, bool self, int64_t
 Tensor MultiheadAttention::project_into(KVCache& cache, bool self, const Tensor& query,
                                         const Tensor& key, const Tensor& value) {
   const int64_t H = options.num_heads(), dk = options.head_dim_k(), nq = H * dk;
-  if (self && in_proj_weight.defined()) {
+  if (!cache.defined())  // cross, first call: allocated for exactly the memory's Tk keys
+    cache = KVCache(query.size(0), H, key.size(1), dk, options.head_dim_v());
+  // what K and V are computed with: refused when changed since the cache was filled
+  std::vector<Tensor> kv_weights = {in_proj_weight.defined() ? in_proj_weight : k_proj_weight};
+  if (!in_proj_weight.defined()) kv_weights.push_back(v_proj_weight);
+  if (in_proj_bias.defined()) kv_weights.push_back(in_proj_bias);
+  cache.note_weights(kOp, kv_weights);
+  const bool one_tensor = query.impl() == key.impl() && key.impl() == value.impl();
+  if (self && one_tensor && in_proj_weight.defined()) {
     const Tensor qkv = linear(query, in_proj_weight, in_proj_bias);  // [Q | K | V] (B, Tq, 3E)
     cache.append_heads(qkv, qkv, nq, 2 * nq);
     return qkv;
   }
   if (self || cache.size() == 0) {
-    if (!cache.defined())
-      cache = KVCache(query.size(0), H, key.size(1), dk, options.head_dim_v());
     const Projected p = project(*this, query, key, value);  // (B, T, H d)
     cache.append_heads(p.k, p.v);
     return p.q;

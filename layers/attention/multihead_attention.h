@@ -44,7 +44,8 @@
 //
 // Incremental decoding (layers/attention/kv_cache.h): forward(..., cache) with a KVCache keeps the
 // keys and values already projected, so each step projects only the new tokens:
-//   self-attention (query, key, value one tensor, (B, t, E)): K and V of the t new tokens
+// The call says which (Attending::self or Attending::cross, after the cache):
+//   self-attention (query, key, value the t new tokens, (B, t, E)): K and V of the t new tokens
 //     are appended to the cache (KVCache(B, H, max_len, d_k, d_v), made by the caller), and
 //     the t queries attend to all cached keys, the new ones included: Tk = size() after
 //     the append. Masks are for (B, H, t, Tk): .causal() aligns the last query with the
@@ -65,7 +66,8 @@
 //   auto [y2, w2] = mha->forward(x, x, x, nn::AttentionMask().causal(),
 //                                nn::alibi_bias(8, T, T).unsqueeze(0));   // + ALiBi bias
 //   nn::KVCache kv(B, 8, 1024, 64, 64);                    // decoding, under NoGradGuard
-//   Tensor y_t = mha->forward(x_t, x_t, x_t, nn::AttentionMask().causal(), {}, false, true, &kv).output;
+//   Tensor y_t = mha->forward(x_t, x_t, x_t, nn::AttentionMask().causal(), {}, false, true, &kv,
+//                             nn::Attending::self).output;
 #pragma once
 #include <memory>
 
@@ -95,6 +97,11 @@ class MultiheadAttentionOptions {
   // nn::MultiheadAttention's options hold every 0 above resolved to the size it stands for.
 };
 
+// What a cached forward is (there is no cache to say it without): self-attention appends
+// the keys and values of the new tokens, cross-attention projects the memory once. Said by
+// the caller, never guessed from whether query, key and value are one object.
+enum class Attending { unspecified, self, cross };
+
 struct AttentionOutput {
   Tensor output;   // (B, Tq, E)
   Tensor weights;  // (B, Tq, Tk) averaged over heads, (B, H, Tq, Tk) per head, or undefined
@@ -113,11 +120,15 @@ class MultiheadAttention : public Module {
   // cache: incremental decoding (above); then Tk is the number of keys attended to, and a
   // heed::Error names MultiheadAttention when the cache's (B, H, d_k, d_v) do not fit, a
   // self-attention cache is undefined, or a cross cache holds another memory's length
-  // (KVCache's own errors: overflow past max_len, grad mode on).
+  // (KVCache's own errors: overflow past max_len, grad mode on), or the projection weights
+  // changed since the cache was filled (KVCache::note_weights). With a cache, `attending`
+  // must be Attending::self (key and value hold the same Tq tokens as query; the result
+  // depends on their values only) or Attending::cross; unspecified is a heed::Error. A
+  // throwing call leaves the cache as it was.
   AttentionOutput forward(const Tensor& query, const Tensor& key, const Tensor& value,
                           const AttentionMask& mask = {}, const Tensor& attn_bias = {},
                           bool need_weights = true, bool average_attn_weights = true,
-                          KVCache* cache = nullptr);
+                          KVCache* cache = nullptr, Attending attending = Attending::unspecified);
   std::string repr() const override;  // MultiheadAttention(embed_dim=8, num_heads=2)
   void reset_parameters();  // xavier_uniform_ projections, zero biases, as PyTorch
 

@@ -45,6 +45,9 @@ class RotaryEmbeddingOptions {
   HEED_ARG(bool, half_split) = false;
 };
 
+// The table of cos/sin rows is a cache, grown by replacing it (never written in place), so a
+// (shallow, module.h) copy sharing it stays correct; forward checks its arguments before it
+// grows the table, so a throwing call leaves it as it was.
 class RotaryEmbedding : public Module {
  public:
   explicit RotaryEmbedding(const RotaryEmbeddingOptions& options);  // dim even, base > 0

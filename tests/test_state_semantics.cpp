@@ -1,0 +1,122 @@
+// test_state_semantics.cpp - what copying each stateful class does, and that a call that
+// throws leaves its state as it was, as each header says (issue 33's audit). The caches
+// and decoder steps have their own file, test_decoding_state.cpp.
+#include <limits>
+#include <string>
+#include <type_traits>
+
+#include <heed/autograd/anomaly_mode.h>
+#include <heed/autograd/attention/attention_mask.h>
+#include <heed/autograd/attention/block_layout.h>
+#include <heed/autograd/grad_mode.h>
+#include <heed/autograd/shape_ops.h>
+#include <heed/core/allocator.h>
+#include <heed/core/error.h>
+#include <heed/core/random.h>
+#include <heed/layers/linear.h>
+#include <heed/layers/sampling.h>
+#include <heed/layers/transformer_decoder.h>
+#include <heed/optim/distributed_sampler.h>
+#include <heed/optim/schedule.h>
+#include <heed/optim/sgd.h>
+#include "helpers.h"
+
+using namespace heed;
+using heed::test::allclose;
+using heed::test::error_of;
+
+static_assert(!std::is_copy_constructible_v<NoGradGuard>);
+static_assert(!std::is_copy_constructible_v<DetectAnomalyGuard>);
+static_assert(!std::is_copy_constructible_v<alloc::PeakScope>);
+static_assert(!std::is_copy_constructible_v<Draws>);
+static_assert(!std::is_copy_constructible_v<optim::SGD>);
+static_assert(!std::is_copy_constructible_v<nn::KVCache::Rollback>);
+
+TEST_CASE("Module: a copy is shallow, sharing parameters; only the training flag is its own") {
+  nn::Linear fc(nn::LinearOptions(3, 2));
+  nn::Linear copy = fc;
+  CHECK(copy.weight.impl() == fc.weight.impl());
+  CHECK(copy.parameters()[0].impl() == fc.parameters()[0].impl());
+  {
+    NoGradGuard no_grad;
+    copy.weight.fill_(2);
+  }
+  CHECK(fc.weight.data()[0] == 2);
+  copy.eval();
+  CHECK(fc.is_training());
+}
+
+TEST_CASE("Optimizer: a step that throws updates nothing and does not count") {
+  const Tensor a = ones({2}).requires_grad_(), b = ones({3}).requires_grad_();
+  optim::SGD opt({optim::ParamGroup({a}), optim::ParamGroup({b}, optim::SGDOptions(0.5))},
+                 optim::SGDOptions(0.5));
+  a.set_grad(ones({2}));
+  b.set_grad(ones({3}));
+  opt.param_groups()[1].set_lr(-1);  // found at the second group, after the first's checks
+  CHECK(error_of([&] { opt.step(); }).find("SGD") != std::string::npos);
+  CHECK(a.data()[0] == 1);
+  CHECK(opt.step_count() == 0);
+}
+
+TEST_CASE("LR schedules and DistributedSampler are values; a throw changes nothing") {
+  const Tensor w = ones({2}).requires_grad_();
+  optim::SGD opt({w}, optim::SGDOptions(0.1));
+  const optim::StepDecay s(optim::StepDecayOptions(0.1, 2).gamma(0.5));
+  const optim::StepDecay copy = s;
+  CHECK(copy.lr_at(3) == s.lr_at(3));
+  CHECK(!error_of([&] { s.apply(opt, -1); }).empty());
+  CHECK(opt.param_groups()[0].lr() == 0.1);
+  data::DistributedSampler sampler(data::DistributedSamplerOptions(10, 0, 2));
+  data::DistributedSampler other = sampler;
+  other.set_epoch(3);
+  CHECK(sampler.epoch() == 0);
+  CHECK(sampler.indices() != other.indices());
+  CHECK(!error_of([&] { data::DistributedSampler(data::DistributedSamplerOptions(10, 2, 2)); }).empty());
+}
+
+TEST_CASE("the generator: RngState is a snapshot; a sample() that throws draws nothing") {
+  manual_seed(5);
+  const RngState before = get_rng_state();
+  Tensor bad = zeros({2, 3});
+  bad.data()[4] = std::numeric_limits<real>::quiet_NaN();  // row 1: found before any draw
+  CHECK(!error_of([&] { nn::sample(bad, nn::SamplingOptions().temperature(1)); }).empty());
+  const double next = rand_uniform();
+  set_rng_state(before);
+  CHECK(rand_uniform() == next);
+}
+
+TEST_CASE("NoGradGuard restores grad mode when its scope is left by an exception") {
+  CHECK(GradMode::enabled());
+  CHECK(!error_of([] {
+    NoGradGuard g;
+    fail("test", "thrown");
+  }).empty());
+  CHECK(GradMode::enabled());
+}
+
+TEST_CASE("value classes: AttentionMask and BlockLayout copies share their read-only data") {
+  const Tensor pad = ones({1, 3});
+  const nn::AttentionMask m = nn::AttentionMask().key_padding(pad);
+  const nn::AttentionMask copy = m;
+  CHECK(copy.key_padding().impl() == pad.impl());
+  const BlockLayout L = strided_layout(8, 2, 1, 1);
+  const BlockLayout L2 = L;
+  CHECK(L2.kept_blocks() == L.kept_blocks());
+}
+
+TEST_CASE("TransformerDecoderCache: a copy is deep, decoding on it leaves the original") {
+  manual_seed(6);
+  nn::TransformerDecoder dec(nn::TransformerDecoderOptions(
+      nn::TransformerDecoderLayerOptions(8, 2).dim_feedforward(16), 2));
+  dec.eval();
+  const Tensor x = randn({1, 3, 8}), memory = randn({1, 2, 8});
+  NoGradGuard no_grad;
+  nn::TransformerDecoderCache cache = dec.make_cache(1, 4);
+  dec.forward(narrow(x, 1, 0, 2), memory, nn::AttentionMask().causal(), {}, &cache);
+  const Tensor keys = cache.layers[1].self_attn.keys();
+  nn::TransformerDecoderCache branch = cache;
+  branch.crop(1);
+  dec.forward(narrow(x, 1, 2, 1), memory, nn::AttentionMask().causal(), {}, &branch);
+  CHECK(cache.size() == 2);
+  CHECK(allclose(cache.layers[1].self_attn.keys(), keys, 0, 0));
+}
