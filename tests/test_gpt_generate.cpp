@@ -141,6 +141,35 @@ TEST_CASE("gpt cached_step: the logits equal recompute's at every step, across b
     }
 }
 
+TEST_CASE("gpt cached_step: keys cached under other weights are refused, then re-encoded") {
+  manual_seed(12);
+  gpt::GPT model(window64("learned"));
+  model.eval();
+  const gpt::Step recompute = gpt::recompute_step(model), cached = gpt::cached_step(model, 2);
+  const IndexTensor prompt = random_prompt(2, 10, 13);  // (2, 10)
+  std::vector<int64_t> ids;                               // (2, 11): the prompt, one more token
+  for (int64_t b = 0; b < 2; ++b) {
+    ids.insert(ids.end(), prompt.data() + b * 10, prompt.data() + (b + 1) * 10);
+    ids.push_back(b + 1);
+  }
+  const IndexTensor seq(ids, {2, 11});
+  (void)cached(prompt);
+  int changed = 0;
+  for (auto& [name, p] : model.named_parameters())
+    if (name.find("c_attn.weight") != std::string::npos) {
+      heed::NoGradGuard no_grad;
+      p.mul_(real(1.01));  // what an optimizer step does: a write that bumps the version
+      ++changed;
+    }
+  REQUIRE(changed == 2);
+  CHECK_THROWS_WITH(cached(seq), doctest::Contains("weights changed since the cache was filled"));
+  const Tensor want = recompute(seq), got = cached(seq);  // the failed step forgot the caches
+  double worst = 0;
+  for (int64_t j = 0; j < want.numel(); ++j)
+    worst = std::max(worst, double(std::abs(got.data()[j] - want.data()[j])));
+  CHECK(worst <= 1e-5);
+}
+
 TEST_CASE("gpt cached_step: the same seed samples the same tokens as recompute over 300 steps") {
   for (const std::string pos : {"learned", "sinusoidal", "rope"})
     for (const int64_t B : {1, 2}) {

@@ -113,6 +113,8 @@ class CausalSelfAttention : public nn::Module {
     if (rope) q = rope->forward(q, offset), k = rope->forward(k, offset);
     Tensor y;  // (B, H, T, D)
     if (cache) {
+      // the cache refuses keys and values computed under other weights (an optimizer step since)
+      cache->note_weights("CausalSelfAttention", {c_attn->weight, c_attn->bias});
       cache->append(k, v);                                 // keys and values of positions [n, n + T)
       y = cache->attend(q, nn::AttentionMask().causal());  // over the n + T cached, read in place
     } else {

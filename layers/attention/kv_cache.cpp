@@ -126,15 +126,20 @@ void KVCache::reorder(const IndexTensor& rows) {
              " must be 1-D and non-empty");
   rows.check_range("KVCache::reorder", batch());
   const int64_t nB = rows.numel(), H = num_heads(), L = max_len();
-  for (Tensor* s : {&keys_, &values_}) {  // new row b = old row rows[b], first size_ positions
-    const int64_t d = s->size(3);
+  // Both new storages are built before either replaces the old one, so a failed allocation
+  // leaves the cache as it was.
+  auto gather = [&](const Tensor& s) {  // new row b = old row rows[b], first size_ positions
+    const int64_t d = s.size(3);
     Tensor next = zeros({nB, H, L, d});  // (nB, H, L, d)
     const HeadLayout old = split_layout(H, L, d);
     for (int64_t b = 0; b < nB; ++b)
-      write_rows(s->data() + rows[b] * old.batch, old, next.data() + b * H * L * d, 1, H, L, d, 0,
+      write_rows(s.data() + rows[b] * old.batch, old, next.data() + b * H * L * d, 1, H, L, d, 0,
                  size_);
-    *s = next;
-  }
+    return next;
+  };
+  Tensor keys = gather(keys_), values = gather(values_);
+  keys_ = std::move(keys);
+  values_ = std::move(values);
 }
 
 void KVCache::note_weights(const char* op, const std::vector<Tensor>& weights) {
