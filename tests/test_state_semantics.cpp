@@ -1,5 +1,5 @@
 // test_state_semantics.cpp - what copying each stateful class does, and that a call that
-// throws leaves its state as it was, as each header says (issue 33's audit). The caches
+// throws leaves its state as it was, as each header says. The caches
 // and decoder steps have their own file, test_decoding_state.cpp.
 #include <limits>
 #include <string>
