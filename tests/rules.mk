@@ -70,8 +70,9 @@ $(BUILD)/f64/tests/main.o: tests/main.cpp $(FLAGS_STAMP) | deps $(UMBRELLA)
 	@mkdir -p $(@D)
 	$(CXX) $(BASEFLAGS) $(F64FLAGS) -c $< -o $@
 
+# -lstb: test_atomic_write writes and decodes the examples' PNGs (examples/common/canvas.h).
 $(BUILD)/tests_f32: $(TEST_F32_OBJS) $(BUILD)/libheed.a
-	$(CXX) $(LDFLAGS) $^ -o $@ $(LDLIBS)
+	$(CXX) $(LDFLAGS) $^ -o $@ -lstb $(LDLIBS)
 
 $(BUILD)/tests_f64: $(TEST_F64_OBJS) $(BUILD)/libheed_f64.a
 	$(CXX) $(LDFLAGS) $^ -o $@ $(LDLIBS)

@@ -1,7 +1,7 @@
 // test_atomic_write.cpp - every file heed writes goes where the user pointed (core/atomic_write.h):
 // through a symlink into its target, never over a FIFO, a device or a directory, and whole
 // or not at all. Each writer is tried: write_file_atomically itself, safetensors::save_file,
-// save_checkpoint and write_dot (the examples' PNGs call the same helper).
+// save_checkpoint, write_dot and the examples' plot::write_png.
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -16,6 +16,9 @@
 #include <heed/layers/linear.h>
 #include <heed/optim/checkpoint_file.h>
 #include <heed/optim/safetensors.h>
+#include <stb/stb_image.h>
+
+#include "../examples/common/canvas.h"
 #include "helpers.h"
 #include "tmp_files.h"
 
@@ -36,7 +39,8 @@ std::vector<Writer> writers() {
   return {{"write_file_atomically", [](const std::string& p) { write_file_atomically("write_file_atomically", p, std::string("new")); }},
           {"safetensors::save_file", [](const std::string& p) { safetensors::save_file({{"a", ones({2})}}, p); }},
           {"save_checkpoint", [](const std::string& p) { save_checkpoint(p, model); }},
-          {"write_dot", [](const std::string& p) { write_dot(p, ones({2})); }}};
+          {"write_dot", [](const std::string& p) { write_dot(p, ones({2})); }},
+          {"plot::write_png", [](const std::string& p) { plot::Canvas(3, 2).write_png(p); }}};
 }
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
@@ -125,4 +129,24 @@ TEST_CASE("atomic write: a write that fails leaves the old target whole and no t
   CHECK(test::read_bytes(dir.file("real/target")) == old);
   CHECK(kind_of(dir.file("link")) == S_IFLNK);
   CHECK(std::distance(fs::directory_iterator(dir.dir / "real"), fs::directory_iterator()) == 1);
+}
+
+TEST_CASE("atomic write: plot::write_png writes a PNG that decodes to the pixels drawn") {
+  test::TmpDir dir;
+  plot::Canvas c(5, 4, plot::kWhite);
+  c.fill_rect(1, 1, 2, 2, plot::Rgb{10, 200, 30});
+  c.write_png(dir.file("p.png"));
+  CHECK(plot::png_size(dir.file("p.png")) == std::pair<int, int>{5, 4});
+  const Bytes png = test::read_bytes(dir.file("p.png"));
+  int w = 0, h = 0, channels = 0;
+  unsigned char* px = stbi_load_from_memory(png.data(), int(png.size()), &w, &h, &channels, 3);
+  REQUIRE(px != nullptr);
+  CHECK(w == 5);
+  CHECK(h == 4);
+  auto at = [&](int x, int y, int k) { return int(px[(y * w + x) * 3 + k]); };
+  CHECK(at(0, 0, 0) == 255);  // background
+  CHECK(at(1, 1, 0) == 10);   // the rectangle
+  CHECK(at(2, 2, 1) == 200);
+  CHECK(at(3, 3, 2) == 255);
+  stbi_image_free(px);
 }
