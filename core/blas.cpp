@@ -5,7 +5,9 @@
 #include <climits>
 #include <type_traits>
 
+#include "allocator.h"
 #include "error.h"
+#include "matmul_precision.h"
 #include "parallel.h"
 
 namespace heed {
@@ -30,8 +32,45 @@ static void cblas_gemv(CBLAS_TRANSPOSE ta, int rows, int cols, T alpha, const T*
     cblas_dgemv(CblasRowMajor, ta, rows, cols, alpha, A, lda, x, incx, beta, y, 1);
 }
 
+namespace {
+// A buffer of n reals from heed's caching allocator (a GEMM of the same shape next step gets
+// the same block back, without touching the system).
+struct Scratch {
+  explicit Scratch(int64_t n) : bytes(std::size_t(n) * sizeof(real)), data(static_cast<real*>(alloc::allocate(bytes))) {}
+  ~Scratch() { alloc::deallocate(data, bytes); }
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+  std::size_t bytes;
+  real* data;
+};
+
+// dst (rows, cols), compact, = src (rows, cols) with leading dim ld, each value rounded to
+// bfloat16.
+void round_copy(const real* src, int64_t ld, int64_t rows, int64_t cols, real* dst) {
+  for (int64_t r = 0; r < rows; ++r) round_to_bf16(src + r * ld, dst + r * cols, long(cols));
+}
+}  // namespace
+
 void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, real alpha, const real* A,
           int64_t lda, const real* B, int64_t ldb, real beta, real* C, int64_t ldc) {
+  if (M == 0 || N == 0) return;
+  if (K > 0 && gemm_rounds_to_bf16()) {
+    // "medium" (core/matmul_precision.h): the float32 product of A and B rounded to bfloat16,
+    // each copied once in its own layout (transposes stay transposes, as BLAS reads them).
+    const int64_t ar = trans_a ? K : M, ac = trans_a ? M : K;
+    const int64_t br = trans_b ? N : K, bc = trans_b ? K : N;
+    Scratch a(ar * ac), b(br * bc);
+    round_copy(A, lda, ar, ac, a.data);
+    round_copy(B, ldb, br, bc, b.data);
+    detail::gemm_exact(trans_a, trans_b, M, N, K, alpha, a.data, ac, b.data, bc, beta, C, ldc);
+    return;
+  }
+  detail::gemm_exact(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+void detail::gemm_exact(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, real alpha,
+                        const real* A, int64_t lda, const real* B, int64_t ldb, real beta, real* C,
+                        int64_t ldc) {
   if (M == 0 || N == 0) return;
   if (K == 0) {  // BLAS leaves C untouched when K == 0 only if beta == 1; make it exact
     for (int64_t i = 0; i < M; ++i)

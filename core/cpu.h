@@ -60,9 +60,11 @@ CpuLevel cpu_select_level(const char* forced, CpuLevel machine);
 struct CpuKernels {
   CpuLevel level;
   // C (M, N) = alpha A @ B or += (core/packed_gemm.h's gemm_packed, after its checks); the
-  // packed panels start at `panels`.
+  // packed panels start at `panels`, pstride values apart (K * kPanel for a whole packing;
+  // more when the product runs over K rows of a taller packing).
   void (*gemm_packed)(bool trans_a, int64_t M, const real* A, int64_t lda, const real* panels,
-                      int64_t K, int64_t N, real alpha, bool accumulate, real* C, int64_t ldc);
+                      int64_t pstride, int64_t K, int64_t N, real alpha, bool accumulate, real* C,
+                      int64_t ldc);
 };
 
 // The table of the level in use; the table of a given level (a level the CPU supports: tests

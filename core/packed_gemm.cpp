@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "cpu.h"
+#include "matmul_precision.h"
 
 namespace heed {
 
@@ -24,6 +25,7 @@ void pack_b(PackedB& p, const real* src, bool trans, int64_t ld, int64_t K, int6
   cpu_kernels();
   p.K = K;
   p.N = N;
+  p.bf16 = gemm_rounds_to_bf16();
   const int64_t panels = (N + kPanel - 1) / kPanel;
   p.buffer.resize(packed_size(K, N));  // within its capacity when refilled: no allocation
   const uintptr_t at = reinterpret_cast<uintptr_t>(p.buffer.data());
@@ -44,6 +46,7 @@ void pack_b(PackedB& p, const real* src, bool trans, int64_t ld, int64_t K, int6
     } else {
       for (int64_t k = 0; k < K; ++k) std::copy_n(src + k * ld + n0, n, dst + k * kPanel);
     }
+    if (p.bf16) round_to_bf16(dst, dst, long(K * kPanel));  // the zeros past N stay zeros
   }
 }
 
@@ -56,7 +59,32 @@ PackedB pack_b(const real* src, bool trans, int64_t ld, int64_t K, int64_t N) {
 // The kernel of the CPU's level (core/cpu.h, core/packed_gemm_kernel.inc).
 void gemm_packed(bool trans_a, int64_t M, const real* A, int64_t lda, const PackedB& B, real alpha,
                  bool accumulate, real* C, int64_t ldc) {
-  cpu_kernels().gemm_packed(trans_a, M, A, lda, B.panels(), B.K, B.N, alpha, accumulate, C, ldc);
+  gemm_packed_at(cpu_kernels(), trans_a, M, A, lda, B, alpha, accumulate, C, ldc);
+}
+
+void gemm_packed_at(const CpuKernels& kernels, bool trans_a, int64_t M, const real* A, int64_t lda,
+                    const PackedB& B, real alpha, bool accumulate, real* C, int64_t ldc) {
+  const int64_t K = B.K, pstride = K * kPanel;
+  if (!B.bf16 || M == 0 || K == 0) {
+    kernels.gemm_packed(trans_a, M, A, lda, B.panels(), pstride, K, B.N, alpha, accumulate, C, ldc);
+    return;
+  }
+  // "medium": A (M, K) in blocks of rows i0.. and depths k0.., each rounded into `a`
+  // (rows x depth, row-major), times rows k0.. of every panel; the first depth block writes C
+  // or adds to it as asked, the later ones add.
+  alignas(64) real a[kRoundRows * kRoundDepth];
+  for (int64_t i0 = 0; i0 < M; i0 += kRoundRows) {
+    const int64_t rows = std::min(kRoundRows, M - i0);
+    for (int64_t k0 = 0; k0 < K; k0 += kRoundDepth) {
+      const int64_t depth = std::min(kRoundDepth, K - k0);
+      for (int64_t i = 0; i < rows; ++i)
+        for (int64_t k = 0; k < depth; ++k)  // A(i0 + i, k0 + k)
+          a[i * depth + k] = trans_a ? A[(k0 + k) * lda + i0 + i] : A[(i0 + i) * lda + k0 + k];
+      round_to_bf16(a, a, long(rows * depth));
+      kernels.gemm_packed(false, rows, a, depth, B.panels() + k0 * kPanel, pstride, depth, B.N,
+                          alpha, accumulate || k0 > 0, C + i0 * ldc, ldc);
+    }
+  }
 }
 
 }  // namespace heed

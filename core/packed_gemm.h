@@ -43,6 +43,10 @@ constexpr int kMaxRows = 6;  // MR of the main kernel: 12 accumulators + 2 panel
 
 struct PackedB {
   int64_t K = 0, N = 0;
+  // packed under "medium" (core/matmul_precision.h): the panels hold B rounded to bfloat16, and
+  // gemm_packed rounds A as it reads it. The precision of a packed product is the one in force
+  // when B was packed, so one packing gives one precision to every product that uses it.
+  bool bf16 = false;
   // the panels, from buffer[offset], and room to align them; from heed's allocator, so
   // alloc::stats() counts them
   std::vector<real, CachingAllocator<real>> buffer;
@@ -78,7 +82,15 @@ void for_each_row_block(int64_t M, F f) {
 // is read in place: row-major with leading dim lda, or, when trans_a, stored transposed
 // (A = src^T, src (K, M) with leading dim lda). B.K == K. As BLAS with beta 0, C's old values
 // are never read when writing (=).
+// When B.bf16, A is rounded to bfloat16 block by block (kRoundRows x kRoundDepth values at a
+// time, into a buffer on the stack: nothing is allocated, so it may run in a parallel region),
+// each block multiplied by the matching K rows of the panels, the sums kept in float32.
 void gemm_packed(bool trans_a, int64_t M, const real* A, int64_t lda, const PackedB& B, real alpha,
                  bool accumulate, real* C, int64_t ldc);
+// The same with the kernels of one CPU level (core/cpu.h; tests run every level this way).
+struct CpuKernels;
+void gemm_packed_at(const CpuKernels& kernels, bool trans_a, int64_t M, const real* A, int64_t lda,
+                    const PackedB& B, real alpha, bool accumulate, real* C, int64_t ldc);
+constexpr int64_t kRoundRows = 48, kRoundDepth = 256;  // 48 KB of float
 
 }  // namespace heed

@@ -88,6 +88,7 @@ struct Options {
   // running
   uint64_t seed = 1;
   int threads = 1;  // see examples/translate.cpp and the README: spinning OpenMP threads on a shared machine
+  std::string precision = "highest";  // heed::set_float32_matmul_precision (README, "Mixed precision")
   std::string out = "build/char_gpt", save, resume;
   std::string export_path, import_path, dump_logits;  // safetensors files (nanoGPT's names)
   bool smoke = false;
@@ -124,6 +125,7 @@ const char* kUsage =
     "  --samples N --sample-len N   how many samples, characters each      (2 300)\n"
     "  --seed N             initialisation, batches and sampling           (1)\n"
     "  --threads N          threads (0: every core)                        (1)\n"
+    "  --precision P        matmul precision: highest, high or medium (bf16 inputs) (highest)\n"
     "  --out DIR            loss curve and default checkpoint              (build/char_gpt)\n"
     "  --save FILE          checkpoint at every evaluation                 (DIR/char_gpt.ckpt)\n"
     "  --resume FILE        continue from a checkpoint (same --text and sizes)\n"
@@ -180,6 +182,9 @@ Options parse_options(int argc, char** argv, bool& help) {
   o.sample_len = p.get_int("sample-len", o.sample_len, 1, 100000);
   o.seed = p.get_int("seed", o.seed, 0, INT64_MAX);
   o.threads = p.get_int("threads", o.threads, 0, 1024);
+  o.precision = p.get("precision", o.precision);
+  if (o.precision != "highest" && o.precision != "high" && o.precision != "medium")
+    throw args::UsageError("--precision must be highest, high or medium, got '" + o.precision + "'");
   o.out = p.get("out", o.out);
   o.save = p.get("save", o.out + "/char_gpt.ckpt");
   o.resume = p.get("resume", "");
@@ -445,6 +450,7 @@ void dump_logits(const std::string& path, GPT& model, const std::vector<int64_t>
 // ------------------------------------------------------------------ main
 int run(const Options& o, std::chrono::steady_clock::time_point t0) {
   plot::Font font;  // fail now, not after training, if the font is missing
+  set_float32_matmul_precision(o.precision);
   Corpus c = make_corpus(o);
   std::vector<int64_t> prompt;
   for (int32_t cp : decode_utf8(o.prompt, "--prompt")) {
@@ -480,8 +486,9 @@ int run(const Options& o, std::chrono::steady_clock::time_point t0) {
   std::printf("data: %s, %zu characters (%zu train / %zu validation), vocabulary %lld\n", o.text.c_str(),
               c.train.size() + c.valid.size(), c.train.size(), c.valid.size(), (long long)c.vocab());
   std::printf("model: %lld layers, %lld heads, width %lld, block %lld, %s positions, %lld parameters, %d threads"
-              " x %d processes\n", (long long)o.layers, (long long)o.heads, (long long)o.width, (long long)o.block,
-              o.pos.c_str(), (long long)model.num_parameters(), get_num_threads(), procs.world);
+              " x %d processes, matmul precision %s\n", (long long)o.layers, (long long)o.heads, (long long)o.width,
+              (long long)o.block, o.pos.c_str(), (long long)model.num_parameters(), get_num_threads(), procs.world,
+              get_float32_matmul_precision().c_str());
 
   TrainResult r;
   if (opt.step_count() < o.iters) r = train(model, opt, o, c, procs);

@@ -73,6 +73,7 @@ struct Options {
   // machine shared with other jobs OpenMP's waiting threads made a step many times slower
   // (README; `make bench` step 4, bench_models --busy seq2seq, times this model's step).
   int threads = 1;
+  std::string precision = "highest";  // heed::set_float32_matmul_precision (README, "Mixed precision")
   std::string out = "build/demo", save, resume, translate, graph;
   bool smoke = false;
 };
@@ -99,6 +100,7 @@ const char* kUsage =
     "  --min-accuracy P     exit 1 if test exact match is below P percent (0)\n"
     "  --seed N             data and initialisation seed                  (1)\n"
     "  --threads N          threads (0: every core)                       (1)\n"
+    "  --precision P        matmul precision: highest, high or medium (bf16 inputs) (highest)\n"
     "  --out DIR            where the PNGs (and the default checkpoint) go (build/demo)\n"
     "  --save FILE          checkpoint after every epoch   (DIR/translate.ckpt, DIR/translate_transformer.ckpt)\n"
     "  --resume FILE        continue training from a checkpoint\n"
@@ -156,6 +158,9 @@ Options parse_options(int argc, char** argv, bool& help) {
   o.min_accuracy = p.get_double("min-accuracy", o.min_accuracy, 0, 100);
   o.seed = p.get_int("seed", o.seed, 0, INT64_MAX);
   o.threads = p.get_int("threads", o.threads, 0, 1024);
+  o.precision = p.get("precision", o.precision);
+  if (o.precision != "highest" && o.precision != "high" && o.precision != "medium")
+    throw args::UsageError("--precision must be highest, high or medium, got '" + o.precision + "'");
   o.out = p.get("out", o.out);
   o.save = p.get("save", o.out + (o.model == "lstm" ? "/translate.ckpt" : "/translate_transformer.ckpt"));
   o.resume = p.get("resume", "");
@@ -437,8 +442,8 @@ int run_training(Model& model, const Options& o, std::chrono::steady_clock::time
   std::printf("data: %zu train / %zu valid / %zu test dates in %zu formats, e.g. \"%s\" -> %s\n", data.train.size(),
               data.valid.size(), data.test.size(), dates::formats().size(), data.train[0].source.c_str(),
               data.train[0].target.c_str());
-  std::printf("model: %s, %lld parameters, %d threads\n", describe(model, o).c_str(),
-              (long long)model.num_parameters(), get_num_threads());
+  std::printf("model: %s, %lld parameters, %d threads, matmul precision %s\n", describe(model, o).c_str(),
+              (long long)model.num_parameters(), get_num_threads(), get_float32_matmul_precision().c_str());
 
   std::vector<double> losses = train(model, opt, o, data);
   const double train_s = progress::seconds_since(t0);
@@ -498,6 +503,7 @@ int run_training(Model& model, const Options& o, std::chrono::steady_clock::time
 
 // Builds the model --model names, then translates one date or trains.
 int run(const Options& o, std::chrono::steady_clock::time_point t0) {
+  set_float32_matmul_precision(o.precision);
   if (o.model == "transformer") {
     auto model = make_transformer(o);
     return o.translate.empty() ? run_training(*model, o, t0) : run_translate(*model, o);

@@ -51,7 +51,7 @@ TEST_CASE("gemm_packed == gemm_naive at every CPU level: row blocks 1..13, parti
                   for (int64_t i = 0; i < M; ++i)
                     std::fill_n(C.begin() + i * ldc, N, std::numeric_limits<real>::quiet_NaN());
                 pack_b(packed, B.data(), trans_b, ldb, K, N);
-                kernels.gemm_packed(trans_a, M, A.data(), lda, packed.panels(), K, N, alpha,
+                kernels.gemm_packed(trans_a, M, A.data(), lda, packed.panels(), K * kPanel, K, N, alpha,
                                     beta == 1, C.data(), ldc);
                 gemm_naive(trans_a, trans_b, M, N, K, alpha, A.data(), lda, B.data(), ldb, beta,
                            want.data(), ldc);

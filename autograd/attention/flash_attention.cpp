@@ -484,10 +484,14 @@ int64_t skipped_from(const Geometry& g, int64_t r) {
 }
 
 // last[d], d < width: the last key c of head (b, h) with x[c, d] not finite, -1 if none.
+// Only keys some block skips matter (every use compares last[d] with a skipped_from(r)), and
+// the first query block skips the most, so the scan starts at skipped_from(0): nothing at all
+// for a decoding step (one query, the last, sees every key), where a scan of the whole cache
+// would cost as much as the attention itself.
 void last_bad_key(const Geometry& g, const HeadLayout& lay, const real* x, int64_t width,
                   int64_t b, int64_t h, int64_t* last) {
   std::fill(last, last + width, -1);
-  for (int64_t c = 0; c < g.Tk; ++c) {
+  for (int64_t c = skipped_from(g, 0); c < g.Tk; ++c) {
     const real* xc = x + lay.at(b, h, c);
     for (int64_t d = 0; d < width; ++d)
       if (!std::isfinite(xc[d])) last[d] = c;

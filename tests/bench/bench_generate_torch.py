@@ -12,12 +12,14 @@ The PyTorch twin of bench_generate.cpp, and the driver that runs both and prints
 The model is nanoGPT's GPT (karpathy/nanoGPT model.py, as tests/golden/gen_safetensors.py
 writes it: the architecture of examples/common/gpt.h) with GPT-small's shapes: 6 layers, 6
 heads, width 384, vocabulary 65, block_size 1024; random weights, evaluation mode,
-torch.inference_mode(). torch 1.13 has no key/value cache in its attention, so its decoding
-recomputes the whole context each step, as nanoGPT's generate() does. The tokens are
-bench_generate.cpp's: the same 64-bit LCG gives the prompt and the tokens appended each step.
+torch.inference_mode(). PyTorch decodes two ways: "cached", nanoGPT's forward with a
+preallocated per-layer key/value cache (cached_logits below: the prompt prefilled in one
+forward, then one position per token, as users write it), and "recompute", the whole context
+each step, as nanoGPT's generate() does. The tokens are bench_generate.cpp's: the same 64-bit
+LCG gives the prompt and the tokens appended each step.
 
-Each batch size runs heed's cached path, heed's recompute path, then PyTorch's recompute (one
-round each). The cached path always generates --new tokens. A recompute run costs O(context)
+Each batch size runs heed's cached path, PyTorch's cached path, heed's recompute path, then
+PyTorch's recompute (one round each). The cached path always generates --new tokens. A recompute run costs O(context)
 per token, minutes for 512 tokens at batch 8, so at batch > 1 both recompute rows generate
 --recompute-new tokens after the same prompt (their contexts are then shorter, which flatters
 recompute: the cached / recompute ratio printed is a lower bound); at batch 1 they generate
@@ -25,6 +27,7 @@ recompute: the cached / recompute ratio printed is a lower bound); at batch 1 th
 OMP_WAIT_POLICY=passive, the pthread build of OpenBLAS through LD_LIBRARY_PATH, for its process
 alone (as bench_models_torch.py).
 """
+import math
 import os
 import subprocess
 import sys
@@ -47,7 +50,31 @@ def script_row(b, length):
     return out
 
 
-def run_torch(prompt, new, batch, window):
+def cached_logits(model, idx, caches, pos):
+    """nanoGPT's GPT.forward with a key/value cache, as users add one: `caches` holds one
+    preallocated (K, V) pair of (B, H, BLOCK, D) per layer; idx (B, t) are positions
+    [pos, pos + t), written into the caches, and the queries attend to positions [0, pos + t).
+    The prompt is prefilled in one call (t = prompt), then one call per token (t = 1).
+    Returns the last position's logits (B, V)."""
+    import torch
+    tr, (B, t) = model.transformer, idx.shape
+    x = tr.wte(idx) + tr.wpe(torch.arange(pos, pos + t))
+    for blk, (K, Vc) in zip(tr.h, caches):
+        attn = blk.attn
+        q, k, v = attn.c_attn(blk.ln_1(x)).split(WIDTH, dim=2)
+        q, k, v = (u.view(B, t, HEADS, WIDTH // HEADS).transpose(1, 2) for u in (q, k, v))
+        K[:, :, pos:pos + t] = k
+        Vc[:, :, pos:pos + t] = v
+        att = (q @ K[:, :, :pos + t].transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+        if t > 1:  # the prompt: causal within it
+            att = att.masked_fill(attn.bias[:, :, pos:pos + t, :pos + t] == 0, float("-inf"))
+        y = att.softmax(-1) @ Vc[:, :, :pos + t]
+        x = x + attn.c_proj(y.transpose(1, 2).contiguous().view(B, t, WIDTH))
+        x = x + blk.mlp(blk.ln_2(x))
+    return model.lm_head(tr.ln_f(x[:, -1, :]))
+
+
+def run_torch(prompt, new, batch, window, path="recompute"):
     import torch
     sys.path.insert(0, os.path.join(ROOT, "tests", "golden"))
     from gen_safetensors import GPT  # nanoGPT's GPT, written again with its names and shapes
@@ -58,11 +85,18 @@ def run_torch(prompt, new, batch, window):
 
     def time_path(n_new):
         ms = []
+        D = WIDTH // HEADS
+        caches = [(torch.zeros(batch, HEADS, BLOCK, D), torch.zeros(batch, HEADS, BLOCK, D))
+                  for _ in range(LAYERS)]
         with torch.inference_mode():
             for i in range(n_new):
                 so_far = script[:, :prompt + i][:, -BLOCK:]  # nanoGPT's crop (never reached here)
                 t0 = time.perf_counter()
-                logits = model(so_far)[:, -1, :]
+                if path == "cached":  # step 0 prefills the prompt; then the newest token alone
+                    pos = 0 if i == 0 else prompt + i - 1
+                    logits = cached_logits(model, so_far[:, pos:], caches, pos)
+                else:
+                    logits = model(so_far)[:, -1, :]
                 torch.argmax(logits, dim=-1)  # the greedy choice; the scripted token is appended
                 ms.append((time.perf_counter() - t0) * 1e3)
         return ms
@@ -71,7 +105,7 @@ def run_torch(prompt, new, batch, window):
     ms = time_path(new)
     w = min(window, new - 1)
     total_s = sum(ms) / 1e3
-    print(f"torch B {batch} prefill_ms {ms[0]:.3f} first_ms {sum(ms[1:1 + w]) / w:.3f} "
+    print(f"torch-{path} B {batch} prefill_ms {ms[0]:.3f} first_ms {sum(ms[1:1 + w]) / w:.3f} "
           f"last_ms {sum(ms[-w:]) / w:.3f} total_s {total_s:.3f} tokens_per_s {batch * new / total_s:.2f} new {new}",
           flush=True)
 
@@ -108,7 +142,7 @@ def main():
     batches = option(args, "--batch", [1, 8])
     recompute_new = option(args, "--recompute-new", [64])[0]
     if "--torch" in args:
-        return run_torch(prompt, new, batches[0], window)
+        return run_torch(prompt, new, batches[0], window, "cached" if "--cached" in args else "recompute")
     have_torch, have_pthread, env, load = torch_environment()
     rows, summary = [], []
     for B in batches:
@@ -116,18 +150,20 @@ def main():
         runs = [("heed", [HEED, "--paths", "cached"], new, None),
                 ("heed", [HEED, "--paths", "recompute"], n_re, None)]
         if have_torch:
+            runs.insert(1, ("PyTorch", [sys.executable, os.path.abspath(__file__), "--torch", "--cached"], new, env))
             runs.append(("PyTorch", [sys.executable, os.path.abspath(__file__), "--torch"], n_re, env))
         found = {}
         for who, cmd, n, e in runs:
             sizes = ["--prompt", str(prompt), "--new", str(n), "--window", str(min(window, n - 1))]
             for r in run([*cmd, *sizes, "--batch", str(B)], e):
-                name = f"{who} {'recompute' if r['path'] == 'torch' else r['path']}"
+                name = f"{who} {r['path'].replace('torch-', '')}"
                 rows.append((name, r))
                 found[name] = r
                 print(f"  {name} B {B}, {n} new: {r['tps']:.1f} tokens/s", flush=True)
         c, h = found["heed cached"], found["heed recompute"]
-        summary.append(f"batch {B}: cached {c['tps'] / h['tps']:.1f}x heed recompute's tokens/s"
-                       + (f", {c['tps'] / found['PyTorch recompute']['tps']:.1f}x PyTorch's" if have_torch else "")
+        summary.append(f"batch {B}: heed cached {c['tps'] / h['tps']:.1f}x heed recompute's tokens/s"
+                       + (f", {c['tps'] / found['PyTorch cached']['tps']:.2f}x PyTorch cached's, "
+                          f"{c['tps'] / found['PyTorch recompute']['tps']:.1f}x PyTorch recompute's" if have_torch else "")
                        + f" ({c['new']} vs {h['new']} new tokens); cached last / first {window} tokens "
                        f"{c['last'] / c['first']:.2f}x; cached prefill {c['prefill']:.0f} ms vs a forward of the "
                        f"same {prompt} tokens (recompute's step 0) {h['prefill']:.0f} ms")

@@ -12,6 +12,10 @@
 //       times each case with anomaly mode off and on (DetectAnomalyGuard: every forward
 //       output checked for NaN, every gradient for NaN and Inf), alternating, 5 rounds, and
 //       prints "CASE off <ms> on <ms> ratio <x>" (medians of the rounds).
+//   build/bench/bench_models --precision P CASE
+//       one case under heed::set_float32_matmul_precision(P) (highest, high or medium), as
+//       above (bench_models_torch.py --bf16 prints the table of heed "highest" and "medium"
+//       against PyTorch fp32 and bf16 autocast)
 //   build/bench/bench_models --steps N CASE
 //       warm-up, then N steps in a row for a profiler (perf record -g ...): prints the mean
 //       ms per step and the minor page faults per step (0 once the allocator's cache is warm).
@@ -338,6 +342,17 @@ int steps_mode(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   manual_seed(0);
+  if (argc > 3 && !std::strcmp(argv[1], "--precision")) {
+    try {
+      set_float32_matmul_precision(argv[2]);
+    } catch (const Error& e) {
+      std::fprintf(stderr, "%s\n", e.what());
+      return 2;
+    }
+    argv[2] = argv[0];
+    argv += 2;
+    argc -= 2;
+  }
   if (argc > 1 && !std::strcmp(argv[1], "--steps")) return steps_mode(argc, argv);
   if (argc < 2 || !std::strcmp(argv[1], "--list")) {
     for (const auto& [name, make] : cases()) std::printf("%s\n", name.c_str());

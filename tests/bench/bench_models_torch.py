@@ -62,6 +62,10 @@ def torch_case(name):
     torch.set_num_threads(2)
     torch.manual_seed(0)
 
+    if name == "sgemm_1024":  # the matmul peak probe: (1024 x 1024) @ (1024 x 1024)
+        a, b = torch.randn(1024, 1024), torch.randn(1024, 1024)
+        return (lambda: a @ b), 10
+
     if name in ("gpt_baby", "gpt_small"):
         V, T, B, L, H, E = (65, 64, 12, 4, 4, 128) if name == "gpt_baby" else (65, 256, 8, 6, 6, 384)
 
@@ -167,8 +171,15 @@ def torch_case(name):
     raise SystemExit(f"unknown case {name}")
 
 
-def run_torch_case(name):
+def run_torch_case(name, autocast=False):
     step, reps = torch_case(name)
+    if autocast:  # the whole step under bf16 autocast, as a user turns it on
+        import torch
+        fp32_step = step
+
+        def step():
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                fp32_step()
     rss0 = vm_rss_mib()  # before the first step, as bench_models.cpp
     for _ in range(1 if name in SLOW else 2):  # warm-up
         step()
@@ -177,7 +188,8 @@ def run_torch_case(name):
         t0 = time.perf_counter()
         step()
         times.append((time.perf_counter() - t0) * 1e3)
-    print(f"{name} {statistics.median(times):.3f} ms 0 gflop 0 peak_mib "
+    gflop = 2.0 * 1024 ** 3 / 1e9 if name == "sgemm_1024" else 0
+    print(f"{name} {statistics.median(times):.3f} ms {gflop:.4f} gflop 0 peak_mib "
           f"{max(0.0, vm_hwm_mib() - rss0):.1f} rss_mib")
 
 
@@ -248,10 +260,70 @@ def side_by_side(script, args, default_binary, heed_file):
     return heed, tch, how
 
 
+BF16_CASES = ["sgemm_1024", "gpt_baby", "gpt_small"]
+
+
+def bf16_main(args):
+    """`--bf16 [--rounds N] [CASE ...]`: heed "highest" and "medium" (bench_models --precision)
+    against PyTorch fp32 and PyTorch under bf16 autocast, the four alternating in each round
+    (the order rotated every round), medians; written to build/bench/bf16.md."""
+    rounds = 3
+    if args[:1] == ["--rounds"]:
+        rounds, args = int(args[1]), args[2:]
+    cases = args or BF16_CASES
+    have_torch, have_pthread, env, load = torch_environment()
+    me = os.path.abspath(__file__)
+    sides = {"heed highest": ([HEED, "--precision", "highest"], None),
+             "heed medium": ([HEED, "--precision", "medium"], None)}
+    if have_torch:
+        sides["PyTorch fp32"] = ([sys.executable, me, "--torch"], env)
+        sides["PyTorch bf16"] = ([sys.executable, me, "--torch-autocast"], env)
+    names = list(sides)
+    rows = []
+    for case in cases:
+        ms = {n: [] for n in names}
+        gflop = 0
+        for r in range(rounds):
+            for n in names[r % len(names):] + names[:r % len(names)]:
+                cmd, e = sides[n]
+                out = run([*cmd, case], e)
+                if out:
+                    ms[n].append(out["ms"])
+                    gflop = out["gflop"] or gflop
+        med = {n: statistics.median(v) if v else None for n, v in ms.items()}
+        rows.append((case, med, gflop))
+        print("  " + case + ": " + ", ".join(f"{n} {v:.2f} ms" for n, v in med.items() if v), flush=True)
+
+    def cell(case, v, gflop):
+        if v is None:
+            return "-"
+        return f"{v:.1f} ms ({gflop / v * 1e3:.0f} GFLOP/s)" if gflop else f"{v:.1f} ms"
+
+    lines = [f"load average {load}; medians of {rounds} rounds, the four sides alternating; PyTorch: 2 threads, "
+             "OMP_WAIT_POLICY=passive, " + ("pthread OpenBLAS" if have_pthread else "OpenMP OpenBLAS")
+             + "; bf16 = torch.autocast(\"cpu\", dtype=torch.bfloat16) around the whole step",
+             "",
+             "| case | " + " | ".join(names) + " | heed medium / highest | PyTorch bf16 / heed medium |",
+             "|---|" + "---|" * (len(names) + 2)]
+    for case, med, gflop in rows:
+        h, m = med["heed highest"], med["heed medium"]
+        tb = med.get("PyTorch bf16")
+        lines.append(f"| {case} | " + " | ".join(cell(case, med[n], gflop) for n in names)
+                     + f" | {m / h:.3f}x | " + (f"{tb / m:.2f}x |" if tb else "- |"))
+    table = "\n".join(lines)
+    print(table)
+    with open(os.path.join(os.path.dirname(HEED), "bf16.md"), "w") as f:
+        f.write(table + "\n")
+
+
 def main():
     args = sys.argv[1:]
     if args[:1] == ["--torch"]:
         return run_torch_case(args[1])
+    if args[:1] == ["--torch-autocast"]:
+        return run_torch_case(args[1], autocast=True)
+    if args[:1] == ["--bf16"]:
+        return bf16_main(args[1:])
     rounds = 3
     if args[:1] == ["--rounds"]:
         rounds, args = int(args[1]), args[2:]

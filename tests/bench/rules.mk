@@ -17,6 +17,7 @@ bench: deps $(BENCHES) $(BUILD)/portable/cpu_levels
 	$(BUILD)/bench/bench_models --busy gpt_baby seq2seq lstm gru
 	$(BUILD)/bench/bench_models --anomaly gpt_baby seq2seq
 	$(BUILD)/bench/bench_denormals
+	/usr/bin/python3 tests/bench/bench_models_torch.py --bf16
 	/usr/bin/python3 tests/bench/bench_generate_torch.py
 
 # ---- over MPI (tests/bench/mpi/; MPICXX and MPIRUN come from optim/mpi.mk) ----
