@@ -27,6 +27,7 @@ const Alternative kAlternatives[] = {
      "nn::LSTMCell steps (heed::lstm_cell, or lstm_cell_reference)"},
     {"gru_layer", "the fused GRU layer kernel (nn::GRU)", "nn::GRUCell steps (gru_cell_reference)"},
     {"checkpoint", "gradient checkpointing", "the block without checkpoint()"},
+    {"additive_score", "the additive (Bahdanau) score kernel", "additive_score_reference"},
 };
 
 }  // namespace

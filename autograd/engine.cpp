@@ -141,11 +141,12 @@ struct GraphTask {
   static constexpr std::uint32_t kNone = ~0u;
   struct PassNode {
     Node* node;
-    const std::shared_ptr<Node>* ref;  // the edge (or root) that reached it: Grads::output
-    std::uint32_t deps, first_edge;    // consumers not run yet (kNone: has run); its edges
-    Tensor pending;                    // dL/d(output) summed over the consumers run so far
+    std::uint32_t deps, first_edge;  // consumers not run yet (kNone: has run); its edges
+    Tensor pending;                  // dL/d(output) summed over the consumers run so far
   };
   Vec<PassNode> nodes;
+  // create_graph: per node, the edge (or root) that reached it, for Grads::output
+  Vec<const std::shared_ptr<Node>*> refs;
   Vec<std::uint32_t> targets;  // per edge of nodes[k], from nodes[k].first_edge; kNone: no grad
   Vec<std::uint32_t> table;    // numbers, by address; kNone: free
   Vec<std::uint32_t> hooked;   // outermost pass: its AccumulateGrads of leaves with hooks
@@ -184,7 +185,8 @@ struct GraphTask {
   }
   // The node's number, for a node no other edge leads to (so none will look it up).
   std::pair<std::uint32_t, bool> add(const std::shared_ptr<Node>& e) {
-    nodes.push_back(PassNode{e.get(), &e, 0, 0, Tensor()});
+    nodes.push_back(PassNode{e.get(), 0, 0, Tensor()});
+    if (create_graph) refs.push_back(&e);
     return {static_cast<std::uint32_t>(nodes.size() - 1), true};
   }
   // The node's number if step 1 reached it, else kNone. Only for a node the caller holds
@@ -350,7 +352,8 @@ void run_node(GraphTask& task, std::uint32_t k, Tensor dy, TensorVec& slots) {
   }
   if (!dy.defined()) dy = zeros(n->out_shape);  // every consumer's gradient was zero
   const std::uint32_t* targets = task.targets.data() + p.first_edge;
-  Grads g(n->next, slots, task, targets, p.ref, task.create_graph);
+  Grads g(n->next, slots, task, targets, task.create_graph ? task.refs[k] : nullptr,
+          task.create_graph);
   if (task.create_graph && !n->double_backward) {
     {
       NoGradGuard first_order;  // its backward's gradients are not differentiable ...

@@ -1,10 +1,17 @@
 // gradcheck_double_backward_nn.cpp - gradgradcheck (double build) of the network ops whose
 // backward supports create_graph: softmax and log_softmax, layer_norm, dropout, where and
-// masked_fill, index_select, gather, embedding, the losses, LSTM and GRU cells. Fused ops
+// masked_fill, index_select, gather, embedding, the losses, LSTM and GRU cells, the
+// composed attention paths, linear attention, rotary and relative positions. Fused ops
 // (layer_norm, the losses, lstm_cell) differentiate their composed twin under create_graph
 // (autograd/composed_backward.h); these checks hold them to finite differences.
 #include <heed/core/random.h>
 #include <heed/autograd/arith.h>
+#include <heed/autograd/attention/linear_attention_op.h>
+#include <heed/autograd/attention/relative_position_op.h>
+#include <heed/autograd/attention/rope_op.h>
+#include <heed/autograd/attention/scaled_dot_product_op.h>
+#include <heed/autograd/normalize.h>
+#include <heed/layers/attention/multihead_attention.h>
 #include <heed/autograd/compare.h>
 #include <heed/autograd/dropout_op.h>
 #include <heed/autograd/embedding_op.h>
@@ -106,4 +113,38 @@ TEST_CASE("gradgradcheck LSTM cell (fused) and GRU cell (composed)") {
   Tensor g_ih = param({3 * H, In}, 0.5), g_hh = param({3 * H, H}, 0.5), gb_ih = param({3 * H}), gb_hh = param({3 * H});
   check_gradgrad([](const V& v) { return gru_cell_reference(v[0], v[1], v[2], v[3], v[4], v[5]); },
                  {x, h, g_ih, g_hh, gb_ih, gb_hh});
+}
+
+TEST_CASE("gradgradcheck attention: composed scaled_dot_product_attention, MultiheadAttention with weights or a bias") {
+  manual_seed(367);
+  Tensor q = param({1, 2, 3, 2}), k = param({1, 2, 4, 2}), v = param({1, 2, 4, 2}), bias = param({1, 2, 3, 4});
+  Tensor pad = ones({1, 4});
+  pad.data()[3] = 0;
+  const AttentionMask m = AttentionMask().key_padding(pad);
+  check_gradgrad([m](const V& x) { return scaled_dot_product_attention(x[0], x[1], x[2], m).context; }, {q, k, v});
+  check_gradgrad([](const V& x) {
+    return scaled_dot_product_attention(x[0], x[1], x[2], AttentionMask(), x[3]).context;
+  }, {q, k, v, bias});
+  auto mha = std::make_shared<nn::MultiheadAttention>(nn::MultiheadAttentionOptions(4, 2));
+  Tensor xq = param({2, 3, 4}), xk = param({2, 4, 4});
+  check_gradgrad([mha](const V& x) { return mha->forward(x[0], x[1], x[1], {}, {}, true).output; }, {xq, xk});
+  Tensor hb = param({1, 2, 3, 4});
+  check_gradgrad([mha](const V& x) { return mha->forward(x[0], x[1], x[1], {}, x[2], false).output; }, {xq, xk, hb});
+}
+
+TEST_CASE("gradgradcheck linear attention, rotary, relative buckets, normalize (composed twins)") {
+  manual_seed(368);
+  Tensor q = param({1, 3, 2}), k = param({1, 3, 2}), v = param({1, 3, 2});
+  for (bool causal : {false, true})
+    check_gradgrad([causal](const V& x) { return linear_attention(x[0], x[1], x[2], causal); }, {q, k, v});
+  const RotaryTable t = rotary_table(8, 4);
+  Tensor r = param({2, 3, 4});
+  check_gradgrad([t](const V& x) { return rotary(x[0] * x[0], t, 2); }, {r});
+  const RelativeBuckets b = relative_buckets(3, 4, 2);
+  Tensor p = param({2, b.Tq, b.count()}), a = param({2, b.Tq, b.Tk});
+  check_gradgrad([b](const V& x) { return tanh(gather_buckets(x[0], b)); }, {p});
+  check_gradgrad([b](const V& x) { return tanh(scatter_buckets(x[0], b)); }, {a});
+  Tensor n = param({3, 4});
+  for (double pw : {2.0, 3.0})
+    check_gradgrad([pw](const V& x) { return normalize(x[0], pw, 1); }, {n});
 }
