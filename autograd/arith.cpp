@@ -7,6 +7,7 @@
 #include "../core/elementwise.h"
 #include "broadcast.h"
 #include "node.h"
+#include "unary.h"
 
 namespace heed {
 
@@ -21,7 +22,7 @@ static Tensor scaled_gradient(const Tensor& dy, real s) {
 // y = a + b          da = dy          db = dy
 Tensor add(const Tensor& a, const Tensor& b) {
   Tensor y = zip("add", a, b, [](real u, real v) { return u + v; });
-  return record("add", y, {a, b}, [sa = a.shape(), sb = b.shape()](const Tensor& dy, Grads& g) {
+  return record("add", y, {a, b}, kDoubleBackward, [sa = a.shape(), sb = b.shape()](const Tensor& dy, Grads& g) {
     if (g.needs(0)) g[0] = sum_to(dy, sa);
     if (g.needs(1)) g[1] = sum_to(dy, sb);
   });
@@ -30,7 +31,7 @@ Tensor add(const Tensor& a, const Tensor& b) {
 // y = a - b          da = dy          db = -dy
 Tensor sub(const Tensor& a, const Tensor& b) {
   Tensor y = zip("sub", a, b, [](real u, real v) { return u - v; });
-  return record("sub", y, {a, b}, [sa = a.shape(), sb = b.shape()](const Tensor& dy, Grads& g) {
+  return record("sub", y, {a, b}, kDoubleBackward, [sa = a.shape(), sb = b.shape()](const Tensor& dy, Grads& g) {
     if (g.needs(0)) g[0] = sum_to(dy, sa);
     if (g.needs(1)) g[1] = sum_to(neg(dy), sb);
   });
@@ -39,7 +40,7 @@ Tensor sub(const Tensor& a, const Tensor& b) {
 // y = a * b          da = dy * b      db = dy * a
 Tensor mul(const Tensor& a, const Tensor& b) {
   Tensor y = zip("mul", a, b, [](real u, real v) { return u * v; });
-  return record("mul", y, {a, b},
+  return record("mul", y, {a, b}, kDoubleBackward,
                 [a = SavedTensor(a), b = SavedTensor(b)](const Tensor& dy, Grads& g) {
     if (g.needs(0)) g[0] = sum_to(mul(dy, b), a.shape());
     if (g.needs(1)) g[1] = sum_to(mul(dy, a), b.shape());
@@ -47,19 +48,22 @@ Tensor mul(const Tensor& a, const Tensor& b) {
 }
 
 // y = a / b          da = dy / b      db = -dy * a / b^2 = -dy * y / b
+// (Under create_graph y is g.output(y), the op's output again, so db is differentiable
+// through it: node.h.)
 Tensor div(const Tensor& a, const Tensor& b) {
   Tensor y = zip("div", a, b, [](real u, real v) { return u / v; });
-  return record("div", y, {a, b}, [a, b = SavedTensor(b), y = SavedTensor(y.detach())](
-                                      const Tensor& dy, Grads& g) {
-    if (g.needs(0)) g[0] = sum_to(div(dy, b), a.shape());
-    if (g.needs(1)) g[1] = sum_to(neg(mul(dy, div(y, b))), b.shape());
+  return record("div", y, {a, b}, kDoubleBackward, [sa = a.shape(), b = SavedTensor(b),
+                                                    y = SavedTensor(y.detach())](
+                                                       const Tensor& dy, Grads& g) {
+    if (g.needs(0)) g[0] = sum_to(div(dy, b), sa);
+    if (g.needs(1)) g[1] = sum_to(neg(mul(dy, div(g.output(y), b))), b.shape());
   });
 }
 
 // y = -x             dx = -dy
 Tensor neg(const Tensor& x) {
   Tensor y = map(x, [](real v) { return -v; });
-  return record("neg", y, {x}, [](const Tensor& dy, Grads& g) { g[0] = scaled_gradient(dy, -1); });
+  return record("neg", y, {x}, kDoubleBackward, [](const Tensor& dy, Grads& g) { g[0] = scaled_gradient(dy, -1); });
 }
 
 namespace {
@@ -79,9 +83,13 @@ real pow_scalar(real x, real p) {
 // be 0 * inf = NaN (PyTorch masks it the same way). Edge values: tests/test_edge_points.cpp.
 Tensor pow(const Tensor& x, real p) {
   Tensor y = map(x, [p](real v) { return pow_scalar(v, p); });
-  return record("pow", y, {x}, [x = SavedTensor(x), p](const Tensor& dy, Grads& g) {
+  return record("pow", y, {x}, kDoubleBackward, [x = SavedTensor(x), p](const Tensor& dy, Grads& g) {
     if (p == 0) {
       g[0] = zeros(x.shape());
+      return;
+    }
+    if (g.create_graph()) {  // the same formula from recorded ops
+      g[0] = mul(dy, mul(pow(x, p - 1), p));
       return;
     }
     g[0] = mul(dy, map(x, [p](real v) { return p * pow_scalar(v, p - 1); }));
@@ -93,10 +101,24 @@ Tensor pow(const Tensor& x, real p) {
 // As PyTorch: where p = 0, y = 1 whatever x, so dx = 0 (not 0 * 0^-1 = NaN); at x = 0 with
 // p >= 0, dp is the limit 0 of y log x (not 1 * log 0 = -inf at p = 0, 0 * -inf = NaN
 // above). x < 0 gives dp = NaN (log of a negative number), as there.
+// Under create_graph the same formulas are built from recorded ops, the masks above kept as
+// constants (their derivative is 0 where they are not undefined).
 Tensor pow(const Tensor& x, const Tensor& p) {
   Tensor y = zip("pow", x, p, [](real u, real v) { return real(std::pow(u, v)); });
-  return record("pow", y, {x, p}, [x = SavedTensor(x), p = SavedTensor(p),
+  return record("pow", y, {x, p}, kDoubleBackward, [x = SavedTensor(x), p = SavedTensor(p),
                                    y = SavedTensor(y.detach())](const Tensor& dy, Grads& g) {
+    if (g.create_graph()) {
+      if (g.needs(0)) {  // dy * p * x^(p-1), 0 where p = 0
+        const Tensor nonzero = zip("pow", x, p, [](real, real v) { return real(v != 0); });
+        g[0] = sum_to(mul(dy, mul(mul(p, pow(x, add(p, -1))), nonzero)), x.shape());
+      }
+      if (g.needs(1)) {  // dy * y * log(x), 0 where x = 0 and p >= 0
+        const Tensor limit = zip("pow", x, p, [](real u, real v) { return real(u == 0 && v >= 0); });
+        const Tensor lx = log(add(x, limit));  // log 1 = 0 where the limit applies
+        g[1] = sum_to(mul(dy, mul(g.output(y), lx)), p.shape());
+      }
+      return;
+    }
     if (g.needs(0)) {
       Tensor d = zip("pow", x, p, [](real u, real v) {
         return v == 0 ? real(0) : v * real(std::pow(u, v - 1));
@@ -116,7 +138,7 @@ Tensor pow(const Tensor& x, const Tensor& p) {
 // y = x              dx = dy
 Tensor clone(const Tensor& x) {
   Tensor y = map(x, [](real v) { return v; });
-  return record("clone", y, {x}, [](const Tensor& dy, Grads& g) { g[0] = dy; });
+  return record("clone", y, {x}, kDoubleBackward, [](const Tensor& dy, Grads& g) { g[0] = dy; });
 }
 
 Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
@@ -130,25 +152,25 @@ Tensor operator-(const Tensor& x) { return neg(x); }
 // y = a + s          da = dy
 Tensor add(const Tensor& a, real s) {
   Tensor y = map(a, [s](real u) { return u + s; });
-  return record("add", y, {a}, [](const Tensor& dy, Grads& g) { g[0] = dy; });
+  return record("add", y, {a}, kDoubleBackward, [](const Tensor& dy, Grads& g) { g[0] = dy; });
 }
 
 // y = s - a          da = -dy
 Tensor rsub(real s, const Tensor& a) {
   Tensor y = map(a, [s](real u) { return s - u; });
-  return record("rsub", y, {a}, [](const Tensor& dy, Grads& g) { g[0] = scaled_gradient(dy, -1); });
+  return record("rsub", y, {a}, kDoubleBackward, [](const Tensor& dy, Grads& g) { g[0] = scaled_gradient(dy, -1); });
 }
 
 // y = a * s          da = dy * s
 Tensor mul(const Tensor& a, real s) {
   Tensor y = map(a, [s](real u) { return u * s; });
-  return record("mul", y, {a}, [s](const Tensor& dy, Grads& g) { g[0] = scaled_gradient(dy, s); });
+  return record("mul", y, {a}, kDoubleBackward, [s](const Tensor& dy, Grads& g) { g[0] = scaled_gradient(dy, s); });
 }
 
 // y = a / s          da = dy / s
 Tensor div(const Tensor& a, real s) {
   Tensor y = map(a, [s](real u) { return u / s; });
-  return record("div", y, {a}, [s](const Tensor& dy, Grads& g) { g[0] = div(dy, s); });
+  return record("div", y, {a}, kDoubleBackward, [s](const Tensor& dy, Grads& g) { g[0] = div(dy, s); });
 }
 
 Tensor operator+(const Tensor& a, real b) { return add(a, b); }

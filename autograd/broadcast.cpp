@@ -62,7 +62,7 @@ Tensor sum_to(const Tensor& x, const Shape& shape) {
   HEED_CHECK(broadcast_shapes("sum_to", shape, x.shape()) == x.shape(), "sum_to", "cannot sum ",
              x.shape(), " down to ", shape);
   Tensor y = sum_to_raw(x, shape).reshape(shape);
-  return record("sum_to", y, {x}, [s = x.shape()](const Tensor& dy, Grads& g) {
+  return record("sum_to", y, {x}, kDoubleBackward, [s = x.shape()](const Tensor& dy, Grads& g) {
     g[0] = expand(dy, s);
   });
 }
@@ -71,7 +71,7 @@ Tensor sum_to(const Tensor& x, const Shape& shape) {
 Tensor expand(const Tensor& x, const Shape& shape) {
   if (x.shape() == shape) return x;
   Tensor y = expand_raw(x, shape);
-  return record("expand", y, {x}, [s = x.shape()](const Tensor& dy, Grads& g) {
+  return record("expand", y, {x}, kDoubleBackward, [s = x.shape()](const Tensor& dy, Grads& g) {
     g[0] = sum_to(dy, s);
   });
 }

@@ -11,6 +11,7 @@
 
 #include "../core/elementwise.h"
 #include "../core/error.h"
+#include "arith.h"
 #include "node.h"
 #include "reduce.h"
 
@@ -78,9 +79,14 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   // Detached, so these broadcasts are plain copies (or no-ops where the shape is already s).
   const Tensor ce = expand(cond.detach(), s), ae = expand(a.detach(), s), be = expand(b.detach(), s);
   Tensor y = map3(ce, ae, be, [](real c, real u, real v) { return c != 0 ? u : v; });
-  return record("where", y, {a, b},
+  return record("where", y, {a, b}, kDoubleBackward,
                 [c = SavedTensor(cond.detach()), sa = a.shape(), sb = b.shape()](
                                         const Tensor& dy, Grads& g) {
+    if (g.create_graph()) {  // the same selections, recorded
+      if (g.needs(0)) g[0] = sum_to(where(c, dy, scalar_tensor(0)), sa);
+      if (g.needs(1)) g[1] = sum_to(where(c, scalar_tensor(0), dy), sb);
+      return;
+    }
     if (g.needs(0))
       g[0] = sum_to(zip("where", dy, c, [](real d, real m) { return m != 0 ? d : real(0); }), sa);
     if (g.needs(1))
@@ -93,8 +99,10 @@ Tensor masked_fill(const Tensor& x, const Tensor& mask, real value) {
   HEED_CHECK(is_broadcastable_to(mask.shape(), x.shape()), "masked_fill", "mask of shape ",
              mask.shape(), " cannot be broadcast to x of shape ", x.shape());
   Tensor y = zip("masked_fill", x, mask, [value](real v, real m) { return m != 0 ? value : v; });
-  return record("masked_fill", y, {x},
+  return record("masked_fill", y, {x}, kDoubleBackward,
                 [m = SavedTensor(mask.detach())](const Tensor& dy, Grads& g) {
+    if (g.create_graph())  // the same selection, recorded (the mask broadcasts to dy)
+      return void(g[0] = where(m, scalar_tensor(0), dy));
     g[0] = zip("masked_fill", dy, m, [](real d, real mv) { return mv != 0 ? real(0) : d; });
   });
 }
@@ -129,8 +137,8 @@ Tensor triangle_raw(const Tensor& x, int64_t k, bool upper) {
 Tensor triangle(const char* op, const Tensor& x, int64_t k, bool upper) {
   HEED_CHECK(x.dim() >= 2, op, "needs a tensor of rank >= 2, got shape ", x.shape());
   Tensor y = triangle_raw(x, k, upper);
-  return record(op, y, {x}, [k, upper](const Tensor& dy, Grads& g) {
-    g[0] = triangle_raw(dy, k, upper);
+  return record(op, y, {x}, kDoubleBackward, [op, k, upper](const Tensor& dy, Grads& g) {
+    g[0] = g.create_graph() ? triangle(op, dy, k, upper) : triangle_raw(dy, k, upper);
   });
 }
 

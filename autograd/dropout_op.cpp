@@ -7,6 +7,7 @@
 #include "../core/elementwise.h"
 #include "../core/error.h"
 #include "../core/random.h"
+#include "arith.h"
 #include "node.h"
 
 namespace heed {
@@ -25,7 +26,8 @@ Tensor dropout(const Tensor& x, double p, bool training) {
   }
 
   Tensor y = zip("dropout", x, s, [](real v, real m) { return v * m; });
-  return record("dropout", y, {x}, [s](const Tensor& dy, Grads& g) {
+  return record("dropout", y, {x}, kDoubleBackward, [s](const Tensor& dy, Grads& g) {
+    if (g.create_graph()) return void(g[0] = mul(dy, s));  // s a constant
     g[0] = zip("dropout", dy, s, [](real d, real m) { return d * m; });
   });
 }

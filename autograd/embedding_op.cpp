@@ -11,6 +11,9 @@
 
 #include "../core/error.h"
 #include "../core/parallel.h"
+#include "arith.h"
+#include "composed_backward.h"
+#include "indexing.h"
 #include "node.h"
 
 namespace heed {
@@ -33,7 +36,19 @@ Tensor embedding(const IndexTensor& ids, const Tensor& weight, std::optional<int
     for (int64_t n = b; n < e; ++n) std::copy(pw + ids[n] * C, pw + (ids[n] + 1) * C, py + n * C);
   });
 
-  return record("embedding", y, {weight}, [ids, V, C, padding_idx](const Tensor& dy, Grads& g) {
+  return record("embedding", y, {weight}, kDoubleBackward, [ids, V, C, padding_idx](const Tensor& dy, Grads& g) {
+    // Under create_graph: the twin, index_select of the rows with padding rows masked out.
+    // dW depends on dy alone (not on W), so the twin runs on a stand-in for W.
+    if (g.create_graph()) {
+      Tensor keep = ones(dy.shape());  // (N, C): 0 on the rows of padding ids
+      if (padding_idx)
+        for (int64_t n = 0; n < ids.numel(); ++n)
+          if (ids[n] == *padding_idx) std::fill(keep.data() + n * C, keep.data() + (n + 1) * C, real(0));
+      const IndexTensor flat(ids.vec());
+      return detail::composed_gradients([&](const std::vector<Tensor>& in) {
+        return mul(index_select(in[0], 0, flat).reshape(dy.shape()), keep);
+      }, {zeros({V, C}).requires_grad_()}, dy, g);
+    }
     Tensor dw = zeros(Shape{V, C});  // (V, C)
     const real* pdy = dy.data();
     real* pdw = dw.data();

@@ -1,9 +1,14 @@
 // engine.cpp - the backward pass: topological order, gradient routing, leaf accumulation.
 //
+// Read run_pass() first: it is micrograd's backward() (build_topo, then each node's
+// _backward in reverse order) with counts instead of a sorted list. The steps it calls are
+// below it: counting the consumers, running one node (and what a create_graph pass, anomaly
+// mode and hooks add around it), routing a gradient.
+//
 // A pass's state lives in the pass. The graph's Nodes hold only what the graph is (edges,
-// backward closure, saved tensors); each Tensor::backward() call owns a GraphTask (after
-// PyTorch's) with, per node it reached, the count of consumers not yet run and the sum of
-// the gradients they sent. So passes never see each other's counts:
+// backward closure, saved tensors); each Tensor::backward() or autograd::grad() call owns a
+// GraphTask (after PyTorch's) with, per node it reached, the count of consumers not yet run
+// and the sum of the gradients they sent. So passes never see each other's counts:
 //   - concurrent passes: threads may run backward at once over graphs that share nodes,
 //     intermediate ones too when each passes retain_graph=true (a pass that frees a graph
 //     another is running is the caller's race). A leaf's AccumulateGrad is one node shared
@@ -15,12 +20,22 @@
 //     with the outer graph), adds into .grad at once, and leaves the outer pass's counts
 //     and sums as they were. The only state the passes of one thread share is the rule for
 //     post-accumulate hooks (HookPass below): they wait for the outermost pass.
+//   - create_graph: the pass runs with grad mode on, so the heed ops a backward calls are
+//     recorded and the gradients it produces are differentiable (node.h). Every sum of
+//     gradients is then out of place (pending + g, leaf.grad + g): an in-place add would
+//     cut the graph. A node whose backward is not differentiable runs with grad mode off,
+//     and its gradients get a DelayedError node (delayed_error.cpp).
+//   - autograd::grad: the gradients arriving at the given inputs are taken (captured)
+//     instead of accumulated; no leaf's .grad changes and only nodes that lead to an input
+//     run.
 #include <algorithm>
 #include <vector>
 
 #include "../core/error.h"
 #include "anomaly_mode.h"
 #include "arith.h"
+#include "autograd.h"
+#include "delayed_error.h"
 #include "node.h"
 
 namespace heed {
@@ -81,21 +96,29 @@ void run_post_accumulate_hooks(const std::shared_ptr<TensorImpl>& leaf) {
 // leaf.grad itself when no one else holds its buffer (the engine's reference is the only
 // one: no other tensor, view or saved closure), as PyTorch does; otherwise it is copied, as
 // dy may be another node's saved tensor or the caller's seed, which a later add_ into
-// leaf.grad must not change.
-void AccumulateGrad::apply(const Tensor& grad_out, Grads&) {
+// leaf.grad must not change. Under create_graph the gradient is part of a graph: leaf.grad
+// becomes clone(dy), then leaf.grad + dy, both recorded (PyTorch's AccumulateGrad does the
+// same). That graph reaches the leaf's own AccumulateGrad, which holds the leaf: a cycle
+// that set_grad(Tensor()) breaks (PyTorch warns of the same one; autograd::grad has none).
+void AccumulateGrad::apply(const Tensor& grad_out, Grads& g) {
   GradState& st = *leaf->leaf;
   bool hooked;
   {
     std::lock_guard<std::mutex> lock(st.mu);  // other threads' passes add into grad too
     hooked = !st.post_accumulate_hooks.empty();
-    if (!st.grad.defined()) {
+    if (g.create_graph()) {
+      st.grad = st.grad.defined() ? st.grad + grad_out : clone(grad_out);
+    } else if (!st.grad.defined()) {
       if (sole_gradient(grad_out)) {
         st.grad = grad_out;
       } else {
-        Tensor g = empty(grad_out.shape());
-        g.copy_(grad_out);
-        st.grad = g;
+        Tensor copy = empty(grad_out.shape());
+        copy.copy_(grad_out);
+        st.grad = copy;
       }
+    } else if (st.grad.requires_grad()) {  // left by a create_graph pass: not written in place
+      NoGradGuard no_grad;
+      st.grad = st.grad.detach() + grad_out;
     } else {
       st.grad.add_(grad_out);
     }
@@ -103,94 +126,39 @@ void AccumulateGrad::apply(const Tensor& grad_out, Grads&) {
   if (hooked) run_post_accumulate_hooks(leaf);
 }
 
-int64_t Tensor::register_post_accumulate_grad_hook(std::function<void(const Tensor&)> hook) const {
-  HEED_CHECK(is_leaf() && requires_grad(), "register_post_accumulate_grad_hook", "only a leaf "
-             "that requires grad accumulates a gradient; this tensor of shape ", shape(),
-             is_leaf() ? " does not require grad" : " is not a leaf");
-  HEED_CHECK(hook != nullptr, "register_post_accumulate_grad_hook", "the hook is empty (null)");
-  static std::atomic<int64_t> next_handle{0};
-  const int64_t handle = ++next_handle;
-  std::lock_guard<std::mutex> lock(impl_->leaf->mu);
-  impl_->leaf->post_accumulate_hooks.emplace_back(handle, std::move(hook));
-  return handle;
-}
+// ---------------------------------------------------------------- one pass's state
 
-void Tensor::remove_post_accumulate_grad_hook(int64_t handle) const {
-  if (!impl_) fail_undefined();
-  if (!impl_->leaf) return;
-  std::lock_guard<std::mutex> lock(impl_->leaf->mu);
-  auto& hooks = impl_->leaf->post_accumulate_hooks;
-  for (size_t i = 0; i < hooks.size(); ++i)
-    if (hooks[i].first == handle) { hooks.erase(hooks.begin() + i); return; }
-}
-
-bool Tensor::requires_grad() const {
-  if (!impl_) fail_undefined();
-  return impl_->requires_grad();
-}
-bool Tensor::is_leaf() const {
-  if (!impl_) fail_undefined();
-  return !impl_->grad_fn;
-}
-const std::shared_ptr<Node>& Tensor::grad_fn() const {
-  if (!impl_) fail_undefined();
-  return impl_->grad_fn;
-}
-Tensor Tensor::grad() const {
-  if (!impl_) fail_undefined();
-  return impl_->leaf ? impl_->leaf->grad : Tensor();
-}
-
-Tensor& Tensor::requires_grad_(bool on) {
-  if (!impl_) fail_undefined();
-  HEED_CHECK(is_leaf(), "requires_grad_", "only a leaf tensor can change requires_grad; "
-             "this one was produced by ", impl_->grad_fn->name(), " (use detach())");
-  if (on || impl_->leaf) impl_->leaf_state().requires_grad = on;
-  return *this;
-}
-
-void Tensor::zero_grad() const {
-  if (!impl_) fail_undefined();
-  if (impl_->leaf && impl_->leaf->grad.defined()) {
-    NoGradGuard ng;
-    impl_->leaf->grad.zero_();
-  }
-}
-
-void Tensor::set_grad(const Tensor& g) const {
-  if (!impl_) fail_undefined();
-  HEED_CHECK(!g.defined() || g.shape() == shape(), "set_grad", "gradient shape ", g.shape(),
-             " does not match tensor shape ", shape());
-  if (g.defined() || impl_->leaf) impl_->leaf_state().grad = g;
-}
-
-Tensor Tensor::detach() const {
-  if (!impl_) fail_undefined();
-  auto impl = std::allocate_shared<TensorImpl>(CachingAllocator<TensorImpl>());
-  impl->storage = impl_->storage;
-  impl->shape = impl_->shape;
-  return Tensor(std::move(impl));
-}
-
-// ---------------------------------------------------------------- backward
-
-// One backward() call's state (PyTorch's GraphTask): the nodes it reached, densely
-// numbered in the order reached, each with its count and sum, and per edge the number of the
-// producer it leads to. A node is found by address once per edge, while counting (step 1);
-// running (step 2) then goes by number only.
+// One pass's state (PyTorch's GraphTask): the nodes it reached, densely numbered in the
+// order reached, each with its count and sum, and per edge the number of the producer it
+// leads to. A node is found by address once per edge, while counting (step 1); running
+// (step 2) then goes by number only. The address table is open addressing with linear
+// probing, at most half full: the slot is the address over 64 (nodes come from the caching
+// allocator in 64-byte blocks, and a chain's nodes, made one after another, then fill
+// neighbouring slots, so the table is walked nearly in order).
 struct GraphTask {
   template <class T>
   using Vec = std::vector<T, CachingAllocator<T>>;
   static constexpr std::uint32_t kNone = ~0u;
   struct PassNode {
     Node* node;
-    std::uint32_t deps, first_edge;  // consumers not run yet; its edges' producers in targets
+    std::uint32_t deps, first_edge;  // consumers not run yet (kNone: has run); its edges
     Tensor pending;                  // dL/d(output) summed over the consumers run so far
   };
   Vec<PassNode> nodes;
+  // create_graph: per node, the edge (or root) that reached it, for Grads::output
+  Vec<const std::shared_ptr<Node>*> refs;
   Vec<std::uint32_t> targets;  // per edge of nodes[k], from nodes[k].first_edge; kNone: no grad
-  Vec<std::uint32_t> table;  // numbers, by address; kNone: free
-  Vec<std::uint32_t> hooked;  // outermost pass: its AccumulateGrads of leaves with hooks
+  Vec<std::uint32_t> table;    // numbers, by address; kNone: free
+  Vec<std::uint32_t> hooked;   // outermost pass: its AccumulateGrads of leaves with hooks
+  bool keep_graph = false, create_graph = false, outermost = false;
+  // autograd::grad: per input, its node's number (kNone: not reached) and gradient;
+  // per node, whether it is an input's and whether an input lies beyond it.
+  bool capturing = false, allow_unused = false;
+  const std::vector<Tensor>* inputs = nullptr;
+  const std::vector<std::shared_ptr<Node>>* input_refs = nullptr;  // each input's node
+  std::vector<std::uint32_t> input_nodes;
+  std::vector<Tensor> captured;
+  std::vector<char> is_input, leads_to_input;
 
   // Sized for `hint` nodes (the thread's previous pass: a training loop's passes are alike),
   // so the arrays rarely grow while the pass runs.
@@ -203,26 +171,31 @@ struct GraphTask {
     while (n <= 2 * nodes) n *= 2;
     return n;
   }
-
-  // n's number, and whether this call gave it. Open addressing with linear probing, the
-  // table at most half full. The slot is the address over 64: nodes come from the caching
-  // allocator in 64-byte blocks, and a chain's nodes, made one after another, then fill
-  // neighbouring slots, so the table is walked nearly in order.
-  std::pair<std::uint32_t, bool> number(Node* n) {
+  // The node's number, and whether this call gave it.
+  std::pair<std::uint32_t, bool> number(const std::shared_ptr<Node>& e) {
     if (2 * nodes.size() >= table.size()) grow();
-    for (std::size_t h = slot_of(n);; h = (h + 1) & (table.size() - 1)) {
+    for (std::size_t h = slot_of(e.get());; h = (h + 1) & (table.size() - 1)) {
       const std::uint32_t k = table[h];
       if (k == kNone) {
         table[h] = static_cast<std::uint32_t>(nodes.size());
-        return add(n);
+        return add(e);
       }
-      if (nodes[k].node == n) return {k, false};
+      if (nodes[k].node == e.get()) return {k, false};
     }
   }
-  // n's number, for a node no other edge leads to (so none will look it up).
-  std::pair<std::uint32_t, bool> add(Node* n) {
-    nodes.push_back(PassNode{n, 0, 0, Tensor()});
+  // The node's number, for a node no other edge leads to (so none will look it up).
+  std::pair<std::uint32_t, bool> add(const std::shared_ptr<Node>& e) {
+    nodes.push_back(PassNode{e.get(), 0, 0, Tensor()});
+    if (create_graph) refs.push_back(&e);
     return {static_cast<std::uint32_t>(nodes.size() - 1), true};
+  }
+  // The node's number if step 1 reached it, else kNone. Only for a node the caller holds
+  // (autograd::grad's inputs): step 1 then went through number(), not add().
+  std::uint32_t find(const Node* n) const {
+    for (std::size_t h = slot_of(n);; h = (h + 1) & (table.size() - 1)) {
+      const std::uint32_t k = table[h];
+      if (k == kNone || nodes[k].node == n) return k;
+    }
   }
   std::size_t slot_of(const Node* n) const {
     return (reinterpret_cast<std::uintptr_t>(n) >> 6) & (table.size() - 1);
@@ -238,8 +211,7 @@ struct GraphTask {
 };
 
 namespace {
-// True when the pass has yet to run the leaf's AccumulateGrad (a node that has run has its
-// deps set to kNone).
+// True when the pass has yet to run the leaf's AccumulateGrad.
 bool accumulates_later(const GraphTask& task, const TensorImpl* leaf) {
   for (std::uint32_t k : task.hooked)
     if (static_cast<const AccumulateGrad*>(task.nodes[k].node)->leaf.get() == leaf)
@@ -250,7 +222,7 @@ bool accumulates_later(const GraphTask& task, const TensorImpl* leaf) {
 
 Grads::Out Grads::write_or_add(int i, const Shape& shape) {
   if (!needs(i)) return {nullptr, 0};
-  if (!task_) return {write(i, shape), 0};
+  if (!task_ || create_graph_) return {write(i, shape), 0};  // create_graph: every sum recorded
   Tensor& sum = task_->nodes[targets_[i]].pending;
   if (!AnomalyMode::enabled() && sum.defined() && sum.shape() == shape && sole_gradient(sum))
     return {sum.data(), 1};
@@ -263,61 +235,52 @@ real* Grads::write(int i, const Shape& shape) {
   return slots_[i].data();
 }
 
-// pending += g, the sum of a node's consumers' gradients. In place when no one else holds
-// pending's buffer (no other tensor, view or saved closure): then the sum is the engine's
-// own, e.g. a weight used at every step of a recurrence gathers its T gradients into one
-// buffer instead of allocating T - 1 sums. Otherwise (the first gradient may be another
-// node's saved tensor, or the seed) a new tensor. The same floats either way.
-static void accumulate_pending(Tensor& pending, Tensor g) {
-  if (!pending.defined()) {
-    pending = std::move(g);
-    return;
-  }
-  if (sole_gradient(pending)) {
-    pending.add_(g);
-  } else {
-    pending = pending + g;
-  }
+Tensor Grads::output(const Tensor& y) const {
+  if (!create_graph_ || !self_) return y;
+  auto impl = std::allocate_shared<TensorImpl>(CachingAllocator<TensorImpl>());
+  impl->storage = y.impl()->storage;
+  impl->shape = y.shape();
+  impl->grad_fn = *self_;  // y again, as the output of the node being run
+  return Tensor(std::move(impl));
 }
 
-void Tensor::backward(const Tensor& grad, bool retain_graph) const {
-  if (!impl_) fail_undefined();
-  HEED_CHECK(requires_grad(), "backward", "tensor of shape ", shape(),
-             " does not require grad (no input of its graph has requires_grad set)");
-  Tensor seed = grad;
-  if (!seed.defined()) {
-    HEED_CHECK(numel() == 1, "backward", "a gradient can be created implicitly only for a "
-               "one-element output; pass dL/dy for shape ", shape());
-    seed = ones(shape());
-  }
-  HEED_CHECK(seed.shape() == shape(), "backward", "gradient shape ", seed.shape(),
-             " does not match output shape ", shape());
+// ---------------------------------------------------------------- the pass, step by step
 
-  NoGradGuard no_grad;  // backward functions are computed, not recorded
-  struct Depth {  // this pass on the thread's stack of passes (post-accumulate hooks, above)
-    Depth() { ++hook_pass.depth; }
-    ~Depth() {
-      if (--hook_pass.depth > 0) return;
-      hook_pass.backward_calls_left = 0;  // after an exception: leave nothing behind
-      hook_pass.deferred.clear();
-      hook_pass.outermost = nullptr;
-    }
-  } depth;
-  const bool outermost = hook_pass.depth == 1;
-  std::shared_ptr<Node> root = detail::producer_of(*this);
-  static thread_local std::size_t last_size = 0;  // nodes the thread's last outermost pass reached
-  GraphTask task(outermost ? last_size : 0);  // this pass's state; none is kept in the nodes
-  if (outermost) hook_pass.outermost = &task;
-  std::vector<std::uint32_t, CachingAllocator<std::uint32_t>> stack;  // numbers of nodes
+namespace {
 
-  // 1. Number every node reachable from the root and count its consumers (deps).
-  stack.push_back(task.number(root.get()).first);
+using RootList = std::vector<std::shared_ptr<Node>>;
+
+// The roots of a pass and their seeds: n of each (no vector: a training step's backward
+// allocates nothing but tensors and nodes, tests/test_allocator.cpp).
+struct Roots {
+  const std::shared_ptr<Node>* nodes;
+  const Tensor* seeds;
+  std::size_t n;
+};
+
+// pending += g, the sum of a node's consumers' gradients. In place when no one else holds
+// pending's buffer (no other tensor, view or saved closure) and neither is part of a graph:
+// then the sum is the engine's own, e.g. a weight used at every step of a recurrence
+// gathers its T gradients into one buffer instead of allocating T - 1 sums. Otherwise (the
+// first gradient may be another node's saved tensor, or the seed; under create_graph they
+// are differentiable) a new tensor, recorded when grad mode is on.
+void add_gradient(Tensor& pending, Tensor g) {
+  if (!pending.defined()) pending = std::move(g);
+  else if (sole_gradient(pending) && !g.requires_grad()) pending.add_(g);
+  else pending = pending + g;
+}
+
+// Step 1: number every node reachable from the roots and count its consumers (deps).
+void count_dependencies(GraphTask& task, const Roots& roots) {
+  std::vector<std::uint32_t, CachingAllocator<std::uint32_t>> stack;
+  for (std::size_t i = 0; i < roots.n; ++i)
+    if (const auto [k, added] = task.number(roots.nodes[i]); added) stack.push_back(k);
   while (!stack.empty()) {
     const std::uint32_t k = stack.back();
     stack.pop_back();
     Node* n = task.nodes[k].node;
-    if (outermost && n->calls_backward) ++hook_pass.backward_calls_left;
-    if (outermost && n->next.size() == 0)  // a leaf's node, or a checkpoint of no inputs
+    if (task.outermost && n->calls_backward) ++hook_pass.backward_calls_left;
+    if (task.outermost && n->next.size() == 0)  // a leaf's node, or a checkpoint of no inputs
       if (auto* acc = dynamic_cast<AccumulateGrad*>(n))
         if (has_hooks(*acc->leaf->leaf)) task.hooked.push_back(k);
     task.nodes[k].first_edge = static_cast<std::uint32_t>(task.targets.size());
@@ -328,54 +291,217 @@ void Tensor::backward(const Tensor& grad, bool retain_graph) const {
       }
       // An edge that is its node's only owner is its only consumer, in any graph: the node
       // is new to this pass (a chain of ops whose outputs are gone needs no look-up).
-      const auto [to, added] = e.use_count() == 1 ? task.add(e.get()) : task.number(e.get());
+      const auto [to, added] = e.use_count() == 1 ? task.add(e) : task.number(e);
       task.targets.push_back(to);
       task.nodes[to].deps++;
       if (added) stack.push_back(to);
     }
   }
+}
 
-  // 2. Run each node once all its consumers have sent their gradients (Kahn's order),
-  //    then pass each input's gradient on to that input's producer. Every reached node
-  //    runs exactly once (its deps reach 0 when its last consumer has run).
-  task.nodes[0].pending = seed;
-  stack.push_back(0);
-  TensorVec slots;  // reused by every node: cleared after routing, so resize() refills it
-  while (!stack.empty()) {
-    GraphTask::PassNode& p = task.nodes[stack.back()];
-    stack.pop_back();
-    Node* n = p.node;
-    Tensor dy = std::move(p.pending);
-    if (!dy.defined()) dy = zeros(n->out_shape);  // every consumer's gradient was zero
-    const int m = static_cast<int>(n->next.size());
-    const std::uint32_t* targets = task.targets.data() + p.first_edge;
-    slots.resize(m);
-    Grads g(n->next, slots, task, targets);
+// autograd::grad, after step 1: each input's node number (an input the pass does not reach
+// is an error unless allow_unused), and which nodes to run: those an input's node lies
+// beyond. The nodes are numbered parents first along each path, so the sweeps from the last
+// number settle in a round or two.
+void find_inputs(GraphTask& task) {
+  const std::size_t n = task.nodes.size();
+  task.is_input.assign(n, 0);
+  for (std::size_t i = 0; i < task.inputs->size(); ++i) {
+    const std::uint32_t k = task.find((*task.input_refs)[i].get());
+    const Tensor& x = (*task.inputs)[i];
+    HEED_CHECK(k != GraphTask::kNone || task.allow_unused, "autograd::grad", "input ", i,
+               " (shape ", x.shape(), ") was not used in the graph of the outputs; pass "
+               "allow_unused=true to get an undefined gradient for it");
+    task.input_nodes.push_back(k);
+    if (k != GraphTask::kNone) task.is_input[k] = 1;
+  }
+  task.leads_to_input.assign(n, 0);
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (std::size_t k = n; k-- > 0;) {
+      if (task.leads_to_input[k]) continue;
+      const std::uint32_t* t = task.targets.data() + task.nodes[k].first_edge;
+      for (std::size_t i = 0; i < task.nodes[k].node->next.size(); ++i)
+        if (t[i] != GraphTask::kNone && (task.is_input[t[i]] || task.leads_to_input[t[i]])) {
+          task.leads_to_input[k] = changed = true;
+          break;
+        }
+    }
+  }
+}
+
+// Anomaly mode: every gradient a backward produced is checked for NaN and Inf.
+void check_anomalies(const Node* n, const TensorVec& slots) {
+  for (std::size_t i = 0; i < slots.size(); ++i)
+    if (slots[i].defined())
+      detail::check_backward_anomaly(n->name(), n->anomaly_index, static_cast<int>(i), slots[i]);
+}
+
+// Step 2's body: node k's backward, dy -> slots[i] = dL/d(input i), with what goes around it.
+void run_node(GraphTask& task, std::uint32_t k, Tensor dy, TensorVec& slots) {
+  GraphTask::PassNode& p = task.nodes[k];
+  Node* n = p.node;
+  p.deps = GraphTask::kNone;  // has run (accumulates_later)
+  if (task.capturing) {  // autograd::grad: take the gradients of the inputs, run only what leads to one
+    if (task.is_input[k]) {
+      if (!dy.defined()) dy = zeros(n->out_shape);
+      for (std::size_t i = 0; i < task.input_nodes.size(); ++i)
+        if (task.input_nodes[i] == k) task.captured[i] = dy;
+    }
+    if (!task.leads_to_input[k]) return;
+  }
+  if (!dy.defined()) dy = zeros(n->out_shape);  // every consumer's gradient was zero
+  const std::uint32_t* targets = task.targets.data() + p.first_edge;
+  Grads g(n->next, slots, task, targets, task.create_graph ? task.refs[k] : nullptr,
+          task.create_graph);
+  if (task.create_graph && !n->double_backward) {
+    {
+      NoGradGuard first_order;  // its backward's gradients are not differentiable ...
+      n->apply(dy, g);
+    }
+    detail::mark_not_differentiable(*n, dy, slots);  // ... and say so if differentiated
+  } else {
     n->apply(dy, g);
-    p.deps = GraphTask::kNone;  // has run (accumulates_later)
-    if (outermost && n->calls_backward && --hook_pass.backward_calls_left == 0)
-      run_deferred_hooks();
-    if (!retain_graph) n->release();
-    if (AnomalyMode::enabled())
-      for (int i = 0; i < m; ++i)
-        if (slots[i].defined())
-          detail::check_backward_anomaly(n->name(), n->anomaly_index, i, slots[i]);
+  }
+  if (task.outermost && n->calls_backward && --hook_pass.backward_calls_left == 0)
+    run_deferred_hooks();
+  if (!task.keep_graph) n->release();
+  if (AnomalyMode::enabled()) check_anomalies(n, slots);
+}
+
+// A gradient for input i of `from`, routed to the node that produced the input.
+Tensor checked(const Node* from, int i, Tensor g, const Node* to) {
+  HEED_CHECK(g.shape() == to->out_shape, from->name(), "backward produced a gradient of shape ",
+             g.shape(), " for input ", i, " of shape ", to->out_shape);
+  return g;
+}
+
+// The backward pass, as micrograd's backward() reads:
+//     topo = build_topo(self); self.grad = 1
+//     for v in reversed(topo): v._backward()
+// with counts instead of a sorted list (Kahn's algorithm): a node runs once every consumer
+// has sent its gradient, so each node runs once, after everything that uses its output.
+void run_pass(GraphTask& task, const Roots& roots) {
+  // 1. Find every node reachable from the roots; deps = its consumers in this graph.
+  count_dependencies(task, roots);
+  if (task.capturing) find_inputs(task);
+
+  // 2. The roots start with the seeds, dL/dL = 1 (or the caller's gradients).
+  std::vector<std::uint32_t, CachingAllocator<std::uint32_t>> ready;  // deps 0: can run
+  for (std::size_t i = 0; i < roots.n; ++i) {
+    const std::uint32_t k = task.number(roots.nodes[i]).first;
+    add_gradient(task.nodes[k].pending, roots.seeds[i]);
+    if (task.nodes[k].deps == 0 && std::find(ready.begin(), ready.end(), k) == ready.end())
+      ready.push_back(k);
+  }
+
+  // 3. Run each ready node's backward, then send each input's gradient to the node that
+  //    produced that input; the producer is ready when its last consumer has sent.
+  TensorVec slots;  // reused by every node: cleared after routing, so resize() refills it
+  while (!ready.empty()) {
+    const std::uint32_t k = ready.back();
+    ready.pop_back();
+    Node* n = task.nodes[k].node;
+    const int m = static_cast<int>(n->next.size());
+    slots.resize(m);
+    run_node(task, k, std::move(task.nodes[k].pending), slots);
+    const std::uint32_t* targets = task.targets.data() + task.nodes[k].first_edge;
     for (int i = 0; i < m; ++i) {
       if (targets[i] == GraphTask::kNone) continue;
-      GraphTask::PassNode& e = task.nodes[targets[i]];
-      if (slots[i].defined()) {
-        HEED_CHECK(slots[i].shape() == e.node->out_shape, n->name(), "backward produced a "
-                   "gradient of shape ", slots[i].shape(), " for input ", i, " of shape ",
-                   e.node->out_shape);
-        accumulate_pending(e.pending, std::move(slots[i]));
-      }
-      if (--e.deps == 0) stack.push_back(targets[i]);
+      GraphTask::PassNode& to = task.nodes[targets[i]];
+      if (slots[i].defined()) add_gradient(to.pending, checked(n, i, std::move(slots[i]), to.node));
+      if (--to.deps == 0) ready.push_back(targets[i]);
     }
     slots.clear();
   }
-  if (!outermost) return;
-  last_size = task.nodes.size();
-  run_deferred_hooks();
+}
+
+// This pass on the thread's stack of passes (post-accumulate hooks, above); after the
+// outermost one, or an exception, nothing is left behind.
+struct PassDepth {
+  PassDepth() { ++hook_pass.depth; }
+  ~PassDepth() {
+    if (--hook_pass.depth > 0) return;
+    hook_pass.backward_calls_left = 0;
+    hook_pass.deferred.clear();
+    hook_pass.outermost = nullptr;
+  }
+};
+
+// A pass from the roots with their seeds, with grad mode on exactly when it creates a
+// graph; hooks deferred by nested passes run at the end of the outermost.
+void run_backward(GraphTask& task, const Roots& roots) {
+  AutoGradMode mode(task.create_graph);  // off: backward functions computed, not recorded
+  PassDepth depth;
+  if (task.outermost) hook_pass.outermost = &task;
+  run_pass(task, roots);
+  if (task.outermost) run_deferred_hooks();
+}
+
+// The seed for one output: dL/dy given, or 1 for a one-element y.
+Tensor seed_for(const char* op, const Tensor& y, const Tensor& given, std::size_t i) {
+  HEED_CHECK(y.defined(), op, "output ", i, " is an undefined tensor");
+  HEED_CHECK(y.requires_grad(), op, "output ", i, " (shape ", y.shape(), ") does not require "
+             "grad (no input of its graph has requires_grad set)");
+  if (!given.defined()) {
+    HEED_CHECK(y.numel() == 1, op, "a gradient can be created implicitly only for a "
+               "one-element output; pass dL/dy for output ", i, " of shape ", y.shape());
+    return ones(y.shape());
+  }
+  HEED_CHECK(given.shape() == y.shape(), op, "gradient shape ", given.shape(),
+             " does not match output ", i, " shape ", y.shape());
+  return given;
+}
+
+}  // namespace
+
+void Tensor::backward(const Tensor& grad, std::optional<bool> retain_graph, bool create_graph) const {
+  if (!impl_) fail_undefined();
+  const Tensor seed = seed_for("backward", *this, grad, 0);
+  const std::shared_ptr<Node> root = detail::producer_of(*this);
+  static thread_local std::size_t last_size = 0;  // nodes the thread's last outermost pass reached
+  const bool outermost = hook_pass.depth == 0;
+  GraphTask task(outermost ? last_size : 0);  // this pass's state; none is kept in the nodes
+  task.keep_graph = retain_graph.value_or(create_graph);
+  task.create_graph = create_graph;
+  task.outermost = outermost;
+  run_backward(task, Roots{&root, &seed, 1});
+  if (outermost) last_size = task.nodes.size();
+}
+
+std::vector<Tensor> autograd::grad(const std::vector<Tensor>& outputs,
+                                   const std::vector<Tensor>& inputs,
+                                   const std::vector<Tensor>& grad_outputs,
+                                   std::optional<bool> retain_graph, bool create_graph,
+                                   bool allow_unused) {
+  constexpr const char* op = "autograd::grad";
+  HEED_CHECK(!outputs.empty(), op, "no outputs to differentiate");
+  HEED_CHECK(grad_outputs.empty() || grad_outputs.size() == outputs.size(), op, "got ",
+             grad_outputs.size(), " grad_outputs for ", outputs.size(), " outputs");
+  RootList roots;
+  std::vector<Tensor> seeds;
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    seeds.push_back(seed_for(op, outputs[i], grad_outputs.empty() ? Tensor() : grad_outputs[i], i));
+    roots.push_back(detail::producer_of(outputs[i]));
+  }
+  RootList input_nodes;  // holds each input's node (a leaf's AccumulateGrad) during the pass
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    HEED_CHECK(inputs[i].defined(), op, "input ", i, " is an undefined tensor");
+    HEED_CHECK(inputs[i].requires_grad(), op, "input ", i, " (shape ", inputs[i].shape(),
+               ") does not require grad, so it has no gradient");
+    input_nodes.push_back(detail::producer_of(inputs[i]));
+  }
+  GraphTask task(0);
+  task.keep_graph = retain_graph.value_or(create_graph);
+  task.create_graph = create_graph;
+  task.outermost = hook_pass.depth == 0;
+  task.capturing = true;
+  task.inputs = &inputs;
+  task.input_refs = &input_nodes;
+  task.allow_unused = allow_unused;
+  task.captured.resize(inputs.size());
+  run_backward(task, Roots{roots.data(), seeds.data(), roots.size()});
+  return task.captured;
 }
 
 }  // namespace heed

@@ -3,7 +3,8 @@
 //   { heed::NoGradGuard g; w.add_(w.grad(), -lr); }   // an update that is not recorded
 //
 // The flag (GradMode) is per thread, as in PyTorch, and lives in core/grad_flag.h because
-// core's in-place writes read it. The backward pass itself runs with it off.
+// core's in-place writes read it. The backward pass itself runs with it off, unless it
+// creates a graph (create_graph, autograd/engine.cpp).
 #pragma once
 
 #include "../core/grad_flag.h"
@@ -18,6 +19,19 @@ class NoGradGuard {
   ~NoGradGuard() { GradMode::set_enabled(prev_); }
   NoGradGuard(const NoGradGuard&) = delete;
   NoGradGuard& operator=(const NoGradGuard&) = delete;
+
+ private:
+  bool prev_;
+};
+
+// Grad mode set to `enabled` for a scope (libtorch's AutoGradMode): the engine runs a
+// create_graph pass with it on. Not copyable; the destructor restores the previous mode.
+class AutoGradMode {
+ public:
+  explicit AutoGradMode(bool enabled) : prev_(GradMode::enabled()) { GradMode::set_enabled(enabled); }
+  ~AutoGradMode() { GradMode::set_enabled(prev_); }
+  AutoGradMode(const AutoGradMode&) = delete;
+  AutoGradMode& operator=(const AutoGradMode&) = delete;
 
  private:
   bool prev_;

@@ -41,4 +41,18 @@ using TensorFn = std::function<Tensor(const std::vector<Tensor>&)>;
 GradcheckResult gradcheck(const TensorFn& f, const std::vector<Tensor>& inputs,
                           const GradcheckOptions& options = GradcheckOptions());
 
+// gradgradcheck (PyTorch's): the second derivative, against finite differences of the first.
+//   L(x) = sum(f(x) * w)             w: fixed random weights, here a leaf that requires grad
+//   G(x, w) = sum_i sum(dL/dx_i * v_i)   dL/dx_i by autograd::grad with create_graph = true,
+//                                        v_i fixed random weights
+//   numeric  dG/dx_j and dG/dw by central differences of G (first derivatives computed anew)
+//   analytic dG/dx_j and dG/dw by autograd::grad through the graph of dL/dx
+// Checking dG/dw checks that each backward is differentiable in its incoming gradient dy
+// too (a Hessian-vector product differentiates through dy). Same options and tolerances as
+// gradcheck; the double build only.
+//
+//   auto r = heed::gradgradcheck([](const std::vector<Tensor>& x) { return tanh(x[0]); }, {x});
+GradcheckResult gradgradcheck(const TensorFn& f, const std::vector<Tensor>& inputs,
+                              const GradcheckOptions& options = GradcheckOptions());
+
 }  // namespace heed

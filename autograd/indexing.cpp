@@ -47,6 +47,16 @@ static void index_add(real* dx, const real* dy, const int64_t* id, int64_t m, co
   });
 }
 
+// index_select's backward as a recorded op (so a create_graph pass can differentiate it):
+// y = zeros(xs), dy's slices added at index along d                dx = index_select(dy)
+static Tensor index_select_backward(const Tensor& dy, const Shape& xs, int d, const IndexTensor& index) {
+  Tensor dx = zeros(xs);
+  index_add(dx.data(), dy.data(), index.data(), index.numel(), around(xs, d));
+  return record("index_select_backward", dx, {dy}, kDoubleBackward, [d, index](const Tensor& ddx, Grads& g) {
+    g[0] = index_select(ddx, d, index);
+  });
+}
+
 // y[o, i, c] = x[o, index[i], c]     (x as (outer, n, inner) around dim; y: n -> index.numel())
 // dx[o, index[i], c] += dy[o, i, c]  (repeated ids add up)
 Tensor index_select(const Tensor& x, int64_t dim, const IndexTensor& index) {
@@ -69,10 +79,8 @@ Tensor index_select(const Tensor& x, int64_t dim, const IndexTensor& index) {
       std::memcpy(py + r * a.inner, px + (o * a.n + id[i]) * a.inner, sizeof(real) * a.inner);
     }
   });
-  return record("index_select", y, {x}, [xs = x.shape(), d, index](const Tensor& dy, Grads& g) {
-    Tensor dx = zeros(xs);
-    index_add(dx.data(), dy.data(), index.data(), index.numel(), around(xs, d));
-    g[0] = dx;
+  return record("index_select", y, {x}, kDoubleBackward, [xs = x.shape(), d, index](const Tensor& dy, Grads& g) {
+    g[0] = index_select_backward(dy, xs, d, index);
   });
 }
 
@@ -121,6 +129,16 @@ static void gather_add(real* dx, const real* dy, const IndexTensor& index, const
   });
 }
 
+// gather's backward as a recorded op (so a create_graph pass can differentiate it):
+// y = zeros(xs), dy[p] added at p with coordinate d replaced by index[p]     dx = gather(dy)
+static Tensor gather_backward(const Tensor& dy, const Shape& xs, int d, const IndexTensor& index) {
+  Tensor dx = zeros(xs);
+  gather_add(dx.data(), dy.data(), index, xs, d);
+  return record("gather_backward", dx, {dy}, kDoubleBackward, [d, index](const Tensor& ddx, Grads& g) {
+    g[0] = gather(ddx, d, index);
+  });
+}
+
 // y[p] = x[p with coordinate dim replaced by index[p]]      y.shape = index.shape
 // dx[p with coordinate dim replaced by index[p]] += dy[p]   (repeated targets add up)
 Tensor gather(const Tensor& x, int64_t dim, const IndexTensor& index) {
@@ -140,10 +158,8 @@ Tensor gather(const Tensor& x, int64_t dim, const IndexTensor& index) {
   parallel_for(rows, kGrainElementwise / (cols + 1) + 1, [&](int64_t b, int64_t e) {
     for_each_gathered(index, xst, d, b, e, [&](int64_t p, int64_t q) { py[p] = px[q]; });
   });
-  return record("gather", y, {x}, [xs = x.shape(), d, index](const Tensor& dy, Grads& g) {
-    Tensor dx = zeros(xs);
-    gather_add(dx.data(), dy.data(), index, xs, d);
-    g[0] = dx;
+  return record("gather", y, {x}, kDoubleBackward, [xs = x.shape(), d, index](const Tensor& dy, Grads& g) {
+    g[0] = gather_backward(dy, xs, d, index);
   });
 }
 

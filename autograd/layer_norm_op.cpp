@@ -26,6 +26,7 @@
 #include "../core/error.h"
 #include "../core/parallel.h"
 #include "arith.h"
+#include "composed_backward.h"
 #include "node.h"
 #include "reduce.h"
 #include "unary.h"
@@ -142,9 +143,15 @@ Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& 
   a.N = N, a.D = D, a.x = x.data(), a.w = data_or_null(weight), a.b = data_or_null(bias);
   a.eps = eps, a.y = y.data(), a.mean = mu.data(), a.rstd = rstd.data();
   layer_norm_forward(a);
-  return record("layer_norm", y, {x, weight, bias},
+  return record("layer_norm", y, {x, weight, bias}, kDoubleBackward,
                 [x = SavedTensor(x), weight = SavedTensor(weight), mu, rstd, a,
                  ns = normalized_shape](const Tensor& dy, Grads& g) {
+    if (g.create_graph()) {  // the composed twin (composed_backward.h); db depends on dy
+      const Tensor bias = g.needs(2) ? zeros(ns).requires_grad_() : Tensor();  // alone: a stand-in
+      return detail::composed_gradients([&](const std::vector<Tensor>& in) {
+        return layer_norm_reference(in[0], ns, in[1], in[2], a.eps);
+      }, {x, weight, bias}, dy, g);
+    }
     const Tensor dx = g.needs(0) ? empty(x.shape()) : Tensor(),  // written, not accumulated
                  dw = g.needs(1) ? zeros(ns) : Tensor(), db = g.needs(2) ? zeros(ns) : Tensor();
     LayerNormArgs fwd = a;  // x, w, mean and rstd, read again from what the closure holds

@@ -12,6 +12,7 @@
 #include "../core/elementwise.h"
 #include "../core/error.h"
 #include "../core/parallel.h"
+#include "broadcast.h"
 #include "node.h"
 #include "reduce.h"
 
@@ -101,9 +102,14 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
     broadcast_shapes("matmul", batch_dims(a.shape()), batch_dims(b.shape()));
 
   Tensor c = matmul_raw(a, b);
-  c = record("matmul", c, {a, b},
+  c = record("matmul", c, {a, b}, kDoubleBackward,
              [a = SavedTensor(a), b = SavedTensor(b)](const Tensor& dc, Grads& g) {
     const Shape &as = a.shape(), &bs = b.shape();
+    if (g.create_graph()) {  // the same products, recorded; a broadcast operand summed back
+      if (g.needs(0)) g[0] = sum_to(matmul(dc, b.transpose(-1, -2)), as);
+      if (g.needs(1)) g[1] = sum_to(matmul(a.transpose(-1, -2), dc), bs);
+      return;
+    }
     const int64_t N = as[as.size() - 2], K = as.back(), M = bs.back();
     // Each gradient is written into a new g[i], or added (beta = 1) into the running sum of
     // the gradients its input has received (Grads::write_or_add: an operand used at every step).

@@ -15,6 +15,7 @@
 #include "../core/error.h"
 #include "../core/parallel.h"
 #include "arith.h"
+#include "broadcast.h"
 #include "linalg.h"
 #include "node.h"
 #include "reduce_util.h"
@@ -47,8 +48,14 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
              " does not match weight ", weight.shape(), "; expected (", M, ")");
   const int64_t N = dims_product(x.shape(), 0, x.dim() - 1);  // rows: the product of x's leading dims
   Tensor y = detail::linear_forward(x, weight.data(), bias.defined() ? bias.data() : nullptr, M);
-  return record("linear", y, {x, weight, bias}, [x = SavedTensor(x), weight = SavedTensor(weight),
-                                                 N, M, K](const Tensor& dy, Grads& g) {
+  return record("linear", y, {x, weight, bias}, kDoubleBackward,
+                [x = SavedTensor(x), weight = SavedTensor(weight), N, M, K](const Tensor& dy, Grads& g) {
+    if (g.create_graph()) {  // the same products, recorded (matmul's create_graph path)
+      if (g.needs(0)) g[0] = matmul(dy, weight);
+      if (g.needs(1)) g[1] = matmul(dy.reshape({N, M}).transpose(0, 1), x.reshape({N, K}));
+      if (g.needs(2)) g[2] = sum_to(dy, {M});
+      return;
+    }
     if (real* dx = g.write(0, x.shape()))  // dx (N, K) = dy (N, M) @ W (M, K)
       gemm(false, false, N, K, M, 1, dy.data(), M, weight.data(), K, 0, dx, K);
     // dW (M, K) = dy^T (M, N) @ x (N, K), or += into a reused weight's running sum

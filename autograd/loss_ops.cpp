@@ -17,10 +17,13 @@
 #include "../core/fastmath.h"
 #include "../core/parallel.h"
 #include "arith.h"
+#include "composed_backward.h"
+#include "indexing.h"
 #include "node.h"
 #include "reduce.h"
 #include "shape_ops.h"
 #include "softmax.h"
+#include "unary.h"
 
 namespace heed {
 
@@ -221,11 +224,21 @@ bool any_counted(const ClassProblem& pb) {
 
 // ---------------------------------------------------------------- elementwise losses
 
+// The reduction of per-position losses as recorded ops: Mean divides by denom (a constant),
+// and is 0 when no position counts (as reduce_losses).
+Tensor reduce_composed(const Tensor& loss, Reduction r, const Tensor& denom, bool counted) {
+  if (r == Reduction::None) return loss;
+  if (r == Reduction::Sum || !counted) return r == Reduction::Sum ? sum(loss) : sum(loss) * real(0);
+  return sum(loss) / denom;
+}
+
 // One node for an elementwise loss l_i = f(i, x_i, y_i); d(i, x_i, y_i) returns the pair
 // {dl/dx_i, dl/dy_i}. The backward is dx_i = s_i * dl/dx_i and dy_i = s_i * dl/dy_i.
-template <class F, class D>
+// twin(x, y) is the per-element loss from recorded ops: a create_graph pass differentiates it
+// (composed_backward.h).
+template <class F, class D, class Twin>
 Tensor pointwise_loss(const char* op, const Tensor& input, const Tensor& target, Reduction r,
-                      const F& f, const D& d) {
+                      const F& f, const D& d, const Twin& twin) {
   HEED_CHECK(input.defined() && target.defined(), op, "input or target is undefined");
   HEED_CHECK(input.shape() == target.shape(), op, "input ", input.shape(), " and target ",
              target.shape(), " do not match");
@@ -236,9 +249,13 @@ Tensor pointwise_loss(const char* op, const Tensor& input, const Tensor& target,
     for (int64_t i = b; i < e; ++i) loss[i] = f(i, double(xs[i]), double(ys[i]));
   });
   Tensor out = reduce_losses(loss, r, input.shape(), double(n), n > 0);
-  return record(op, out, {input, target}, [input = SavedTensor(input),
-                                           target = SavedTensor(target), r, d, n](const Tensor& dy,
+  return record(op, out, {input, target}, kDoubleBackward, [input = SavedTensor(input),
+                                           target = SavedTensor(target), r, d, n, twin](const Tensor& dy,
                                                                                   Grads& g) {
+    if (g.create_graph())
+      return detail::composed_gradients([&](const std::vector<Tensor>& in) {
+        return reduce_composed(twin(in[0], in[1]), r, scalar_tensor(real(n)), n > 0);
+      }, {input, target}, dy, g);
     const Upstream up(dy, r, double(n), n > 0);
     const real *px = input.data(), *py = target.data();
     Tensor dx = g.needs(0) ? empty(input.shape()) : Tensor();
@@ -275,6 +292,31 @@ double sigmoid(double z) {
 
 }  // namespace
 
+// The class weights as a tensor for the composed twins (undefined when all are 1).
+Tensor weight_of(const ClassProblem& pb) {
+  bool ones_only = true;
+  for (double w : pb.w) ones_only = ones_only && w == 1;
+  if (ones_only) return Tensor();
+  return from_vector(std::vector<real>(pb.w.begin(), pb.w.end()), {pb.C});
+}
+
+// nll_loss composed: loss[p] = -w_y x[p, y] by gather (0 where ignored), then the reduction.
+Tensor nll_composed(const Tensor& input, const ClassProblem& pb, Reduction r, bool counted) {
+  const int64_t P = pb.positions();
+  std::vector<real> wy(P);
+  std::vector<int64_t> safe(P);  // ignored positions read class 0, weighted 0
+  for (int64_t p = 0; p < P; ++p) {
+    const bool kept = pb.target[p] != pb.ignore;
+    safe[p] = kept ? pb.target[p] : 0;
+    wy[p] = kept ? real(pb.w[safe[p]]) : 0;
+  }
+  const Tensor x = input.reshape({pb.N, pb.C, pb.S});                                    // (N, C, S)
+  const Tensor picked = gather(x, 1, IndexTensor(safe, {pb.N, 1, pb.S})).squeeze(1);     // (N, S)
+  const Tensor wy_t = from_vector(wy, {pb.N, pb.S});
+  const Tensor loss = (-(picked * wy_t)).reshape(pb.target.shape());
+  return reduce_composed(loss, r, sum(wy_t), counted);
+}
+
 // ---------------------------------------------------------------- the ops
 
 // loss[p] as in cross_entropy_forward, dx as in cross_entropy_backward. Saved for backward:
@@ -291,8 +333,12 @@ Tensor cross_entropy_loss(const Tensor& input, const IndexTensor& target, const 
   const double denom = sum_of(wpos);
   const bool counted = any_counted(pb);
   Tensor out = reduce_losses(loss, r, target.shape(), denom, counted);  // () or (N, d1...)
-  return record(op, out, {input}, [input = SavedTensor(input), pb = std::move(pb),
+  return record(op, out, {input}, kDoubleBackward, [input = SavedTensor(input), pb = std::move(pb),
                                    lse = std::move(lse), eps, r, denom, counted](const Tensor& dy, Grads& g) {
+    if (g.create_graph())  // the composed twin (composed_backward.h)
+      return detail::composed_gradients([&](const std::vector<Tensor>& in) {
+        return cross_entropy_loss_reference(in[0], pb.target, weight_of(pb), r, pb.ignore, eps);
+      }, {input}, dy, g);
     Tensor dx = empty(input.shape());  // (N, C, d1...)
     cross_entropy_backward(dx.data(), Upstream(dy, r, denom, counted), input.data(), lse, pb, eps);
     g[0] = dx;
@@ -316,8 +362,14 @@ Tensor nll_loss(const Tensor& input, const IndexTensor& target, const Tensor& we
   const double denom = sum_of(wpos);
   const bool counted = any_counted(pb);
   Tensor out = reduce_losses(loss, r, target.shape(), denom, counted);
-  return record(op, out, {input}, [shape = input.shape(), pb = std::move(pb), r, denom, counted](
+  return record(op, out, {input}, kDoubleBackward, [shape = input.shape(), pb = std::move(pb), r, denom, counted](
                                       const Tensor& dy, Grads& g) {
+    // Under create_graph: the loss composed from gather (composed_backward.h). dx depends on
+    // dy alone (not on the input), so the twin runs on a stand-in for the input.
+    if (g.create_graph())
+      return detail::composed_gradients([&](const std::vector<Tensor>& in) {
+        return nll_composed(in[0], pb, r, counted);
+      }, {zeros(shape).requires_grad_()}, dy, g);
     const Upstream up(dy, r, denom, counted);
     Tensor dx = zeros(shape);
     for (int64_t p = 0; p < pb.positions(); ++p) {
@@ -333,7 +385,8 @@ Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction r) {
   return pointwise_loss(
       "mse_loss", input, target, r,
       [](int64_t, double x, double y) { return (x - y) * (x - y); },
-      [](int64_t, double x, double y) { return std::make_pair(2 * (x - y), -2 * (x - y)); });
+      [](int64_t, double x, double y) { return std::make_pair(2 * (x - y), -2 * (x - y)); },
+      [](const Tensor& x, const Tensor& y) { return (x - y) * (x - y); });
 }
 
 // loss_i = w_i * [(1 - y_i) x_i + L_i * softplus(-x_i)],  L_i = 1 + (p_i - 1) y_i
@@ -357,6 +410,12 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
       [weight_at, pos_at](int64_t i, double x, double y) {
         const double p = pos_at(i), L = 1 + (p - 1) * y, wi = weight_at(i);
         return std::make_pair(wi * ((1 - y) - L * sigmoid(-x)), wi * (-x + (p - 1) * softplus(-x)));
+      },
+      [w, pw](const Tensor& x, const Tensor& y) {  // softplus(z) = relu(z) + log1p(exp(-|z|))
+        const Tensor sp = relu(-x) + log1p(exp(-abs(x)));
+        const Tensor L = pw.defined() ? (pw - 1) * y + 1 : ones_like(y);
+        const Tensor l = (1 - y) * x + L * sp;
+        return w.defined() ? w * l : l;
       });
 }
 

@@ -22,6 +22,7 @@
 #include "../core/error.h"
 #include "../core/parallel.h"
 #include "arith.h"
+#include "composed_backward.h"
 #include "linalg.h"
 #include "lstm_gates.h"
 #include "node.h"
@@ -122,10 +123,17 @@ Tensor lstm_cell_packed(const Tensor& x, const Tensor& h, const Tensor& c, const
   lstm_cell_forward(a);
   // Saved: the inputs the gemms read (x, h, w_ih, w_hh), c, the activations, and c'
   // (inside y; captured detached, as an op may hold its own output).
-  return record("lstm_cell", y, {x, h, c, w_ih, w_hh, b_ih, b_hh},
+  // The biases are saved for a create_graph pass, which differentiates the composed twin.
+  return record("lstm_cell", y, {x, h, c, w_ih, w_hh, b_ih, b_hh}, kDoubleBackward,
                 [x = SavedTensor(x), h = SavedTensor(h), c = SavedTensor(c),
-                 w_ih = SavedTensor(w_ih), w_hh = SavedTensor(w_hh), acts,
+                 w_ih = SavedTensor(w_ih), w_hh = SavedTensor(w_hh), b_ih = SavedTensor(b_ih),
+                 b_hh = SavedTensor(b_hh), acts,
                  y = SavedTensor(y.detach()), B, In, H, G](const Tensor& dy, Grads& g) {
+    if (g.create_graph())  // lstm_cell_reference, [h'; c'] (composed_backward.h)
+      return detail::composed_gradients([](const std::vector<Tensor>& in) {
+        const auto [h1, c1] = lstm_cell_reference(in[0], in[1], in[2], in[3], in[4], in[5], in[6]);
+        return stack({h1, c1}, 0);
+      }, {x, h, c, w_ih, w_hh, b_ih, b_hh}, dy, g);
     LSTMCellGrads d;
     d.dh1 = dy.data(), d.dc1 = dy.data() + B * H;  // dy = [dh'; dc']
     d.dx = g.write(0, {B, In}), d.dh = g.write(1, {B, H}), d.dc = g.write(2, {B, H});

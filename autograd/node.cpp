@@ -1,6 +1,7 @@
 // node.cpp - building the graph: connecting an op's node to its inputs' producers, the
 // leaves' AccumulateGrad nodes, the saved-tensor check, and freeing long graphs without
 // recursion. Running it backward is engine.cpp.
+#include <cstring>
 #include <sstream>
 #include <vector>
 
@@ -103,6 +104,37 @@ void SavedTensor::fail_modified(const char* op) const {
            "inplace operation: ", what.str(), " (shape ", shape(), ") is at version ", version(),
        "; expected version ", version_, ". Writes since the forward (fill_, add_, copy_, an "
        "optimizer step, through a view or detach()) would make this gradient wrong");
+}
+
+template <class Input>
+static void check_captures_of(const char* op, const void* closure, std::size_t bytes,
+                              const SavedTensor* saved, const Input* inputs, int n) {
+  const auto* words = static_cast<const unsigned char*>(closure);
+  for (std::size_t at = 0; at + sizeof(void*) <= bytes; at += alignof(void*)) {
+    const void* word;
+    std::memcpy(&word, words + at, sizeof(word));
+    for (int i = 0; i < n; ++i) {
+      const Tensor& x = tensor_of(inputs[i]);
+      if (!x.defined() || word != x.impl()) continue;
+      bool is_saved = false;  // a SavedTensor's handle starts with its TensorImpl address
+      for (const SavedTensor* s = saved; s && !is_saved; s = s->next_saved())
+        is_saved = static_cast<const void*>(s) == static_cast<const void*>(words + at);
+      HEED_CHECK(is_saved, op, "the backward closure holds input ", i, " (shape ", x.shape(),
+                 ") as a plain Tensor: capture it as SavedTensor(x), so that an in-place "
+                 "write to it before backward is caught (node.h), or capture only what it "
+                 "reads (its shape)");
+    }
+  }
+}
+
+void detail::check_captures(const char* op, const void* closure, std::size_t bytes,
+                            const SavedTensor* saved, const InputRef* inputs, int n) {
+  check_captures_of(op, closure, bytes, saved, inputs, n);
+}
+
+void detail::check_captures(const char* op, const void* closure, std::size_t bytes,
+                            const SavedTensor* saved, const Tensor* inputs, int n) {
+  check_captures_of(op, closure, bytes, saved, inputs, n);
 }
 
 [[noreturn]] void fail_released(const char* op) {

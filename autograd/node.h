@@ -20,6 +20,20 @@
 // could write in place meanwhile (an input, the output, a mask) is captured as a SavedTensor,
 // whose version the engine checks before the node's backward runs (below).
 // Unneeded gradients are skipped: `g.needs(i)` is false when input i needs no grad.
+//
+// Higher-order gradients (backward(..., create_graph = true), autograd::grad): the pass then
+// records the graph of its own computation, so the gradients it produces can be
+// differentiated again. An op whose backward supports this is recorded with
+// kDoubleBackward, and its backward, when g.create_graph(), builds its gradients from
+// recorded heed ops on its saved inputs (and on g.output(y) for a saved output):
+//
+//   record("tanh", y, {x}, kDoubleBackward, [y = SavedTensor(y.detach())](const Tensor& dy, Grads& g) {
+//     if (g.create_graph()) { Tensor t = g.output(y); g[0] = dy * (1 - t * t); return; }
+//     g[0] = ... the fast kernel, as before ...
+//
+// Any other op (a fused kernel) still runs its first-order backward under create_graph, with
+// grad mode off; its gradients are then marked so that differentiating through them raises
+// heed::Error naming the op (engine.cpp, DelayedError), never a silent zero.
 #pragma once
 #include <cstdint>
 #include <iterator>
@@ -76,14 +90,18 @@ class NodeList {
 
 using TensorVec = std::vector<Tensor, CachingAllocator<Tensor>>;
 
+class InputRef;  // below
 struct GraphTask;  // one backward pass's state: counts and gradient sums per node (engine.cpp)
 
 // The gradients a backward function fills: g[i] = dL/d(input i), where g.needs(i).
 class Grads {
  public:
   // In a backward pass: targets[i] is input i's producer's place in it (GraphTask::nodes).
-  Grads(const NodeList& next, TensorVec& slots, GraphTask& task, const std::uint32_t* targets)
-      : next_(next), slots_(slots), task_(&task), targets_(targets) {}
+  // self: the node being run, held by the edge that reached it.
+  Grads(const NodeList& next, TensorVec& slots, GraphTask& task, const std::uint32_t* targets,
+        const std::shared_ptr<Node>* self, bool create_graph)
+      : next_(next), slots_(slots), task_(&task), targets_(targets), self_(self),
+        create_graph_(create_graph) {}
   // Outside one (a node's apply() called by hand): no running sums to add into.
   Grads(const NodeList& next, TensorVec& slots) : next_(next), slots_(slots) {}
   bool needs(int i) const { return next_[i] != nullptr; }
@@ -108,11 +126,22 @@ class Grads {
   Out write_or_add(int i, const Shape& shape);
   int size() const { return static_cast<int>(next_.size()); }
 
+  // True when the pass records the graph of the gradients (create_graph): a backward that
+  // supports double backward then computes its gradients from recorded heed ops.
+  bool create_graph() const { return create_graph_; }
+  // A saved output (y.detach()) as the op's output again: under create_graph a tensor over
+  // the same storage whose grad_fn is this node, so that a gradient computed from it is
+  // differentiable through y (PyTorch's SavedVariable does the same for a saved output);
+  // otherwise y itself.
+  Tensor output(const Tensor& y) const;
+
  private:
   const NodeList& next_;
   TensorVec& slots_;
   GraphTask* task_ = nullptr;
   const std::uint32_t* targets_ = nullptr;
+  const std::shared_ptr<Node>* self_ = nullptr;
+  bool create_graph_ = false;
 };
 
 // True when dy, the gradient the engine hands a backward function, is held by nothing else
@@ -196,14 +225,19 @@ struct Node {
   // block, in three 64-byte blocks (tests/test_allocator.cpp).
   std::uint32_t anomaly_index = 0;  // creation index #k while anomaly mode is on (anomaly_mode.h)
   bool calls_backward = false;  // apply() runs a backward pass of its own (checkpoint)
+  // apply() builds differentiable gradients under create_graph (recorded with kDoubleBackward)
+  bool double_backward = false;
   SavedTensor* saved_tensors = nullptr;  // what the backward closure saved, linked by next_
   // A backward pass's counts and sums live in that pass (GraphTask, engine.cpp), not here:
   // passes on several threads, or one nested in another, may run through the same nodes.
 };
 
 // The node at the end of every path: adds the gradient into a leaf's .grad().
+// Under create_graph: leaf.grad = leaf.grad + g, recorded (out of place, as PyTorch).
 struct AccumulateGrad final : Node {
-  explicit AccumulateGrad(std::shared_ptr<TensorImpl> leaf) : leaf(std::move(leaf)) {}
+  explicit AccumulateGrad(std::shared_ptr<TensorImpl> leaf) : leaf(std::move(leaf)) {
+    double_backward = true;
+  }
   const char* name() const override { return "AccumulateGrad"; }
   void apply(const Tensor& grad_out, Grads& g) override;
   std::shared_ptr<TensorImpl> leaf;
@@ -217,6 +251,14 @@ std::shared_ptr<Node> producer_of(const Tensor& t);
 // While a FunctionNode moves its closure in, the end of its saved_tensors list
 // (SavedTensor::enlist appends there); null otherwise. Per thread.
 inline thread_local SavedTensor** saved_tail = nullptr;
+
+// heed::Error when the closure object [closure, closure + bytes) holds an input as a plain
+// Tensor: a word equal to the input's TensorImpl address that is not the start of one of
+// the node's SavedTensors (node.cpp). Only with assertions on (make_node below).
+void check_captures(const char* op, const void* closure, std::size_t bytes,
+                    const SavedTensor* saved, const InputRef* inputs, int n);
+void check_captures(const char* op, const void* closure, std::size_t bytes,
+                    const SavedTensor* saved, const Tensor* inputs, int n);
 }  // namespace detail
 
 // A recorded op: its name and its backward closure (which owns the saved tensors).
@@ -281,15 +323,49 @@ inline bool any_requires_grad(std::initializer_list<InputRef> inputs) {
 void connect(std::shared_ptr<Node> node, const Tensor& out, const InputRef* inputs, int n);
 void connect(std::shared_ptr<Node> node, const Tensor& out, const Tensor* inputs, int n);
 
+// Given to record() by an op whose backward supports double backward (above).
+struct DoubleBackward {};
+inline constexpr DoubleBackward kDoubleBackward{};
+
+namespace detail {
+// The node for `backward`, before connect(). In a build with assertions (no NDEBUG), a
+// closure that holds one of the op's inputs as a plain Tensor instead of a SavedTensor is a
+// heed::Error: it would skip the version check (node.cpp).
+template <class F, class Input>
+std::shared_ptr<Node> make_node(const char* op, F&& backward, bool twice, const Input* inputs, int n) {
+  using Fn = std::decay_t<F>;
+  auto node = std::allocate_shared<FunctionNode<Fn>>(CachingAllocator<FunctionNode<Fn>>(), op,
+                                                     Fn(std::forward<F>(backward)));
+  node->double_backward = twice;
+#ifndef NDEBUG
+  check_captures(op, &*node->fn, sizeof(Fn), node->saved_tensors, inputs, n);
+#else
+  (void)inputs, (void)n;
+#endif
+  return node;
+}
+}  // namespace detail
+
 // record(op, out, {inputs...}, backward): attach a Node to `out` if any input requires
 // grad (and grad mode is on). backward is `void(const Tensor& dy, Grads& g)`.
+// record(op, out, {inputs...}, kDoubleBackward, backward): the same for a backward that
+// supports create_graph (above).
 template <class F>
 Tensor record(const char* op, const Tensor& out, std::initializer_list<InputRef> inputs, F&& backward) {
   if (!any_requires_grad(inputs)) return out;
-  using Fn = std::decay_t<F>;
-  connect(std::allocate_shared<FunctionNode<Fn>>(CachingAllocator<FunctionNode<Fn>>(), op,
-                                                 Fn(std::forward<F>(backward))),
-          out, inputs.begin(), static_cast<int>(inputs.size()));
+  const int n = static_cast<int>(inputs.size());
+  connect(detail::make_node(op, std::forward<F>(backward), false, inputs.begin(), n), out,
+          inputs.begin(), n);
+  return out;
+}
+
+template <class F>
+Tensor record(const char* op, const Tensor& out, std::initializer_list<InputRef> inputs,
+              DoubleBackward, F&& backward) {
+  if (!any_requires_grad(inputs)) return out;
+  const int n = static_cast<int>(inputs.size());
+  connect(detail::make_node(op, std::forward<F>(backward), true, inputs.begin(), n), out,
+          inputs.begin(), n);
   return out;
 }
 
@@ -300,10 +376,22 @@ Tensor record(const char* op, const Tensor& out, const std::vector<Tensor>& inpu
   if (GradMode::enabled())
     for (const Tensor& t : inputs) any = any || t.requires_grad();
   if (!any) return out;
-  using Fn = std::decay_t<F>;
-  connect(std::allocate_shared<FunctionNode<Fn>>(CachingAllocator<FunctionNode<Fn>>(), op,
-                                                 Fn(std::forward<F>(backward))),
-          out, inputs.data(), static_cast<int>(inputs.size()));
+  const int n = static_cast<int>(inputs.size());
+  connect(detail::make_node(op, std::forward<F>(backward), false, inputs.data(), n), out,
+          inputs.data(), n);
+  return out;
+}
+
+template <class F>
+Tensor record(const char* op, const Tensor& out, const std::vector<Tensor>& inputs,
+              DoubleBackward, F&& backward) {
+  bool any = false;
+  if (GradMode::enabled())
+    for (const Tensor& t : inputs) any = any || t.requires_grad();
+  if (!any) return out;
+  const int n = static_cast<int>(inputs.size());
+  connect(detail::make_node(op, std::forward<F>(backward), true, inputs.data(), n), out,
+          inputs.data(), n);
   return out;
 }
 

@@ -17,6 +17,7 @@
 #include "../core/parallel.h"
 #include "../core/shape.h"
 #include "arith.h"
+#include "composed_backward.h"
 #include "node.h"
 #include "reduce.h"
 #include "reduce_util.h"
@@ -64,7 +65,13 @@ Tensor normalize(const Tensor& x, double p, int64_t dim, double eps) {
       for (int64_t k = 0; k < sp.n; ++k) yp[base + k * sp.inner] = real(xp[base + k * sp.inner] / denom);
     }
   });
-  return record("normalize", y, {x}, [x = SavedTensor(x), norms, sp, p, eps](const Tensor& dy, Grads& g) {
+  return record("normalize", y, {x}, kDoubleBackward, [x = SavedTensor(x), norms, sp, p, eps](const Tensor& dy, Grads& g) {
+    // Under create_graph: the composed twin over x seen as (outer, n, inner) (its gradient
+    // at a zero row is NaN where this kernel's is dy / eps; composed_backward.h).
+    if (g.create_graph())
+      return detail::composed_gradients([&](const std::vector<Tensor>& in) {
+        return normalize_reference(in[0].reshape({sp.outer, sp.n, sp.inner}), p, 1, eps).reshape(in[0].shape());
+      }, {x}, dy, g);
     Tensor dx = empty(x.shape());
     const real *xp = x.data(), *gp = dy.data(), *rp = norms.data();
     real* dp = dx.data();

@@ -38,8 +38,8 @@ Tensor sum(const Tensor& x) {
   double total = 0;
   for (int64_t p = 0; p < pieces; ++p) total += part[p];
   Tensor y = scalar_tensor(real(total));
-  return record("sum", y, {x}, [s = x.shape()](const Tensor& dy, Grads& g) {
-    g[0] = expand_raw(dy, s);
+  return record("sum", y, {x}, kDoubleBackward, [s = x.shape()](const Tensor& dy, Grads& g) {
+    g[0] = g.create_graph() ? expand(dy, s) : expand_raw(dy, s);
   });
 }
 
@@ -48,10 +48,10 @@ Tensor sum(const Tensor& x, int64_t dim, bool keepdim) {
   const int d = wrap_dim("sum", dim, x.dim());
   if (x.dim() == 0) return clone(x);
   Tensor y = sum_dim_raw(x, d, keepdim);
-  return record("sum", y, {x}, [s = x.shape(), d](const Tensor& dy, Grads& g) {
+  return record("sum", y, {x}, kDoubleBackward, [s = x.shape(), d](const Tensor& dy, Grads& g) {
     Shape kept = s;
     kept[d] = 1;
-    g[0] = expand_raw(dy.reshape(kept), s);
+    g[0] = g.create_graph() ? expand(dy.reshape(kept), s) : expand_raw(dy.reshape(kept), s);
   });
 }
 

@@ -16,7 +16,11 @@
 
 #include "../core/elementwise.h"
 #include "../core/error.h"
+#include "arith.h"
+#include "broadcast.h"
+#include "compare.h"
 #include "node.h"
+#include "reduce.h"
 #include "reduce_util.h"
 
 namespace heed {
@@ -121,8 +125,12 @@ Tensor extreme_all(const char* op, const Tensor& x, Better better) {
   HEED_CHECK(x.numel() > 0, op, "cannot reduce an empty tensor of shape ", x.shape());
   const int64_t at = extreme_index_all(x.data(), x.numel(), better);
   Tensor y = scalar_tensor(x.data()[at]);
-  return record(op, y, {x}, [s = x.shape(), at](const Tensor& dy, Grads& g) {
+  return record(op, y, {x}, kDoubleBackward, [s = x.shape(), at](const Tensor& dy, Grads& g) {
     Tensor dx = zeros(s);
+    if (g.create_graph()) {  // dy where the one-hot is 1, recorded
+      dx.data()[at] = 1;
+      return void(g[0] = where(dx, expand(dy, s), scalar_tensor(0)));
+    }
     dx.data()[at] = dy.item();
     g[0] = dx;
   });
@@ -146,8 +154,13 @@ ValuesIndices extreme_dim(const char* op, const Tensor& x, int64_t dim, bool kee
                           Better better) {
   ValuesIndices r = extreme_dim_raw(op, x, dim, keepdim, better);
   const Split sp = split_at(x.shape(), wrap_dim(op, dim, x.dim()));
-  record(op, r.values, {x}, [s = x.shape(), sp, idx = r.indices](const Tensor& dy, Grads& g) {
+  record(op, r.values, {x}, kDoubleBackward, [s = x.shape(), sp, idx = r.indices](const Tensor& dy, Grads& g) {
     Tensor dx = zeros(s);
+    if (g.create_graph()) {  // dy broadcast along the dim, times the one-hot of the indices
+      extreme_dim_backward(dx.data(), ones(dy.shape()).data(), idx.data(), sp);
+      const Tensor spread = expand(dy.reshape({sp.outer, 1, sp.inner}), {sp.outer, sp.n, sp.inner});
+      return void(g[0] = where(dx, spread.reshape(s), scalar_tensor(0)));
+    }
     extreme_dim_backward(dx.data(), dy.data(), idx.data(), sp);
     g[0] = dx;
   });
@@ -250,7 +263,9 @@ Tensor var(const Tensor& x, bool unbiased) {
 #pragma omp parallel for num_threads(nt) reduction(+ : ss) if (nt > 1)
   for (int64_t i = 0; i < n; ++i) ss += (px[i] - m) * (px[i] - m);
   Tensor y = scalar_tensor(real(ss / double(n - c)));
-  return record("var", y, {x}, [x = SavedTensor(x), m = real(m), n, c](const Tensor& dy, Grads& g) {
+  return record("var", y, {x}, kDoubleBackward, [x = SavedTensor(x), m = real(m), n, c](const Tensor& dy, Grads& g) {
+    if (g.create_graph())  // the same formula, m = mean(x) recorded
+      return void(g[0] = mul(dy, mul(sub(x, mean(x)), real(2) / real(n - c))));
     const real scale = dy.item() * real(2) / real(n - c);
     g[0] = map(x, [scale, m](real v) { return scale * (v - m); });
   });
@@ -268,7 +283,13 @@ Tensor var(const Tensor& x, int64_t dim, bool unbiased, bool keepdim) {
   Tensor y = empty(reduced_shape(x.shape(), d, keepdim));
   Tensor means = empty({sp.outer, sp.inner});  // m[o, i]
   var_dim_forward(y.data(), means.data(), x.data(), sp, c);
-  return record("var", y, {x}, [x = SavedTensor(x), means, sp, c](const Tensor& dy, Grads& g) {
+  return record("var", y, {x}, kDoubleBackward, [x = SavedTensor(x), means, sp, c](const Tensor& dy, Grads& g) {
+    if (g.create_graph()) {  // the same formula on x seen as (outer, n, inner), m recorded
+      const Tensor xr = x.reshape({sp.outer, sp.n, sp.inner});
+      const Tensor centred = sub(xr, mean(xr, 1, true));
+      const Tensor d = mul(dy.reshape({sp.outer, 1, sp.inner}), mul(centred, real(2) / real(sp.n - c)));
+      return void(g[0] = d.reshape(x.shape()));
+    }
     Tensor dx = zeros(x.shape());
     var_dim_backward(dx.data(), dy.data(), x.data(), means.data(), sp, c);
     g[0] = dx;

@@ -176,7 +176,7 @@ Tensor transpose(const Tensor& x, int64_t d0, int64_t d1) {
   std::iota(perm.begin(), perm.end(), 0);
   if (x.dim() > 0) std::swap(perm[a], perm[b]);
   Tensor y = permute_copy(x, perm);
-  return record("transpose", y, {x}, [a, b](const Tensor& dy, Grads& g) {
+  return record("transpose", y, {x}, kDoubleBackward, [a, b](const Tensor& dy, Grads& g) {
     g[0] = transpose(dy, a, b);
   });
 }
@@ -202,24 +202,38 @@ Tensor permute(const Tensor& x, const std::vector<int64_t>& dims) {
     inverse[perm[i]] = i;
   }
   Tensor y = permute_copy(x, perm);
-  return record("permute", y, {x}, [inverse](const Tensor& dy, Grads& g) {
+  return record("permute", y, {x}, kDoubleBackward, [inverse](const Tensor& dy, Grads& g) {
     g[0] = permute(dy, inverse);
   });
 }
 
 // ---------------------------------------------------------------- slice, narrow
 
+// The pair as recorded ops, each the other's backward (so both differentiate to any order):
+// y = x's elements under view v (a slice, a block of cat)   dx = zeros(x's shape), dy scattered to v
+// y = zeros(shape), x scattered to v                         dx = dy's elements under v
+static Tensor scatter_op(const Tensor& x, const StridedView& v, const Shape& shape);
+
+static Tensor gather_op(const char* op, const Tensor& x, const StridedView& v) {
+  Tensor y = empty(v.shape);
+  gather_view(x.data(), v, y.data());
+  return record(op, y, {x}, kDoubleBackward, [v, xs = x.shape()](const Tensor& dy, Grads& g) {
+    g[0] = scatter_op(dy, v, xs);
+  });
+}
+
+static Tensor scatter_op(const Tensor& x, const StridedView& v, const Shape& shape) {
+  Tensor y = zeros(shape);
+  scatter_view(x.data(), v, y.data());
+  return record("slice_backward", y, {x}, kDoubleBackward, [v](const Tensor& dy, Grads& g) {
+    g[0] = gather_op("slice", dy, v);
+  });
+}
+
 // y = x[start : start + len*step : step] along dim d      dx = zeros, dy scattered back there
 static Tensor slice_copy(const char* op, const Tensor& x, int d, int64_t start, int64_t len,
                          int64_t step) {
-  const StridedView v = slice_view(x.shape(), d, start, len, step);
-  Tensor y = empty(v.shape);
-  gather_view(x.data(), v, y.data());
-  return record(op, y, {x}, [v, xs = x.shape()](const Tensor& dy, Grads& g) {
-    Tensor dx = zeros(xs);
-    scatter_view(dy.data(), v, dx.data());
-    g[0] = dx;
-  });
+  return gather_op(op, x, slice_view(x.shape(), d, start, len, step));
 }
 
 // y = x[start:end:step] along dim (Python rules)        dx = zeros, dy scattered back there
@@ -280,12 +294,9 @@ Tensor cat(const std::vector<Tensor>& xs, int64_t dim) {
     scatter_view(x.data(), views.back(), y.data());
     at += x.shape()[d];
   }
-  return record("cat", y, xs, [views](const Tensor& dy, Grads& g) {
-    for (int i = 0; i < g.size(); ++i) {
-      if (!g.needs(i)) continue;
-      g[i] = empty(views[i].shape);
-      gather_view(dy.data(), views[i], g[i].data());
-    }
+  return record("cat", y, xs, kDoubleBackward, [views](const Tensor& dy, Grads& g) {
+    for (int i = 0; i < g.size(); ++i)
+      if (g.needs(i)) g[i] = gather_op("cat", dy, views[i]);  // recorded under create_graph
   });
 }
 

@@ -202,7 +202,13 @@ Tensor softmax_op(const char* op, const Tensor& x, int64_t dim, bool log) {
   const Split sp = split_at(x.shape(), wrap_dim(op, dim, x.dim()));
   Tensor y = empty(x.shape());
   softmax_forward(y.data(), x.data(), sp, log);
-  return record(op, y, {x}, [y = SavedTensor(y.detach()), sp, log](const Tensor& dy, Grads& g) {
+  return record(op, y, {x}, kDoubleBackward, [y = SavedTensor(y.detach()), sp, log](const Tensor& dy, Grads& g) {
+    if (g.create_graph()) {  // the formulas below from recorded ops, x seen as (outer, n, inner)
+      const Shape s3{sp.outer, sp.n, sp.inner};
+      const Tensor yy = g.output(y).reshape(s3), d = dy.reshape(s3);
+      const Tensor dx = log ? d - exp(yy) * sum(d, 1, true) : yy * (d - sum(d * yy, 1, true));
+      return void(g[0] = dx.reshape(y.shape()));
+    }
     Tensor dx = zeros(y.shape());
     softmax_backward(dx.data(), dy.data(), y.data(), sp, log);
     g[0] = dx;

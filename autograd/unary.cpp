@@ -1,6 +1,10 @@
 // unary.cpp - elementwise functions of one tensor. Above each op: its forward and the
 // derivative its backward applies. Forward and backward are single map/zip loops
 // (core/elementwise.h); a backward that reads the output saves it as y.detach().
+// Under create_graph (node.h) each backward computes the same derivative from recorded ops
+// instead, reading a saved output as g.output(y); a mask (relu, clamp, elu) selects with
+// where(), as PyTorch's threshold_backward does, so an inf or NaN in the dropped part of a
+// second-order gradient is dropped, not turned into 0 * inf = NaN.
 // Transcendentals are fastmath:: (core/fastmath.h): vectorised float kernels in the float
 // build, std:: itself in the double build.
 #include "unary.h"
@@ -11,6 +15,8 @@
 #include "../core/elementwise.h"
 #include "../core/error.h"
 #include "../core/fastmath.h"
+#include "arith.h"
+#include "compare.h"
 #include "node.h"
 
 namespace heed {
@@ -18,7 +24,8 @@ namespace heed {
 // y = e^x            dx = dy * y
 Tensor exp(const Tensor& x) {
   Tensor y = map(x, [](real v) { return fastmath::exp(v); }, kGrainTranscendental);
-  return record("exp", y, {x}, [y = SavedTensor(y.detach())](const Tensor& dy, Grads& g) {
+  return record("exp", y, {x}, kDoubleBackward, [y = SavedTensor(y.detach())](const Tensor& dy, Grads& g) {
+    if (g.create_graph()) return void(g[0] = mul(dy, g.output(y)));
     g[0] = zip("exp", dy, y, [](real d, real yv) { return d * yv; });
   });
 }
@@ -26,7 +33,8 @@ Tensor exp(const Tensor& x) {
 // y = log(x)         dx = dy / x
 Tensor log(const Tensor& x) {
   Tensor y = map(x, [](real v) { return fastmath::log(v); }, kGrainTranscendental);
-  return record("log", y, {x}, [x = SavedTensor(x)](const Tensor& dy, Grads& g) {
+  return record("log", y, {x}, kDoubleBackward, [x = SavedTensor(x)](const Tensor& dy, Grads& g) {
+    if (g.create_graph()) return void(g[0] = div(dy, x));
     g[0] = zip("log", dy, x, [](real d, real xv) { return d / xv; });
   });
 }
@@ -36,7 +44,8 @@ Tensor log(const Tensor& x) {
 // 1e-10; log(1 + 1e-10f) is 0 in float). Not vectorised: no fastmath kernel for it yet.
 Tensor log1p(const Tensor& x) {
   Tensor y = map(x, [](real v) { return std::log1p(v); }, kGrainTranscendental);
-  return record("log1p", y, {x}, [x = SavedTensor(x)](const Tensor& dy, Grads& g) {
+  return record("log1p", y, {x}, kDoubleBackward, [x = SavedTensor(x)](const Tensor& dy, Grads& g) {
+    if (g.create_graph()) return void(g[0] = div(dy, add(x, 1)));
     g[0] = zip("log1p", dy, x, [](real d, real xv) { return d / (1 + xv); });
   });
 }
@@ -44,7 +53,8 @@ Tensor log1p(const Tensor& x) {
 // y = sqrt(x)        dx = dy / (2 y)
 Tensor sqrt(const Tensor& x) {
   Tensor y = map(x, [](real v) { return std::sqrt(v); });
-  return record("sqrt", y, {x}, [y = SavedTensor(y.detach())](const Tensor& dy, Grads& g) {
+  return record("sqrt", y, {x}, kDoubleBackward, [y = SavedTensor(y.detach())](const Tensor& dy, Grads& g) {
+    if (g.create_graph()) return void(g[0] = div(dy, mul(g.output(y), 2)));
     g[0] = zip("sqrt", dy, y, [](real d, real yv) { return d / (2 * yv); });
   });
 }
@@ -52,7 +62,11 @@ Tensor sqrt(const Tensor& x) {
 // y = tanh(x)        dx = dy * (1 - y^2)
 Tensor tanh(const Tensor& x) {
   Tensor y = map(x, [](real v) { return fastmath::tanh(v); }, kGrainTranscendental);
-  return record("tanh", y, {x}, [y = SavedTensor(y.detach())](const Tensor& dy, Grads& g) {
+  return record("tanh", y, {x}, kDoubleBackward, [y = SavedTensor(y.detach())](const Tensor& dy, Grads& g) {
+    if (g.create_graph()) {
+      const Tensor t = g.output(y);
+      return void(g[0] = mul(dy, rsub(1, mul(t, t))));
+    }
     g[0] = zip("tanh", dy, y, [](real d, real yv) { return d * (1 - yv * yv); });
   });
 }
@@ -63,7 +77,11 @@ Tensor tanh(const Tensor& x) {
 // x = 100, and 1 / (1 + e^-x) overflows e^100 at x = -100 (rescued only because 1 / inf = 0).
 Tensor sigmoid(const Tensor& x) {
   Tensor y = map(x, [](real v) { return fastmath::sigmoid(v); }, kGrainTranscendental);
-  return record("sigmoid", y, {x}, [y = SavedTensor(y.detach())](const Tensor& dy, Grads& g) {
+  return record("sigmoid", y, {x}, kDoubleBackward, [y = SavedTensor(y.detach())](const Tensor& dy, Grads& g) {
+    if (g.create_graph()) {
+      const Tensor s = g.output(y);
+      return void(g[0] = mul(dy, mul(s, rsub(1, s))));
+    }
     g[0] = zip("sigmoid", dy, y, [](real d, real yv) { return d * yv * (1 - yv); });
   });
 }
@@ -73,16 +91,32 @@ Tensor sigmoid(const Tensor& x) {
 Tensor relu(const Tensor& x) {
   Tensor y = map(x, [](real v) { return v < 0 ? real(0) : v; });
   // y > 0 exactly where x > 0, so the output is the only state the backward needs.
-  return record("relu", y, {x}, [y = SavedTensor(y.detach())](const Tensor& dy, Grads& g) {
+  return record("relu", y, {x}, kDoubleBackward, [y = SavedTensor(y.detach())](const Tensor& dy, Grads& g) {
+    if (g.create_graph())
+      return void(g[0] = where(map(y, [](real yv) { return real(yv > 0); }), dy, scalar_tensor(0)));
     g[0] = zip("relu", dy, y, [](real d, real yv) { return yv <= 0 ? real(0) : d; });
   });
 }
 
 namespace {
 
+// y' = dydx as an op of x, for a create_graph pass: d = y'(x)    dx = dd * y''(x)
+// (second(v) = y''(v)). Its own backward is first order: a third derivative of gelu raises.
+template <class Second>
+Tensor derivative_op(const char* op, const Tensor& dydx, const Tensor& x, Second second) {
+  return record(op, dydx.detach(), {x}, [x = SavedTensor(x), second](const Tensor& dd, Grads& g) {
+    g[0] = mul(dd, map(x, second, kGrainTranscendental));
+  });
+}
+
 // Records y = f(x) for an op whose forward pass also wrote dydx = f'(x):   dx = dy * dydx
-Tensor record_derivative(const char* op, const Tensor& y, const Tensor& x, const Tensor& dydx) {
-  return record(op, y, {x}, [op, dydx](const Tensor& dy, Grads& g) {
+// x is saved as well, for a create_graph pass: dx = dy * y'(x) with y' an op of x whose
+// derivative is second(x) = f''(x).
+template <class Second>
+Tensor record_derivative(const char* op, const Tensor& y, const Tensor& x, const Tensor& dydx,
+                         Second second) {
+  return record(op, y, {x}, kDoubleBackward, [op, dydx, x = SavedTensor(x), second](const Tensor& dy, Grads& g) {
+    if (g.create_graph()) return void(g[0] = mul(dy, derivative_op(op, dydx, x, second)));
     g[0] = zip(op, dy, dydx, [](real d, real s) { return d * s; });
   });
 }
@@ -108,7 +142,10 @@ Tensor gelu_erf(const Tensor& x) {
     d = cdf + v * pdf;
     return v * cdf;
   }, kGrainTranscendental);
-  return record_derivative("gelu", y, x, dydx);
+  // y'' = phi(x) (2 - x^2)
+  return record_derivative("gelu", y, x, dydx, [](real v) {
+    return real(0.39894228040143267794) * fastmath::exp(-v * v / 2) * (2 - v * v);
+  });
 }
 
 // y = x (1 + t) / 2,  t = tanh(u),  u = sqrt(2/pi) (x + 0.044715 x^3)
@@ -133,7 +170,15 @@ Tensor gelu_tanh(const Tensor& x) {
     d = s + 2 * v * (er * r) * du;
     return f(v);
   }, kGrainTranscendental);
-  return record_derivative("gelu", y, x, dydx);
+  // y = x s, s = sigmoid(2u): y' = s + x s', s' = 2 s (1 - s) u', and
+  // y'' = 2 s' + x (s' 2 u' (1 - 2 s) + 2 s (1 - s) u''),  u'' = 6 sqrt(2/pi) 0.044715 x
+  return record_derivative("gelu", y, x, dydx, [](real v) {
+    const real u = kSqrt2OverPi * (v + kGeluCubic * v * v * v);
+    const real du = kSqrt2OverPi * (1 + 3 * kGeluCubic * v * v);
+    const real d2u = 6 * kSqrt2OverPi * kGeluCubic * v;
+    const real s = fastmath::sigmoid(2 * u), q = s * (1 - s), ds = 2 * q * du;
+    return 2 * ds + v * (ds * 2 * du * (1 - 2 * s) + 2 * q * d2u);
+  });
 }
 
 }  // namespace
@@ -152,7 +197,9 @@ Tensor elu(const Tensor& x, real alpha) {
     const real neg = alpha * fastmath::expm1(v);
     return v > 0 ? v : neg;
   }, kGrainTranscendental);
-  return record("elu", y, {x}, [x = SavedTensor(x), alpha](const Tensor& dy, Grads& g) {
+  return record("elu", y, {x}, kDoubleBackward, [x = SavedTensor(x), alpha](const Tensor& dy, Grads& g) {
+    if (g.create_graph())  // x > 0 ? dy : dy * alpha e^x
+      return void(g[0] = where(map(x, [](real v) { return real(v > 0); }), dy, mul(dy, mul(exp(x), alpha))));
     g[0] = zip("elu", dy, x, [alpha](real d, real v) {
       const real neg = d * alpha * fastmath::exp(v);
       return v > 0 ? d : neg;
@@ -163,7 +210,9 @@ Tensor elu(const Tensor& x, real alpha) {
 // y = |x|            dx = dy * sign(x)          (0 at x = 0, as PyTorch)
 Tensor abs(const Tensor& x) {
   Tensor y = map(x, [](real v) { return std::abs(v); });
-  return record("abs", y, {x}, [x = SavedTensor(x)](const Tensor& dy, Grads& g) {
+  return record("abs", y, {x}, kDoubleBackward, [x = SavedTensor(x)](const Tensor& dy, Grads& g) {
+    if (g.create_graph())
+      return void(g[0] = mul(dy, map(x, [](real v) { return v > 0 ? real(1) : v < 0 ? real(-1) : real(0); })));
     g[0] = zip("abs", dy, x, [](real d, real v) { return v > 0 ? d : v < 0 ? -d : real(0); });
   });
 }
@@ -181,7 +230,9 @@ Tensor clamp_op(const char* op, const Tensor& x, real lo, real hi) {
     const real m = v < lo ? lo : v;
     return nan_bound ? std::numeric_limits<real>::quiet_NaN() : m > hi ? hi : m;
   });
-  return record(op, y, {x}, [op, x = SavedTensor(x), lo, hi](const Tensor& dy, Grads& g) {
+  return record(op, y, {x}, kDoubleBackward, [op, x = SavedTensor(x), lo, hi](const Tensor& dy, Grads& g) {
+    if (g.create_graph())
+      return void(g[0] = where(map(x, [lo, hi](real v) { return real(v >= lo && v <= hi); }), dy, scalar_tensor(0)));
     g[0] = zip(op, dy, x, [lo, hi](real d, real v) { return v >= lo && v <= hi ? d : real(0); });
   });
 }

@@ -36,7 +36,7 @@ Tensor reshape(const Tensor& x, const Shape& shape) {
   impl->storage = x.impl()->storage;
   impl->shape = s;
   Tensor y(std::move(impl));
-  return record("reshape", y, {x}, [s = x.shape()](const Tensor& dy, Grads& g) {
+  return record("reshape", y, {x}, kDoubleBackward, [s = x.shape()](const Tensor& dy, Grads& g) {
     g[0] = reshape(dy, s);
   });
 }

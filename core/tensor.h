@@ -20,6 +20,7 @@
 #include <iosfwd>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -54,7 +55,7 @@ class Tensor {
   real at(std::initializer_list<int64_t> index) const;  // one element, bounds-checked
   std::vector<real> to_vector() const;
 
-  // ---- autograd (autograd/engine.cpp) ----
+  // ---- autograd (autograd/tensor_autograd.cpp; backward: autograd/engine.cpp) ----
   bool requires_grad() const;
   Tensor& requires_grad_(bool on = true);   // only on leaves, as in PyTorch
   bool is_leaf() const;
@@ -63,7 +64,13 @@ class Tensor {
   void set_grad(const Tensor& g) const;     // replace the accumulated gradient (or clear it with Tensor())
   const std::shared_ptr<Node>& grad_fn() const;
   // Backpropagate from this tensor. A scalar needs no argument; otherwise pass dL/dthis.
-  void backward(const Tensor& grad = Tensor(), bool retain_graph = false) const;
+  // retain_graph keeps the graph for another backward (default: create_graph). create_graph
+  // records the pass itself, so the .grad() it leaves is differentiable (higher-order
+  // gradients; autograd::grad in autograd/autograd.h returns them without touching .grad()).
+  // Without create_graph, reading .grad() after backward(g, true) gives a plain number:
+  // using it in a loss (a gradient penalty) contributes no gradient.
+  void backward(const Tensor& grad = Tensor(), std::optional<bool> retain_graph = std::nullopt,
+                bool create_graph = false) const;
   Tensor detach() const;                    // same storage, cut from the graph
   // The storage's version counter (PyTorch's _version), shared by every view and detach() of
   // it: each in-place op below bumps it, and an op that saved the tensor for its backward

@@ -7,6 +7,8 @@
 
 #include <heed/core/random.h>
 #include <heed/autograd/arith.h>
+#include <heed/autograd/autograd.h>
+#include <heed/autograd/linalg.h>
 #include <heed/autograd/loss_ops.h>
 #include <heed/autograd/softmax.h>
 #include <heed/autograd/unary.h>
@@ -151,6 +153,24 @@ TEST_CASE("README: the complete program is the one run here, and it learns") {
   CHECK(readme_program() < 1e-3);
 }
 
+TEST_CASE("README: a Hessian-vector product by double backward, against finite differences of the gradient") {
+  manual_seed(35);
+  Tensor x = randn({8, 3});
+  Tensor w = randn({2, 3}).requires_grad_();
+  Tensor v = randn({2, 3});                                      // the direction
+  Tensor loss = tanh(matmul(x, w.transpose(0, 1))).pow(2).sum();
+  Tensor g = autograd::grad({loss}, {w}, {}, std::nullopt, /*create_graph=*/true)[0];  // dL/dw
+  Tensor hv = autograd::grad({(g * v).sum()}, {w})[0];           // H v, shape (2, 3)
+  // (g(w + e v) - g(w - e v)) / 2e
+  auto grad_at = [&](real e) {
+    Tensor we = (w.detach() + v * e).requires_grad_();
+    return autograd::grad({tanh(matmul(x, we.transpose(0, 1))).pow(2).sum()}, {we})[0];
+  };
+  const real e = 1e-2f;
+  Tensor fd = (grad_at(e) - grad_at(-e)) / (2 * e);
+  CHECK(heed::test::allclose(hv, fd, 2e-2, 2e-2));
+}
+
 TEST_CASE("README: each code excerpt that starts with a file name appears verbatim in that file") {
   int checked = 0;
   for (const Block& b : code_blocks(read_text("README.md"))) {
@@ -162,5 +182,5 @@ TEST_CASE("README: each code excerpt that starts with a file name appears verbat
     CHECK_MESSAGE(read_text(path).find(b.rest) != std::string::npos, "not in ", path, ":\n", b.rest);
     ++checked;
   }
-  CHECK(checked >= 4);  // the "Adding an op" walkthrough's four excerpts
+  CHECK(checked >= 6);  // the "Adding an op" walkthrough's five excerpts, the Hessian-vector product
 }

@@ -44,6 +44,7 @@
 #include "attention_mask.h"  // the causal rule, real_key, check_mask_values
 #include "../compare.h"
 #include "../linalg.h"
+#include "../composed_backward.h"
 #include "../node.h"
 #include "../reduce.h"
 #include "scaled_dot_product_op.h"  // check_qkv
@@ -237,8 +238,12 @@ Tensor linear_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool 
   });
 
   const Tensor kp = key_padding.defined() ? key_padding.detach() : Tensor();  // a mask: no gradient
-  return record(kOp, out, {q, k, v}, [q = SavedTensor(q), k = SavedTensor(k), v = SavedTensor(v),
-                                      kp = SavedTensor(kp), d](const Tensor& dy, Grads& g) {
+  return record(kOp, out, {q, k, v}, kDoubleBackward, [q = SavedTensor(q), k = SavedTensor(k), v = SavedTensor(v),
+                                      kp = SavedTensor(kp), d, causal](const Tensor& dy, Grads& g) {
+    if (g.create_graph())  // the composed twin (composed_backward.h)
+      return detail::composed_gradients([&](const std::vector<Tensor>& in) {
+        return linear_attention_reference(in[0], in[1], in[2], causal, kp);
+      }, {q, k, v}, dy, g);
     for (int i = 0; i < 3; ++i)
       if (g.needs(i)) g[i] = empty((i == 0 ? q : i == 1 ? k : v).shape());
     real *dq = g.needs(0) ? g[0].data() : nullptr, *dk = g.needs(1) ? g[1].data() : nullptr,

@@ -70,7 +70,8 @@ Tensor gather_buckets(const Tensor& p, const RelativeBuckets& b) {
   const int64_t N = leading("gather_buckets", p, b, b.count());
   Tensor y = empty(with_last(p.shape(), b.Tk));  // (.., Tq, Tk)
   gather_kernel(p.data(), y.data(), N, b);
-  return record("gather_buckets", y, {p}, [b, N, ps = p.shape()](const Tensor& dy, Grads& g) {
+  return record("gather_buckets", y, {p}, kDoubleBackward, [b, N, ps = p.shape()](const Tensor& dy, Grads& g) {
+    if (g.create_graph()) return void(g[0] = scatter_buckets(dy, b));  // the adjoint, recorded
     Tensor dp = zeros(ps);  // (.., Tq, R)
     scatter_kernel(dy.data(), dp.data(), N, b);
     g[0] = dp;
@@ -81,7 +82,8 @@ Tensor scatter_buckets(const Tensor& a, const RelativeBuckets& b) {
   const int64_t N = leading("scatter_buckets", a, b, b.Tk);
   Tensor y = zeros(with_last(a.shape(), b.count()));  // (.., Tq, R)
   scatter_kernel(a.data(), y.data(), N, b);
-  return record("scatter_buckets", y, {a}, [b, N, as = a.shape()](const Tensor& dy, Grads& g) {
+  return record("scatter_buckets", y, {a}, kDoubleBackward, [b, N, as = a.shape()](const Tensor& dy, Grads& g) {
+    if (g.create_graph()) return void(g[0] = gather_buckets(dy, b));  // the adjoint, recorded
     Tensor da = empty(as);  // (.., Tq, Tk)
     gather_kernel(dy.data(), da.data(), N, b);
     g[0] = da;

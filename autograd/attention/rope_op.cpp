@@ -10,6 +10,7 @@
 #include "../../core/error.h"
 #include "../../core/parallel.h"
 #include "../arith.h"
+#include "../composed_backward.h"
 #include "../node.h"
 #include "../shape_ops.h"
 
@@ -77,7 +78,13 @@ Tensor rotary(const Tensor& x, const RotaryTable& table, int64_t row) {
   Tensor y = empty(x.shape());  // (..., T, D)
   rotate(x.data(), y.data(), table.cos.data(), table.sin.data(), N, T, D, row, table.half_split, 1);
   // Saved: the table (shared, not copied) and the sizes; not x, not y.
-  return record("rotary", y, {x}, [table, N, T, D, row](const Tensor& dy, Grads& g) {
+  return record("rotary", y, {x}, kDoubleBackward, [table, N, T, D, row](const Tensor& dy, Grads& g) {
+    // Under create_graph: the composed twin (composed_backward.h); dx depends on dy alone
+    // (a rotation), so the twin runs on a stand-in for x.
+    if (g.create_graph())
+      return detail::composed_gradients([&](const std::vector<Tensor>& in) {
+        return rotary_reference(in[0], table, row);
+      }, {zeros(dy.shape()).requires_grad_()}, dy, g);
     Tensor dx = empty(dy.shape());
     rotate(dy.data(), dx.data(), table.cos.data(), table.sin.data(), N, T, D, row,
            table.half_split, -1);

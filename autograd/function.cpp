@@ -1,0 +1,110 @@
+// function.cpp - AutogradContext, SavedValue and the node of a custom Function (function.h).
+#include "function.h"
+
+namespace heed {
+namespace autograd {
+
+namespace {
+constexpr const char* kOp = "autograd::Function";
+}
+
+void SavedValue::fail_kind(const char* wanted) const {
+  static const char* const names[] = {"nothing", "a double", "an int", "a bool", "a tensor",
+                                      "a string", "an int list"};
+  fail(kOp, "saved_data holds ", names[kind_], ", read as ", wanted);
+}
+
+double SavedValue::toDouble() const {
+  if (kind_ == kInt) return double(i_);
+  if (kind_ != kDouble) fail_kind("a double");
+  return d_;
+}
+int64_t SavedValue::toInt() const {
+  if (kind_ != kInt) fail_kind("an int");
+  return i_;
+}
+bool SavedValue::toBool() const {
+  if (kind_ != kBool) fail_kind("a bool");
+  return i_ != 0;
+}
+Tensor SavedValue::toTensor() const {
+  if (kind_ != kTensor) fail_kind("a tensor");
+  return t_;
+}
+const std::string& SavedValue::toStringRef() const {
+  if (kind_ != kString) fail_kind("a string");
+  return s_;
+}
+const std::vector<int64_t>& SavedValue::toIntVector() const {
+  if (kind_ != kIntList) fail_kind("an int list");
+  return l_;
+}
+
+void AutogradContext::save_for_backward(std::vector<Tensor> to_save) {
+  saved_.clear();
+  saved_.reserve(to_save.size());
+  for (const Tensor& t : to_save) saved_.emplace_back(t);
+  saved_is_output_.assign(saved_.size(), 0);
+}
+
+std::vector<Tensor> AutogradContext::get_saved_variables() const {
+  std::vector<Tensor> out;
+  for (size_t i = 0; i < saved_.size(); ++i) {
+    saved_[i].check(kOp);
+    out.push_back(saved_is_output_[i] && grads_ ? grads_->output(saved_[i]) : Tensor(saved_[i]));
+  }
+  return out;
+}
+
+void AutogradContext::mark_non_differentiable(const std::vector<Tensor>& outputs) {
+  for (const Tensor& t : outputs)
+    if (t.defined()) non_differentiable_.push_back(t.impl());
+}
+
+bool AutogradContext::needs_input_grad(int i) const {
+  HEED_CHECK(grads_ != nullptr, kOp, "needs_input_grad is only known during backward");
+  for (size_t k = 0; k < arg_of_input_.size(); ++k)
+    if (arg_of_input_[k] == i) return grads_->needs(static_cast<int>(k));
+  return false;  // not a tensor argument
+}
+
+// A saved tensor that is the output itself would make the node own itself (output -> node
+// -> context -> output): it is held detached, and handed back as the node's output.
+void AutogradContext::adopt_output(const Tensor& out) {
+  for (size_t i = 0; i < saved_.size(); ++i) {
+    if (!saved_[i].defined() || saved_[i].impl() != out.impl()) continue;
+    saved_[i].~SavedTensor();
+    new (&saved_[i]) SavedTensor(out.detach());
+    saved_is_output_[i] = 1;
+  }
+}
+
+void detail::record_function(const std::shared_ptr<AutogradContext>& ctx, const Tensor& out,
+                             const std::vector<Tensor>& inputs, int n_args,
+                             std::vector<Tensor> (*backward)(AutogradContext*, std::vector<Tensor>)) {
+  for (TensorImpl* t : ctx->non_differentiable_)
+    if (t == out.impl()) return;  // mark_non_differentiable: no node
+  bool any = false;
+  if (GradMode::enabled())
+    for (const Tensor& t : inputs) any = any || (t.defined() && t.requires_grad());
+  if (!any) return;
+  ctx->adopt_output(out);
+  auto fn = [ctx, n_args, backward](const Tensor& dy, Grads& g) {
+    struct During {  // ctx->grads_ set while T::backward runs, cleared even if it throws
+      AutogradContext& c;
+      ~During() { c.grads_ = nullptr; }
+    } during{*ctx};
+    ctx->grads_ = &g;
+    const std::vector<Tensor> r = backward(ctx.get(), {dy});
+    HEED_CHECK(static_cast<int>(r.size()) == n_args, kOp, "backward returned ", r.size(),
+               " gradients; expected ", n_args, ", one per argument of forward (an undefined "
+               "Tensor for an argument with none)");
+    for (int k = 0; k < g.size(); ++k)
+      if (g.needs(k) && r[ctx->arg_of_input_[k]].defined()) g[k] = r[ctx->arg_of_input_[k]];
+  };
+  connect(heed::detail::make_node(kOp, std::move(fn), true, inputs.data(), static_cast<int>(inputs.size())),
+          out, inputs.data(), static_cast<int>(inputs.size()));
+}
+
+}  // namespace autograd
+}  // namespace heed
