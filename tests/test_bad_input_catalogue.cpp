@@ -99,7 +99,7 @@ TEST_CASE("catalogue: dims out of range") {
   // K25 stack of tensors of different shapes
   kind("K25", [&] { stack({x, zeros({3, 2})}); }, {"stack", "(2,3)", "(3,2)"});
   // K26 cat of nothing
-  kind("K26", [] { cat({}, 0); }, {"cat", "needs at least one tensor"});
+  kind("K26", [] { cat(std::vector<Tensor>{}, 0); }, {"cat", "needs at least one tensor"});
   // K27 slice with step 0
   kind("K27", [&] { slice(x, 1, 0, 3, 0); }, {"slice", "step must be >= 1, got 0"});
 }
