@@ -12,6 +12,7 @@
 #include <heed/autograd/attention/linear_attention_op.h>
 #include <heed/autograd/attention/scaled_dot_product_op.h>
 #include <heed/autograd/attention/sliding_window_attention_op.h>
+#include <heed/autograd/attention/sparse_attention_op.h>
 #include <heed/autograd/dropout_op.h>
 #include <heed/autograd/embedding_op.h>
 #include <heed/autograd/layer_norm_op.h>
@@ -396,6 +397,8 @@ TEST_CASE("grad_fn names of the elementwise, layer, loss and attention ops") {
       {"chunked_attention", chunked_attention(q, q, q, {}, 2)},
       {"sliding_window_attention", sliding_window_attention(q, q, q, {}, 1)},
       {"scaled_dot_product_attention", scaled_dot_product_attention(q, q, q).context},
+      {"sparse_attention", sparse_attention(q, q, q, ones({5, 5})).context},
+      {"chunked_attention", chunked_attention(q, q, q, {}, 5)},  // one chunk
   };
   for (const auto& [op, t] : cases) {
     const std::string name = grad_fn_name(t);
