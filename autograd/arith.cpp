@@ -174,7 +174,7 @@ Tensor div(const Tensor& a, real s) {
 }
 
 Tensor operator+(const Tensor& a, real b) { return add(a, b); }
-Tensor operator-(const Tensor& a, real b) { return add(a, -b); }
+Tensor operator-(const Tensor& a, real b) { return named("sub", add(a, -b), {a}); }
 Tensor operator*(const Tensor& a, real b) { return mul(a, b); }
 Tensor operator/(const Tensor& a, real b) { return div(a, b); }
 Tensor operator+(real a, const Tensor& b) { return add(b, a); }

@@ -218,6 +218,7 @@ struct Node {
   // Given dL/d(output), fill dL/d(input i) for each i with g.needs(i).
   virtual void apply(const Tensor& grad_out, Grads& g) = 0;
   virtual void release() {}  // free saved tensors once backward no longer needs them
+  virtual void rename(const char*) {}  // FunctionNode: name it after a composed op (named())
 
   NodeList next;    // producer of each input's gradient; null where no grad is needed
   Shape out_shape;  // shape of the output, to check the gradients the engine routes here
@@ -273,6 +274,7 @@ struct FunctionNode final : Node {
     fn.emplace(std::move(f));  // each SavedTensor's move links it into saved_tensors
   }
   const char* name() const override { return op; }
+  void rename(const char* composed) override { op = composed; }
   void apply(const Tensor& grad_out, Grads& g) override;
   void release() override {
     saved_tensors = nullptr;
@@ -393,6 +395,20 @@ Tensor record(const char* op, const Tensor& out, const std::vector<Tensor>& inpu
   connect(detail::make_node(op, std::forward<F>(backward), true, inputs.data(), n), out,
           inputs.data(), n);
   return out;
+}
+
+// An op composed of others names its output's node after itself, as PyTorch names
+// MeanBackward: mean(x) = sum(x) * (1 / n) ends in a mul node, which becomes "mean".
+//   return named("mean", sum(x) * (real(1) / real(n)), {x});
+// Only a node the composed op made is renamed: when `y` is one of `inputs` (a squeeze that
+// changed nothing) or carries an input's own node, it is returned as it is.
+inline Tensor named(const char* op, const Tensor& y, std::initializer_list<InputRef> inputs) {
+  Node* node = y.defined() ? y.grad_fn().get() : nullptr;
+  if (!node) return y;
+  for (const InputRef& x : inputs)
+    if (x->defined() && x->grad_fn().get() == node) return y;
+  node->rename(op);
+  return y;
 }
 
 }  // namespace heed

@@ -58,14 +58,14 @@ Tensor sum(const Tensor& x, int64_t dim, bool keepdim) {
 // y = sum(x) / n                  dx = dy / n
 Tensor mean(const Tensor& x) {
   HEED_CHECK(x.numel() > 0, "mean", "mean of an empty tensor of shape ", x.shape());
-  return sum(x) * (real(1) / real(x.numel()));
+  return named("mean", sum(x) * (real(1) / real(x.numel())), {x});
 }
 
 Tensor mean(const Tensor& x, int64_t dim, bool keepdim) {
   const int d = wrap_dim("mean", dim, x.dim());
   const int64_t n = x.dim() == 0 ? 1 : x.shape()[d];
   HEED_CHECK(n > 0, "mean", "mean over an empty dim ", dim, " of shape ", x.shape());
-  return sum(x, dim, keepdim) * (real(1) / real(n));
+  return named("mean", sum(x, dim, keepdim) * (real(1) / real(n)), {x});
 }
 
 }  // namespace heed

@@ -266,7 +266,7 @@ Tensor select(const Tensor& x, int64_t dim, int64_t index) {
   const int64_t n = x.shape()[d];
   HEED_CHECK(index >= -n && index < n, "select", "index ", index, " is out of range for dim ", dim,
              " of shape ", x.shape(), " (size ", n, ")");
-  return squeeze(narrow(x, d, index < 0 ? index + n : index, 1), d);
+  return named("select", squeeze(narrow(x, d, index < 0 ? index + n : index, 1), d), {x});
 }
 
 // ---------------------------------------------------------------- cat, stack
@@ -310,7 +310,7 @@ Tensor stack(const std::vector<Tensor>& xs, int64_t dim) {
                x.shape(), " differ; stack needs equal shapes");
     parts.push_back(unsqueeze(x, d));
   }
-  return cat(parts, d);
+  return named("stack", cat(parts, d), {});
 }
 
 Tensor Tensor::transpose(int64_t d0, int64_t d1) const { return heed::transpose(*this, d0, d1); }

@@ -6,11 +6,15 @@
 // its gradient. No logic lives in this file. (The view methods reshape/transpose/... are
 // in views.cpp, the autograd ones in engine.cpp.)
 #include "arith.h"
+#include "compare.h"
 #include "linalg.h"
+#include "mm.h"
+#include "norm.h"
 #include "reduce.h"
 #include "shape_ops.h"
 #include "softmax.h"
 #include "topk.h"
+#include "trig.h"
 #include "unary.h"
 
 namespace heed {
@@ -52,5 +56,33 @@ Tensor Tensor::contiguous() const {
   if (!defined()) fail_undefined();
   return *this;
 }
+
+Tensor Tensor::sin() const { return heed::sin(*this); }
+Tensor Tensor::cos() const { return heed::cos(*this); }
+Tensor Tensor::norm(double p) const { return heed::norm(*this, p); }
+Tensor Tensor::norm(double p, int64_t dim, bool keepdim) const { return heed::norm(*this, p, dim, keepdim); }
+Tensor Tensor::norm(double p, const std::vector<int64_t>& dims, bool keepdim) const {
+  return heed::norm(*this, p, dims, keepdim);
+}
+Tensor Tensor::all() const { return heed::all(*this); }
+Tensor Tensor::all(int64_t dim, bool keepdim) const { return heed::all(*this, dim, keepdim); }
+Tensor Tensor::any() const { return heed::any(*this); }
+Tensor Tensor::any(int64_t dim, bool keepdim) const { return heed::any(*this, dim, keepdim); }
+Tensor Tensor::mm(const Tensor& other) const { return heed::mm(*this, other); }
+Tensor Tensor::bmm(const Tensor& other) const { return heed::bmm(*this, other); }
+Tensor Tensor::expand(const Shape& s) const { return heed::expand(*this, s); }
+Tensor Tensor::expand_as(const Tensor& other) const { return heed::expand(*this, other.shape()); }
+Tensor Tensor::eq(const Tensor& other) const { return heed::eq(*this, other); }
+Tensor Tensor::ne(const Tensor& other) const { return heed::ne(*this, other); }
+Tensor Tensor::lt(const Tensor& other) const { return heed::lt(*this, other); }
+Tensor Tensor::le(const Tensor& other) const { return heed::le(*this, other); }
+Tensor Tensor::gt(const Tensor& other) const { return heed::gt(*this, other); }
+Tensor Tensor::ge(const Tensor& other) const { return heed::ge(*this, other); }
+Tensor Tensor::eq(real other) const { return heed::eq(*this, other); }
+Tensor Tensor::ne(real other) const { return heed::ne(*this, other); }
+Tensor Tensor::lt(real other) const { return heed::lt(*this, other); }
+Tensor Tensor::le(real other) const { return heed::le(*this, other); }
+Tensor Tensor::gt(real other) const { return heed::gt(*this, other); }
+Tensor Tensor::ge(real other) const { return heed::ge(*this, other); }
 
 }  // namespace heed

@@ -9,6 +9,7 @@
 
 #include "../core/error.h"
 #include "../core/parallel.h"
+#include "node.h"
 #include "shape_ops.h"
 
 namespace heed {
@@ -49,7 +50,7 @@ ValuesIndices topk(const Tensor& x, int64_t k, int64_t dim, bool largest, bool s
   });
   (void)sorted;  // always sorted (allowed: torch leaves the order unspecified otherwise)
   IndexTensor indices(std::move(ids), out);
-  return {gather(x, d, indices), indices};
+  return {named("topk", gather(x, d, indices), {x}), indices};
 }
 
 }  // namespace heed

@@ -44,16 +44,23 @@ Tensor reshape(const Tensor& x, const Shape& shape) {
 Tensor unsqueeze(const Tensor& x, int64_t dim) {
   Shape s = x.shape();
   s.insert(wrap_dim("unsqueeze", dim, x.dim() + 1), 1);
-  return reshape(x, s);
+  return named("unsqueeze", reshape(x, s), {x});
 }
 
 Tensor squeeze(const Tensor& x, int64_t dim) {
   const int d = wrap_dim("squeeze", dim, x.dim());
-  if (x.dim() == 0) return x;
-  HEED_CHECK(x.shape()[d] == 1, "squeeze", "dim ", dim, " of shape ", x.shape(), " is not 1");
+  if (x.dim() == 0 || x.shape()[d] != 1) return x;  // as PyTorch: nothing to squeeze
   Shape s = x.shape();
   s.erase(d);
-  return reshape(x, s);
+  return named("squeeze", reshape(x, s), {x});
+}
+
+Tensor squeeze(const Tensor& x) {
+  Shape s;
+  for (int64_t n : x.shape())
+    if (n != 1) s.push_back(n);
+  if (s.size() == x.dim()) return x;
+  return named("squeeze", reshape(x, s), {x});
 }
 
 Tensor flatten(const Tensor& x, int64_t start_dim, int64_t end_dim) {
@@ -67,12 +74,13 @@ Tensor flatten(const Tensor& x, int64_t start_dim, int64_t end_dim) {
     else merged *= x.shape()[i];
     if (i == s1) s.push_back(merged);
   }
-  return reshape(x, s);
+  return named("flatten", reshape(x, s), {x});
 }
 
 Tensor Tensor::reshape(const Shape& s) const { return heed::reshape(*this, s); }
-Tensor Tensor::view(const Shape& s) const { return heed::reshape(*this, s); }
+Tensor Tensor::view(const Shape& s) const { return named("view", heed::reshape(*this, s), {*this}); }
 Tensor Tensor::unsqueeze(int64_t d) const { return heed::unsqueeze(*this, d); }
 Tensor Tensor::squeeze(int64_t d) const { return heed::squeeze(*this, d); }
+Tensor Tensor::squeeze() const { return heed::squeeze(*this); }
 
 }  // namespace heed

@@ -11,7 +11,9 @@ namespace heed {
 
 Tensor reshape(const Tensor& x, const Shape& shape);  // one dim may be -1
 Tensor unsqueeze(const Tensor& x, int64_t dim);
-Tensor squeeze(const Tensor& x, int64_t dim);          // dim must have size 1
+// Removes dim when its size is 1; any other size returns x as it is (PyTorch's rule).
+Tensor squeeze(const Tensor& x, int64_t dim);
+Tensor squeeze(const Tensor& x);                       // every dim of size 1
 Tensor flatten(const Tensor& x, int64_t start_dim = 0, int64_t end_dim = -1);
 
 }  // namespace heed

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <ostream>
+#include <string>
 
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/asan_interface.h>
@@ -198,45 +199,74 @@ Tensor from_vector(const std::vector<real>& values, const Shape& shape) {
 
 // ---------------------------------------------------------------- printing
 
+namespace {
+
+// Print dims [d, rank) of the block starting at element `off`, PyTorch's way: entries of the
+// last dim separated by ", ", rows by ",\n" and the indent, blocks of rows by a blank line
+// more per dim. `edge` > 0 shows only the first and last `edge` entries of each dim.
+template <class T>
+void print_block(std::ostream& os, const T* p, const Shape& s, const Shape& strides, int d,
+                 int64_t off, int64_t edge) {
+  const int rank = s.size();
+  os << '[';
+  const int64_t n = s[d];
+  const bool cut = edge > 0 && n > 2 * edge;
+  for (int64_t i = 0; i < n; ++i) {
+    if (cut && i == edge) {
+      i = n - edge;  // skip to the last `edge` entries
+      os << (d == rank - 1 ? "..., " : "...");
+      if (d < rank - 1) {
+        os << ',' << std::string(rank - d - 1, '\n') << std::string(d + 1, ' ');
+      }
+    }
+    if (d == rank - 1) os << p[off + i];
+    else print_block(os, p, s, strides, d + 1, off + i * strides[d], edge);
+    if (i + 1 < n) {
+      if (d == rank - 1) os << ", ";
+      else os << ',' << std::string(rank - d - 1, '\n') << std::string(d + 1, ' ');
+    }
+  }
+  os << ']';
+}
+
+}  // namespace
+
 std::ostream& operator<<(std::ostream& os, const Tensor& t) {
   if (!t.defined()) return os << "Tensor(undefined)";
-  os << "Tensor" << t.shape() << " [";
-  const int64_t n = t.numel(), show = std::min<int64_t>(n, 12);
-  for (int64_t i = 0; i < show; ++i) os << (i ? ", " : "") << t.data()[i];
-  if (n > show) os << ", ...";
-  os << "]";
+  os << "Tensor" << t.shape() << (t.dim() >= 2 ? "\n" : " ");
+  if (t.dim() == 0) os << t.data()[0];
+  else print_block(os, t.data(), t.shape(), contiguous_strides(t.shape()), 0, 0,
+                   t.numel() > 1000 ? 3 : 0);
   if (t.requires_grad()) os << " requires_grad";
   return os;
 }
 
+std::ostream& operator<<(std::ostream& os, const IndexTensor& t) {
+  if (!t.defined()) return os << "IndexTensor(undefined)";
+  os << "IndexTensor" << t.shape() << (t.dim() >= 2 ? "\n" : " ");
+  if (t.dim() == 0) os << t.data()[0];
+  else print_block(os, t.data(), t.shape(), contiguous_strides(t.shape()), 0, 0,
+                   t.numel() > 1000 ? 3 : 0);
+  return os;
+}
+
+void detail::fail_item_range(double value, const char* type) {
+  fail("item", "the value ", value, " does not fit ", type);
+}
+
 // ---------------------------------------------------------------- IndexTensor
+// The constructors and check_range; the operations are in index_tensor.cpp.
 
 IndexTensor::IndexTensor(std::vector<int64_t> ids)
-    : ids_(std::move(ids)), shape_{int64_t(ids_.size())} {}
+    : ids_(std::move(ids)), shape_{int64_t(ids_.size())}, defined_(true) {}
 
 IndexTensor::IndexTensor(std::vector<int64_t> ids, const Shape& shape)
-    : ids_(std::move(ids)), shape_(shape) {
-  HEED_CHECK(int64_t(ids_.size()) == shape.numel(), "IndexTensor", ids_.size(),
+    : ids_(std::move(ids)), shape_(shape), defined_(true) {
+  HEED_CHECK(int64_t(ids_.size()) == shape.checked_numel("IndexTensor"), "IndexTensor", ids_.size(),
              " ids do not fill shape ", shape);
 }
 
 int64_t IndexTensor::size(int64_t d) const { return shape_[wrap_dim("size", d, dim())]; }
-
-IndexTensor IndexTensor::reshape(const Shape& shape) const {
-  Shape s = shape;  // one dim may be -1, as in Tensor::reshape
-  int64_t known = 1;
-  int infer = -1;
-  for (int i = 0; i < s.size(); ++i) {
-    if (s[i] == -1) {
-      HEED_CHECK(infer < 0, "IndexTensor::reshape", "only one dim can be -1 in ", shape);
-      infer = i;
-    } else {
-      known *= s[i];
-    }
-  }
-  if (infer >= 0 && known > 0) s[infer] = numel() / known;
-  return IndexTensor(ids_, s);
-}
 
 void IndexTensor::check_range(const char* op, int64_t bound) const {
   for (int64_t i = 0; i < numel(); ++i)

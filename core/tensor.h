@@ -14,6 +14,7 @@
 // H heads, D head dim, V vocabulary, N rows. `// (B, T, C)` after a tensor is its shape.
 #pragma once
 #include <atomic>
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
@@ -22,11 +23,15 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <limits>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
+#include "arg.h"
 #include "real.h"
 #include "shape.h"
+#include "slice.h"
 
 namespace heed {
 
@@ -52,12 +57,20 @@ class Tensor {
   // initialisers do).
   real* data() const;
   real item() const;                        // the value of a one-element tensor
+  // libtorch's template form: x.item<float>(), x.item<int64_t>(), x.item<bool>() (non-zero).
+  // An integer type truncates toward zero, as torch; NaN, an infinity or a value outside the
+  // type's range is a heed::Error. Inside a template where x's type depends on a template
+  // parameter, C++ requires `x.template item<float>()` ("expected primary-expression before
+  // 'float'" otherwise): there, write `float(x.item())`, which item() above allows anywhere.
+  template <class T>
+  T item() const;
   real at(std::initializer_list<int64_t> index) const;  // one element, bounds-checked
   std::vector<real> to_vector() const;
 
   // ---- autograd (autograd/tensor_autograd.cpp; backward: autograd/engine.cpp) ----
   bool requires_grad() const;
   Tensor& requires_grad_(bool on = true);   // only on leaves, as in PyTorch
+  Tensor& set_requires_grad(bool on) { return requires_grad_(on); }  // libtorch's spelling
   bool is_leaf() const;
   Tensor grad() const;                      // accumulated dL/dthis (leaves); undefined if none
   void zero_grad() const;                   // zero the accumulated gradient, keeping its buffer
@@ -95,7 +108,8 @@ class Tensor {
   Tensor transpose(int64_t d0, int64_t d1) const;
   Tensor permute(const std::vector<int64_t>& dims) const;
   Tensor unsqueeze(int64_t d) const;
-  Tensor squeeze(int64_t d) const;
+  Tensor squeeze(int64_t d) const;            // as it is when size(d) != 1, as PyTorch
+  Tensor squeeze() const;                     // every dim of size 1
 
   // ---- ops as methods, as a libtorch user types them: x.sum(1), x.softmax(-1) ----
   // Each is one line calling the free function of the same name (heed::sum(x, 1), ...),
@@ -131,6 +145,60 @@ class Tensor {
   Tensor pow(real exponent) const;
   Tensor clone() const;       // a copy that stays in the graph
   Tensor contiguous() const;  // *this: every heed tensor is contiguous already
+  Tensor sin() const;
+  Tensor cos() const;
+  Tensor norm(double p = 2) const;                           // autograd/norm.h; shape ()
+  Tensor norm(double p, int64_t dim, bool keepdim = false) const;
+  Tensor norm(double p, const std::vector<int64_t>& dims, bool keepdim = false) const;
+  Tensor all() const;                                        // 0/1, shape ()
+  Tensor all(int64_t dim, bool keepdim = false) const;
+  Tensor any() const;
+  Tensor any(int64_t dim, bool keepdim = false) const;
+  Tensor mm(const Tensor& other) const;                      // autograd/mm.h: 2-D only
+  Tensor bmm(const Tensor& other) const;                     // 3-D only
+  Tensor t() const;            // transpose(0, 1) of a 2-D tensor; a 0-D or 1-D one as it is
+  Tensor expand(const Shape& shape) const;                   // broadcast up to shape (copies)
+  Tensor expand_as(const Tensor& other) const;               // expand(other.shape())
+  // 0/1 tensors (autograd/compare.h), never requiring grad: x.eq(y), logits.argmax... x.gt(0)
+  Tensor eq(const Tensor& other) const;
+  Tensor ne(const Tensor& other) const;
+  Tensor lt(const Tensor& other) const;
+  Tensor le(const Tensor& other) const;
+  Tensor gt(const Tensor& other) const;
+  Tensor ge(const Tensor& other) const;
+  Tensor eq(real other) const;
+  Tensor ne(real other) const;
+  Tensor lt(real other) const;
+  Tensor le(real other) const;
+  Tensor gt(real other) const;
+  Tensor ge(real other) const;
+  // x[:, 0::2] as x.index({Slice(), Slice(0, None, 2)}) (core/slice.h lists the forms),
+  // differentiable; autograd/tensor_index.h has the rules and the free functions.
+  Tensor index(const std::vector<indexing::TensorIndex>& indices) const;
+
+  // ---- compound assignment and index_put_, as libtorch ----
+  // x += y, x -= y, x *= y, x /= y (y a tensor broadcasting to x's shape, or a number) write
+  // x in place and bump its version, as the in-place updates below, when no graph is being
+  // recorded through them. A leaf that requires grad is refused while grad mode is on, as
+  // in PyTorch ("wrap it in heed::NoGradGuard"). When x is itself an op's output in the
+  // graph, or y requires grad (grad mode on), heed records x + y as an op and makes x refer
+  // to the result, so `loss += F::nll_loss(...)` in a loop builds the graph libtorch builds,
+  // with the same values and gradients; unlike libtorch, another handle to x's old storage
+  // (a view taken earlier) then keeps the old values.
+  Tensor& operator+=(const Tensor& other);
+  Tensor& operator-=(const Tensor& other);
+  Tensor& operator*=(const Tensor& other);
+  Tensor& operator/=(const Tensor& other);
+  Tensor& operator+=(real other);
+  Tensor& operator-=(real other);
+  Tensor& operator*=(real other);
+  Tensor& operator/=(real other);
+  // x[indices] = v (v broadcasting to x.index(indices)'s shape, or a number), by the same
+  // rules as += above: in place when no graph runs through it, else recorded (differentiable
+  // in x and v) and x refers to the result.
+  //   pe.index_put_({Slice(), Slice(0, None, 2)}, sin(pos * freq));   // pe[:, 0::2] = ...
+  Tensor& index_put_(const std::vector<indexing::TensorIndex>& indices, const Tensor& v);
+  Tensor& index_put_(const std::vector<indexing::TensorIndex>& indices, real v);
 
   // ---- in-place updates, outside the graph (optimizers, initialisers) ----
   // They refuse a tensor that is part of a graph being recorded (a leaf that requires
@@ -229,20 +297,86 @@ Tensor from_vector(const std::vector<real>& values, const Shape& shape);
 Tensor zeros_like(const Tensor& t);
 Tensor ones_like(const Tensor& t);
 
+// libtorch's TensorOptions, for the one option a heed tensor has (one scalar type per build,
+// CPU only): torch::randn({3, 4}, torch::requires_grad()) is
+//   Tensor w = heed::randn({3, 4}, heed::requires_grad());   // a leaf that requires grad
+class TensorOptions {
+ public:
+  HEED_ARG(bool, requires_grad) = false;
+};
+inline TensorOptions requires_grad(bool on = true) { return TensorOptions().requires_grad(on); }
+namespace detail {
+inline Tensor with_options(Tensor t, const TensorOptions& o) {
+  if (o.requires_grad()) t.requires_grad_();
+  return t;
+}
+}  // namespace detail
+inline Tensor empty(const Shape& s, const TensorOptions& o) { return detail::with_options(empty(s), o); }
+inline Tensor zeros(const Shape& s, const TensorOptions& o) { return detail::with_options(zeros(s), o); }
+inline Tensor ones(const Shape& s, const TensorOptions& o) { return detail::with_options(ones(s), o); }
+inline Tensor full(const Shape& s, real value, const TensorOptions& o) {
+  return detail::with_options(full(s, value), o);
+}
+inline Tensor randn(const Shape& s, const TensorOptions& o) { return detail::with_options(randn(s), o); }
+inline Tensor rand(const Shape& s, const TensorOptions& o) { return detail::with_options(rand(s), o); }
+inline Tensor from_vector(const std::vector<real>& values, const Shape& s, const TensorOptions& o) {
+  return detail::with_options(from_vector(values, s), o);
+}
+
+// Nested, one row a line, as PyTorch's Python form, after the shape:
+//   Tensor(2,2)
+//   [[1, 2],
+//    [3, 4.5]]
+// A 0-D or 1-D tensor stays on one line ("Tensor(3) [1, 2, 3]"); above 1000 elements each
+// dim shows its first and last 3 entries around "...", as PyTorch summarises.
 std::ostream& operator<<(std::ostream& os, const Tensor& t);
+
+// ---- Tensor::item<T>() ----
+namespace detail {
+[[noreturn]] void fail_item_range(double value, const char* type);
+}  // namespace detail
+
+template <class T>
+T Tensor::item() const {
+  static_assert(std::is_arithmetic_v<T>, "item<T>(): T must be a number type (float, int64_t, bool, ...)");
+  const real v = item();
+  if constexpr (std::is_same_v<T, bool>) {
+    return v != 0;
+  } else if constexpr (std::is_integral_v<T>) {
+    // [lo, hi): the integers T holds, as doubles (2^digits is exact; max() may not be)
+    const double hi = std::ldexp(1.0, std::numeric_limits<T>::digits);
+    const double lo = std::is_signed_v<T> ? -hi : 0.0, tv = std::trunc(double(v));
+    if (!(tv >= lo && tv < hi)) detail::fail_item_range(double(v), "an integer type");
+    return static_cast<T>(tv);
+  } else {
+    return static_cast<T>(v);
+  }
+}
 
 // Tensors with names, in a fixed order: a module's parameters and buffers
 // (nn::Module::named_parameters), an optimizer's state, a checkpoint's contents.
 using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
 
 // ---- integer indices: token ids, class targets, gather indices ----
-// A plain value type of int64 ids with a shape. Ops that take one (index_select,
-// gather, embedding, cross_entropy) check every id against the size it indexes.
+// A plain value type of int64 ids with a shape. Ops that take one (index_select, gather,
+// embedding, cross_entropy) check every id against the size it indexes. Unlike Tensor, a
+// copy copies the ids: select, reshape and the other shape methods return new IndexTensors
+// (never views), and fill_ changes only the one it is called on.
+//
+// The operations a training loop does on ids (core/index_tensor.cpp), each a heed::Error
+// naming the op and the offending values when out of range:
+//   IndexTensor y_t = target.select(1, t);               // (B, T) -> (B): teacher forcing
+//   IndexTensor top = logits.argmax(-1);                 // (B, V) -> (B); topk(...).indices too
+//   int64_t hits = top.eq(y_t).sum().item<int64_t>();    // correct guesses
+//   double acc = top.eq(y_t).mean().item();              // a float Tensor scalar
+//   IndexTensor next = cat({prefix, top.unsqueeze(1)}, 1);
+// A default-constructed IndexTensor is undefined (defined() false, no ids): "none given".
 class IndexTensor {
  public:
   IndexTensor() = default;
   IndexTensor(std::vector<int64_t> ids);                  // 1-D
   IndexTensor(std::vector<int64_t> ids, const Shape& shape);
+  bool defined() const { return defined_; }
   const Shape& shape() const { return shape_; }
   int dim() const { return shape_.size(); }
   int64_t size(int64_t d) const;
@@ -251,13 +385,65 @@ class IndexTensor {
   int64_t* data() { return ids_.data(); }
   int64_t operator[](int64_t i) const { return ids_[i]; }
   const std::vector<int64_t>& vec() const { return ids_; }
-  IndexTensor reshape(const Shape& shape) const;
   // Throws heed::Error naming `op` if any id is outside [0, bound).
   void check_range(const char* op, int64_t bound) const;
+
+  int64_t item() const;  // the id of a one-element IndexTensor
+  template <class T>
+  T item() const;        // x.item<int64_t>(), as libtorch; a T too small for the id: heed::Error
+  int64_t at(std::initializer_list<int64_t> index) const;  // one id, bounds-checked
+
+  // ---- shape: the same rules and messages as Tensor's ----
+  IndexTensor reshape(const Shape& shape) const;  // one dim may be -1
+  IndexTensor view(const Shape& shape) const;     // = reshape
+  IndexTensor flatten(int64_t start_dim = 0, int64_t end_dim = -1) const;
+  IndexTensor squeeze(int64_t d) const;           // as it is when size(d) != 1, as PyTorch
+  IndexTensor squeeze() const;
+  IndexTensor unsqueeze(int64_t d) const;
+  IndexTensor transpose(int64_t d0, int64_t d1) const;
+  IndexTensor permute(const std::vector<int64_t>& dims) const;
+  IndexTensor select(int64_t dim, int64_t index) const;     // dim removed; index may be negative
+  IndexTensor narrow(int64_t dim, int64_t start, int64_t length) const;
+  // Elements start, start+step, ... < end along dim, Python's clamping (heed::slice's rules).
+  IndexTensor slice(int64_t dim, int64_t start = 0, int64_t end = std::numeric_limits<int64_t>::max(),
+                    int64_t step = 1) const;
+  IndexTensor index(const std::vector<indexing::TensorIndex>& indices) const;  // core/slice.h
+
+  // ---- values ----
+  // 0/1 ids where the ids are equal / differ; the two broadcast as Tensors do.
+  IndexTensor eq(const IndexTensor& other) const;
+  IndexTensor ne(const IndexTensor& other) const;
+  IndexTensor eq(int64_t id) const;
+  IndexTensor ne(int64_t id) const;
+  IndexTensor sum() const;                                      // shape ()
+  IndexTensor sum(int64_t dim, bool keepdim = false) const;
+  Tensor mean() const;  // a float Tensor of shape (): accuracy is eq(...).mean()
+  Tensor to_tensor() const;  // the ids as reals, same shape (libtorch's .to(torch::kFloat))
+  IndexTensor& fill_(int64_t id);
 
  private:
   std::vector<int64_t> ids_;
   Shape shape_;
+  bool defined_ = false;
 };
+
+// Joined along an existing dim (cat) or a new one (stack), as heed::cat / heed::stack.
+IndexTensor cat(const std::vector<IndexTensor>& xs, int64_t dim = 0);
+IndexTensor stack(const std::vector<IndexTensor>& xs, int64_t dim = 0);
+
+// Nested, one row a line, as a Tensor prints: "IndexTensor(2,2)\n[[1, 2],\n [3, 4]]".
+std::ostream& operator<<(std::ostream& os, const IndexTensor& t);
+
+template <class T>
+T IndexTensor::item() const {
+  static_assert(std::is_arithmetic_v<T>, "item<T>(): T must be a number type (int64_t, int, ...)");
+  const int64_t v = item();
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    if (v < int64_t(std::numeric_limits<T>::min()) ||
+        (v > 0 && uint64_t(v) > uint64_t(std::numeric_limits<T>::max())))
+      detail::fail_item_range(double(v), "the requested integer type");
+  }
+  return static_cast<T>(v);
+}
 
 }  // namespace heed

@@ -132,16 +132,28 @@ struct Batch {
   IndexTensor labels;  // (B)
 };
 
-Batch make_batch(const std::vector<Example>& data, size_t from, size_t n) {
-  std::vector<std::vector<int64_t>> ids;
-  std::vector<int64_t> labels;
-  for (size_t i = from; i < from + n; ++i) {
-    ids.emplace_back();
-    for (char c : data[i].text) ids.back().push_back(letter_id(c));
-    labels.push_back(data[i].label);
+// The strings as a heed::data dataset: example i is its letter ids and its label (one id), so
+// transforms::Pad collates a batch, padding the ids with kPad to the batch's longest string.
+using Ids = data::Example<IndexTensor, IndexTensor>;
+struct Strings : data::datasets::Dataset<Strings, Ids> {
+  explicit Strings(const std::vector<Example>& examples) : examples(&examples) {}
+  ExampleType get(size_t i) override {
+    std::vector<int64_t> ids;
+    for (char c : (*examples)[i].text) ids.push_back(letter_id(c));
+    return {IndexTensor(ids), IndexTensor({(*examples)[i].label})};
   }
-  auto padded = nn::utils::pad_sequence(ids, /*batch_first=*/true, kPad);  // ids (B, T), mask (B, T)
-  return {padded.ids, padded.mask, IndexTensor(labels)};
+  std::optional<size_t> size() const override { return examples->size(); }
+  const std::vector<Example>* examples;
+};
+
+Batch to_batch(const Ids& padded) {  // padded.data (B, T), padded.target (B, 1)
+  return {padded.data, padded.data.ne(kPad).to_tensor(), padded.target.squeeze(1)};
+}
+
+Batch make_batch(const std::vector<Example>& data, size_t from, size_t n) {
+  std::vector<size_t> rows(n);
+  for (size_t k = 0; k < n; ++k) rows[k] = from + k;
+  return to_batch(Strings(data).map(data::transforms::Pad<Ids>(kPad)).get_batch(rows));
 }
 
 // ------------------------------------------------------------------ model
@@ -188,8 +200,7 @@ double accuracy(Classifier& model, const std::vector<Example>& data) {
   for (size_t i = 0; i < data.size(); i += 500) {
     const size_t n = std::min<size_t>(500, data.size() - i);
     Batch b = make_batch(data, i, n);
-    IndexTensor guess = argmax(model.forward(b).logits, 1);
-    for (size_t k = 0; k < n; ++k) right += guess[k] == b.labels[k];
+    right += argmax(model.forward(b).logits, 1).eq(b.labels).sum().item<int64_t>();
   }
   model.train();
   return double(right) / data.size();
@@ -202,18 +213,26 @@ std::vector<double> train(Classifier& model, const Options& o, const std::vector
   progress::Bar bar(o.steps, 0, "pass");
   std::vector<double> losses;
   const int64_t passes = (o.steps + steps_per_epoch - 1) / steps_per_epoch;
-  for (int64_t step = 0; step < o.steps; ++step) {
-    const int64_t in_pass = step % steps_per_epoch;
-    if (in_pass == 0) bar.start_epoch(step / steps_per_epoch + 1, passes, std::min(steps_per_epoch, o.steps - step));
-    Batch b = make_batch(data, in_pass * o.batch, std::min<size_t>(o.batch, data.size() - in_pass * o.batch));
-    schedule.apply(opt, opt.step_count());
-    Tensor loss = F::cross_entropy(model.forward(b).logits, b.labels);
-    opt.zero_grad();
-    loss.backward();
-    optim::clip_grad_norm_(model.parameters(), o.clip);
-    opt.step();
-    losses.push_back(loss.item());
-    bar.update(in_pass + 1, losses.back(), b.ids.numel());
+  // The training strings in order, o.batch a step (all of them when fewer), a short last batch dropped.
+  auto loader = data::make_data_loader<data::samplers::SequentialSampler>(
+      Strings(data).map(data::transforms::Pad<Ids>(kPad)),
+      data::DataLoaderOptions(std::min<size_t>(o.batch, data.size())).drop_last(true));
+  for (int64_t step = 0, pass = 1; step < o.steps; ++pass) {
+    bar.start_epoch(pass, passes, std::min(steps_per_epoch, o.steps - step));
+    int64_t in_pass = 0;
+    for (auto& padded : *loader) {
+      if (step == o.steps) break;
+      Batch b = to_batch(padded);
+      schedule.apply(opt, opt.step_count());
+      Tensor loss = F::cross_entropy(model.forward(b).logits, b.labels);
+      opt.zero_grad();
+      loss.backward();
+      optim::clip_grad_norm_(model.parameters(), o.clip);
+      opt.step();
+      losses.push_back(loss.item());
+      bar.update(++in_pass, losses.back(), b.ids.numel());
+      ++step;
+    }
   }
   return losses;
 }

@@ -47,7 +47,7 @@ std::pair<int64_t, int64_t> fans(const Tensor& w) {
 }
 
 // PyTorch's checks: a <= b, both finite and representable in `real`, b - a too.
-Tensor& uniform_(Tensor& t, double a, double b) {
+Tensor uniform_(Tensor t, double a, double b) {
   const double most = double(std::numeric_limits<real>::max());
   HEED_CHECK(std::isfinite(a) && std::isfinite(b) && std::abs(a) <= most && std::abs(b) <= most,
              "uniform_", "bounds a = ", a, " and b = ", b, " must be finite numbers a ",
@@ -65,7 +65,7 @@ Tensor& uniform_(Tensor& t, double a, double b) {
 
 // PyTorch's check: std >= 0 (NaN fails it). heed also refuses a non-finite mean or std,
 // which would fill t with Inf and NaN (PyTorch accepts those and does).
-Tensor& normal_(Tensor& t, double mean, double std) {
+Tensor normal_(Tensor t, double mean, double std) {
   HEED_CHECK(std >= 0, "normal_", "std must be >= 0; got std = ", std);
   HEED_CHECK(std::isfinite(mean) && std::isfinite(std), "normal_", "mean ", mean, " and std ",
              std, " must be finite");
@@ -77,14 +77,14 @@ Tensor& normal_(Tensor& t, double mean, double std) {
   return t;
 }
 
-Tensor& constant_(Tensor& t, double value) {
+Tensor constant_(Tensor t, double value) {
   NoGradGuard ng;
   t.fill_(real(value));
   return t;
 }
 
-Tensor& zeros_(Tensor& t) { return constant_(t, 0); }
-Tensor& ones_(Tensor& t) { return constant_(t, 1); }
+Tensor zeros_(Tensor t) { return constant_(t, 0); }
+Tensor ones_(Tensor t) { return constant_(t, 1); }
 
 // A gain scales a standard deviation or bound: it must be finite and >= 0 (PyTorch refuses a
 // negative or NaN gain through the uniform_/normal_ it calls; the error here names the op).
@@ -93,7 +93,7 @@ static void check_gain(const char* op, double gain) {
 }
 
 // std = gain * sqrt(2 / (fan_in + fan_out));  uniform bound a = sqrt(3) * std
-Tensor& xavier_uniform_(Tensor& t, double gain) {
+Tensor xavier_uniform_(Tensor t, double gain) {
   check_gain("xavier_uniform_", gain);
   const auto [fan_in, fan_out] = fans(t);
   if (t.numel() == 0) return t;
@@ -102,7 +102,7 @@ Tensor& xavier_uniform_(Tensor& t, double gain) {
   return uniform_(t, -a, a);
 }
 
-Tensor& xavier_normal_(Tensor& t, double gain) {
+Tensor xavier_normal_(Tensor t, double gain) {
   check_gain("xavier_normal_", gain);
   const auto [fan_in, fan_out] = fans(t);
   if (t.numel() == 0) return t;
@@ -124,7 +124,7 @@ double kaiming_std(const char* op, const Tensor& t, double a, const std::string&
 }  // namespace
 
 // U(-b, b), b = sqrt(3) * std = gain * sqrt(3 / fan)
-Tensor& kaiming_uniform_(Tensor& t, double a, const std::string& mode,
+Tensor kaiming_uniform_(Tensor t, double a, const std::string& mode,
                          const std::string& nonlinearity) {
   const double std = kaiming_std("kaiming_uniform_", t, a, mode, nonlinearity);
   if (t.numel() == 0) return t;
@@ -132,7 +132,7 @@ Tensor& kaiming_uniform_(Tensor& t, double a, const std::string& mode,
   return uniform_(t, -bound, bound);
 }
 
-Tensor& kaiming_normal_(Tensor& t, double a, const std::string& mode,
+Tensor kaiming_normal_(Tensor t, double a, const std::string& mode,
                         const std::string& nonlinearity) {
   const double std = kaiming_std("kaiming_normal_", t, a, mode, nonlinearity);
   if (t.numel() == 0) return t;
@@ -149,7 +149,7 @@ Tensor& kaiming_normal_(Tensor& t, double a, const std::string& mode,
 // projection done twice ("twice is enough", Giraud et al. 2005) to stay orthogonal to
 // rounding level. A column that is dependent on the previous ones stays zero, as torch's
 // sign(0) = 0 leaves it.
-Tensor& orthogonal_(Tensor& t, double gain) {
+Tensor orthogonal_(Tensor t, double gain) {
   HEED_CHECK(t.dim() >= 2, "orthogonal_", "only tensors with 2 or more dims are supported; "
              "got shape ", t.shape());
   HEED_CHECK(std::isfinite(gain), "orthogonal_", "gain must be finite; got gain = ", gain);

@@ -1,6 +1,7 @@
 // distributed_sampler.cpp - shard a dataset across ranks (rule in distributed_sampler.h).
 #include "distributed_sampler.h"
 
+#include <algorithm>
 #include <new>
 #include <random>
 
@@ -45,6 +46,21 @@ std::vector<int64_t> DistributedSampler::indices() const {
   std::vector<int64_t> shard(per_rank_);
   for (int64_t k = 0; k < per_rank_; ++k) shard[k] = order[(options_.rank() + k * w) % n];
   return shard;
+}
+
+void DistributedSampler::reset(std::optional<size_t> new_size) {
+  HEED_CHECK(!new_size || int64_t(*new_size) == options_.num_samples(), "DistributedSampler",
+             "reset to ", new_size.value_or(0), " examples, but num_samples is ", options_.num_samples());
+  shard_ = indices();
+  next_ = 0;
+}
+
+std::optional<std::vector<size_t>> DistributedSampler::next(size_t batch_size) {
+  if (next_ >= shard_.size() || batch_size == 0) return std::nullopt;
+  const size_t end = std::min(shard_.size(), next_ + batch_size);
+  std::vector<size_t> out(shard_.begin() + next_, shard_.begin() + end);
+  next_ = end;
+  return out;
 }
 
 }  // namespace heed::data

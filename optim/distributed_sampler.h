@@ -21,10 +21,16 @@
 // The permutation is a Fisher-Yates shuffle driven by std::mt19937_64, whose output the C++
 // standard fixes, so every rank, compiler and machine draws the same one. It is not
 // torch's randperm: the same seed gives a different (equally uniform) order.
-// Copying: a DistributedSampler is a value (options, size, epoch); a copy is independent.
-// A throwing constructor or indices() leaves nothing behind.
+// It plugs into the data loader (optim/data/data_loader.h) through the samplers' two methods:
+//   auto loader = data::make_data_loader(std::move(ds), sampler, data::DataLoaderOptions(32));
+//   loader->sampler().set_epoch(epoch);  for (auto& batch : *loader) ...
+// reset() takes this rank's shard of the epoch last set, next(n) hands it out n at a time.
+// Copying: a DistributedSampler is a value (options, size, epoch, the shard being handed out);
+// a copy is independent. A throwing constructor, indices() or reset() leaves nothing behind.
 #pragma once
+#include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "../core/arg.h"
@@ -53,11 +59,17 @@ class DistributedSampler {
   // This rank's shard of the current epoch. Builds the permutation of all N indices (8N
   // bytes): a heed::Error naming N when that cannot be allocated.
   std::vector<int64_t> indices() const;
+  // The data loader's sampler interface (optim/data/samplers.h). new_size, when given, must
+  // be num_samples (heed::Error otherwise: the shards are fixed by the options).
+  void reset(std::optional<size_t> new_size = std::nullopt);
+  std::optional<std::vector<size_t>> next(size_t batch_size);
 
  private:
   DistributedSamplerOptions options_;
   int64_t per_rank_;
   int64_t epoch_ = 0;
+  std::vector<int64_t> shard_;  // this epoch's shard, as reset() took it
+  size_t next_ = 0;             // how much of it next() has handed out
 };
 
 }  // namespace heed::data

@@ -166,7 +166,7 @@ TEST_CASE("shape_ops: cat backward splits dy; an input used twice gets both part
 
 TEST_CASE("shape_ops: cat errors name cat and the shapes") {
   Tensor a = zeros({2, 3}), b = zeros({2, 4}), c = zeros({2, 3, 1});
-  CHECK(starts_with(error_of([&] { cat({}, 0); }), "cat:"));
+  CHECK(starts_with(error_of([&] { cat(std::vector<Tensor>{}, 0); }), "cat:"));
   const std::string e = error_of([&] { cat({a, b}, 0); });
   CHECK(starts_with(e, "cat:"));
   CHECK(e.find("(2,3)") != std::string::npos);
@@ -194,7 +194,7 @@ TEST_CASE("shape_ops: stack values, backward and errors") {
   CHECK(x.grad().to_vector() == Vec{1, 3, 5});
   CHECK(y.grad().to_vector() == Vec{2, 4, 6});
 
-  CHECK(starts_with(error_of([&] { stack({}, 0); }), "stack:"));
+  CHECK(starts_with(error_of([&] { stack(std::vector<Tensor>{}, 0); }), "stack:"));
   const std::string e = error_of([&] { stack({a, zeros({4})}, 0); });
   CHECK(starts_with(e, "stack:"));
   CHECK(e.find("(4)") != std::string::npos);

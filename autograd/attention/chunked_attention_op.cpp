@@ -7,6 +7,7 @@
 
 #include "../../core/error.h"
 #include "../arith.h"
+#include "../node.h"
 #include "../recompute.h"
 #include "scaled_dot_product_op.h"
 #include "../shape_ops.h"
@@ -67,7 +68,7 @@ Tensor chunked_attention(const Tensor& q, const Tensor& k, const Tensor& v,
     const Tensor qn = len == Tq ? q : narrow(q, -2, start, len);  // (B, [H,] len, Dk)
     parts.push_back(recompute ? checkpoint(chunk, {qn, k, v}) : chunk({qn, k, v}));
   }
-  return parts.size() == 1 ? parts[0] : cat(parts, -2);
+  return named(kOp, parts.size() == 1 ? parts[0] : cat(parts, -2), {q, k, v});
 }
 
 }  // namespace heed

@@ -6,6 +6,7 @@
 #include "../../core/error.h"
 #include "../arith.h"
 #include "../linalg.h"
+#include "../node.h"
 
 namespace heed {
 
@@ -40,7 +41,9 @@ Attended scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Te
     check_bias(kOp, e.shape(), attn_bias);
     e = e + attn_bias;
   }
-  return attend(kOp, e, v, mask, dropout_p, training);
+  Attended a = attend(kOp, e, v, mask, dropout_p, training);
+  a.context = named(kOp, a.context, {q, k, v});  // its last op is attend's matmul
+  return a;
 }
 
 }  // namespace heed

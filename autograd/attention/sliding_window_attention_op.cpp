@@ -11,6 +11,7 @@
 #include "../arith.h"
 #include "attend.h"
 #include "../linalg.h"
+#include "../node.h"
 #include "scaled_dot_product_op.h"  // attention_scale
 #include "../shape_ops.h"
 
@@ -138,7 +139,7 @@ Tensor sliding_window_attention(const Tensor& q, const Tensor& k, const Tensor& 
   Shape cs = v.shape();
   cs[r - 2] = N * b;
   const Tensor ctx = a.context.reshape(cs);
-  return N * b > T ? narrow(ctx, r - 2, 0, T) : ctx;
+  return named(kOp, N * b > T ? narrow(ctx, r - 2, 0, T) : ctx, {q, k, v});
 }
 
 }  // namespace heed

@@ -6,6 +6,7 @@
 
 #include "../../core/error.h"
 #include "../arith.h"
+#include "../node.h"
 #include "scaled_dot_product_op.h"
 #include "sliding_window_attention_op.h"
 
@@ -71,7 +72,9 @@ Attended sparse_attention(const Tensor& q, const Tensor& k, const Tensor& v, con
   check_mask_values("sparse_attention", "mask", mask.mask());  // before it is mixed with the pattern
   AttentionMask m = mask;
   m.mask(mask.mask().defined() ? mul(mask.mask().detach(), pattern.detach()) : pattern.detach());
-  return scaled_dot_product_attention(q, k, v, m, {}, dropout_p, training, scale);
+  Attended a = scaled_dot_product_attention(q, k, v, m, {}, dropout_p, training, scale);
+  a.context = named("sparse_attention", a.context, {q, k, v});
+  return a;
 }
 
 }  // namespace heed

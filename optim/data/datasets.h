@@ -1,0 +1,89 @@
+// datasets.h - datasets::Dataset, a random-access collection of examples, and MapDataset,
+// a dataset whose batches pass through a transform, as libtorch's torch::data::datasets.
+//
+//   struct Pairs : data::datasets::Dataset<Pairs, data::Example<IndexTensor, IndexTensor>> {
+//     std::vector<std::vector<int64_t>> src, tgt;
+//     ExampleType get(size_t i) override { return {IndexTensor(src[i]), IndexTensor(tgt[i])}; }
+//     std::optional<size_t> size() const override { return src.size(); }
+//   };
+//   auto ds = Pairs{...}.map(data::transforms::Pad<data::Example<IndexTensor, IndexTensor>>(0));
+//
+// get_batch(indices) is get(i) for each index in order; a dataset that can do better (one
+// read for the whole batch) overrides it. map(transform) wraps the dataset (moved in when
+// called on a temporary, copied otherwise) in a MapDataset whose get_batch is
+// transform.apply_batch(dataset.get_batch(indices)); maps chain.
+// With DataLoaderOptions().workers(k > 0) (data_loader.h), get_batch and the transform run
+// on k threads at once: they must only read the dataset (as libtorch requires).
+// Copying a Dataset copies the subclass's members; a MapDataset holds its dataset and
+// transform by value.
+#pragma once
+#include <cstddef>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "example.h"
+
+namespace heed::data::datasets {
+
+template <class Source, class Transform>
+class MapDataset;
+
+template <class Self, class SingleExample = Example<>>
+class Dataset {
+ public:
+  using ExampleType = SingleExample;
+  using BatchType = std::vector<SingleExample>;
+  using BatchRequestType = std::vector<size_t>;
+
+  virtual ~Dataset() = default;
+  virtual ExampleType get(size_t index) = 0;
+  virtual std::optional<size_t> size() const = 0;  // nullopt: unknown (pass a sampler)
+  virtual BatchType get_batch(const BatchRequestType& indices) {
+    BatchType batch;
+    batch.reserve(indices.size());
+    for (size_t i : indices) batch.push_back(get(i));
+    return batch;
+  }
+
+  template <class Transform>
+  MapDataset<Self, Transform> map(Transform transform) & {
+    return MapDataset<Self, Transform>(static_cast<Self&>(*this), std::move(transform));
+  }
+  template <class Transform>
+  MapDataset<Self, Transform> map(Transform transform) && {
+    return MapDataset<Self, Transform>(std::move(static_cast<Self&>(*this)), std::move(transform));
+  }
+};
+
+template <class Source, class Transform>
+class MapDataset {
+ public:
+  using BatchRequestType = std::vector<size_t>;
+  using BatchType = decltype(std::declval<const Transform&>().apply_batch(
+      std::declval<typename Source::BatchType>()));
+
+  MapDataset(Source dataset, Transform transform)
+      : dataset_(std::move(dataset)), transform_(std::move(transform)) {}
+  BatchType get_batch(const BatchRequestType& indices) {
+    return transform_.apply_batch(dataset_.get_batch(indices));
+  }
+  std::optional<size_t> size() const { return dataset_.size(); }
+  const Source& dataset() const { return dataset_; }
+  const Transform& transform() const { return transform_; }
+
+  template <class Next>
+  MapDataset<MapDataset, Next> map(Next next) & {
+    return MapDataset<MapDataset, Next>(*this, std::move(next));
+  }
+  template <class Next>
+  MapDataset<MapDataset, Next> map(Next next) && {
+    return MapDataset<MapDataset, Next>(std::move(*this), std::move(next));
+  }
+
+ private:
+  Source dataset_;
+  Transform transform_;
+};
+
+}  // namespace heed::data::datasets
