@@ -49,22 +49,39 @@ struct Scratch {
 void round_copy(const real* src, int64_t ld, int64_t rows, int64_t cols, real* dst) {
   for (int64_t r = 0; r < rows; ++r) round_to_bf16(src + r * ld, dst + r * cols, long(cols));
 }
+
+// "medium" (core/matmul_precision.h): the float32 product of A and B rounded to bfloat16, each
+// copied once in its own layout (transposes stay transposes, as BLAS reads them). Copies of
+// at most kOnStack values in all go on the stack, so the small products made inside parallel
+// regions (flash attention's one-row tiles: a (128 x 64) key block and a query row) allocate
+// nothing and cannot throw there; larger ones take scratch from heed's allocator. Its own
+// function, so that only "medium" calls have the stack buffer in their frame.
+constexpr int64_t kOnStack = 24 * 1024;  // 96 KiB of float
+[[gnu::noinline]] void gemm_rounded(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K,
+                                    real alpha, const real* A, int64_t lda, const real* B,
+                                    int64_t ldb, real beta, real* C, int64_t ldc) {
+  const int64_t ar = trans_a ? K : M, ac = trans_a ? M : K;
+  const int64_t br = trans_b ? N : K, bc = trans_b ? K : N;
+  auto run = [&](real* a, real* b) {
+    round_copy(A, lda, ar, ac, a);
+    round_copy(B, ldb, br, bc, b);
+    detail::gemm_exact(trans_a, trans_b, M, N, K, alpha, a, ac, b, bc, beta, C, ldc);
+  };
+  if (ar * ac + br * bc <= kOnStack) {
+    alignas(64) real stack[kOnStack];
+    run(stack, stack + ar * ac);
+    return;
+  }
+  Scratch a(ar * ac), b(br * bc);
+  run(a.data, b.data);
+}
 }  // namespace
 
 void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, real alpha, const real* A,
           int64_t lda, const real* B, int64_t ldb, real beta, real* C, int64_t ldc) {
   if (M == 0 || N == 0) return;
-  if (K > 0 && gemm_rounds_to_bf16()) {
-    // "medium" (core/matmul_precision.h): the float32 product of A and B rounded to bfloat16,
-    // each copied once in its own layout (transposes stay transposes, as BLAS reads them).
-    const int64_t ar = trans_a ? K : M, ac = trans_a ? M : K;
-    const int64_t br = trans_b ? N : K, bc = trans_b ? K : N;
-    Scratch a(ar * ac), b(br * bc);
-    round_copy(A, lda, ar, ac, a.data);
-    round_copy(B, ldb, br, bc, b.data);
-    detail::gemm_exact(trans_a, trans_b, M, N, K, alpha, a.data, ac, b.data, bc, beta, C, ldc);
-    return;
-  }
+  if (K > 0 && gemm_rounds_to_bf16())
+    return gemm_rounded(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
   detail::gemm_exact(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 

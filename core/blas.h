@@ -9,7 +9,8 @@
 // gemm_naive() is the plain triple loop it must agree with (tests/test_blas.cpp).
 //
 // Under "medium" (core/matmul_precision.h) gemm() rounds A and B to bfloat16 into scratch
-// copies (from heed's caching allocator) and multiplies those; detail::gemm_exact() is the
+// copies (on the stack up to 96 KiB in all, else from heed's caching allocator) and
+// multiplies those; detail::gemm_exact() is the
 // product of the values as given, whatever the setting.
 #pragma once
 #include <cstdint>

@@ -8,6 +8,8 @@
 #include <limits>
 #include <vector>
 
+#include <heed/autograd/attention/flash_attention.h>
+#include <heed/autograd/attention/scaled_dot_product_op.h>
 #include <heed/core/blas.h>
 #include <heed/core/cpu.h>
 #include <heed/core/matmul_precision.h>
@@ -16,6 +18,7 @@
 
 using namespace heed;
 
+using heed::test::allclose;
 using heed::test::random_buffer;
 
 namespace {
@@ -199,4 +202,17 @@ TEST_CASE("gemm_packed under medium == the bf16-rounded inputs' product summed i
               }
   }
   MESSAGE("no AVX512_BF16 or AMX kernel exists: \"medium\" multiplies the rounded values with float32 FMAs at every level");
+}
+
+// The tiled form rounds exp(S - running max) before normalising, the composed one the softmax
+// after it: the two agree to bf16's tolerance, not bit for bit.
+TEST_CASE("medium reaches a decoding step: flash attention's one-row products (gemv on the cache) are rounded, to bf16 tolerance of the composed attention under medium") {
+  const Tensor q = randn({2, 3, 1, 16}), k = randn({2, 3, 40, 16}), v = randn({2, 3, 40, 16});
+  const AttentionMask causal = AttentionMask().causal();
+  const Tensor exact = flash_attention(q, k, v, causal);
+  MatmulPrecisionGuard medium("medium");
+  const Tensor flash = flash_attention(q, k, v, causal, {}, FlashOptions().cols(16));  // 3 key tiles
+  const Tensor composed = scaled_dot_product_attention(q, k, v, causal).context;
+  CHECK(allclose(flash, composed, 0x1p-6, 0x1p-6));
+  CHECK(!allclose(flash, exact, 1e-4, 1e-4));  // and not the fp32 product
 }
