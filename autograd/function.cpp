@@ -95,7 +95,12 @@ void detail::record_function(const std::shared_ptr<AutogradContext>& ctx, const 
       ~During() { c.grads_ = nullptr; }
     } during{*ctx};
     ctx->grads_ = &g;
-    const std::vector<Tensor> r = backward(ctx.get(), {dy});
+    std::vector<Tensor> r = backward(ctx.get(), {dy});
+    // As libtorch: more gradients than arguments is fine when the extra ones are undefined
+    // (forward's defaulted arguments, e.g. a bias left out).
+    bool extra_undefined = true;
+    for (size_t i = n_args; i < r.size(); ++i) extra_undefined = extra_undefined && !r[i].defined();
+    if (static_cast<int>(r.size()) > n_args && extra_undefined) r.resize(n_args);
     HEED_CHECK(static_cast<int>(r.size()) == n_args, kOp, "backward returned ", r.size(),
                " gradients; expected ", n_args, ", one per argument of forward (an undefined "
                "Tensor for an argument with none)");

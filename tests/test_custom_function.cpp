@@ -34,7 +34,7 @@ struct MulConstant : autograd::Function<MulConstant> {
 
 // y = x W^T + b        dx = dy W   dW = dy^T x   db = sum_rows dy   (libtorch's LinearFunction)
 struct LinearFunction : autograd::Function<LinearFunction> {
-  static Tensor forward(AutogradContext* ctx, Tensor x, Tensor w, Tensor b) {
+  static Tensor forward(AutogradContext* ctx, Tensor x, Tensor w, Tensor b = Tensor()) {
     ctx->save_for_backward({x, w, b});
     Tensor y = matmul(x, w.transpose(0, 1));
     return b.defined() ? y + b : y;
@@ -100,6 +100,10 @@ TEST_CASE("autograd::Function: MulConstant and LinearFunction give autograd's gr
   Tensor a2 = randn({4, 3}).requires_grad_();
   LinearFunction::apply(a2, w.detach(), Tensor()).sum().backward();
   CHECK(a2.grad().defined());
+  // the bias left to forward's default: backward's third, undefined gradient is dropped
+  Tensor a3 = randn({4, 3}).requires_grad_();
+  LinearFunction::apply(a3, w.detach()).sum().backward();
+  CHECK(heed::test::allclose(a3.grad(), a2.grad() * 0 + matmul(ones({4, 2}), w.detach())));
 }
 
 TEST_CASE("autograd::Function: a backward written with heed ops supports double backward") {
