@@ -1,6 +1,9 @@
 // function.cpp - AutogradContext, SavedValue and the node of a custom Function (function.h).
 #include "function.h"
 
+#include "shape_ops.h"
+#include "views.h"
+
 namespace heed {
 namespace autograd {
 
@@ -95,7 +98,12 @@ void detail::record_function(const std::shared_ptr<AutogradContext>& ctx, const 
       ~During() { c.grads_ = nullptr; }
     } during{*ctx};
     ctx->grads_ = &g;
-    const std::vector<Tensor> r = backward(ctx.get(), {dy});
+    std::vector<Tensor> r = backward(ctx.get(), {dy});
+    // As libtorch: more gradients than arguments is fine when the extra ones are undefined
+    // (forward's defaulted arguments, e.g. a bias left out).
+    bool extra_undefined = true;
+    for (size_t i = n_args; i < r.size(); ++i) extra_undefined = extra_undefined && !r[i].defined();
+    if (static_cast<int>(r.size()) > n_args && extra_undefined) r.resize(n_args);
     HEED_CHECK(static_cast<int>(r.size()) == n_args, kOp, "backward returned ", r.size(),
                " gradients; expected ", n_args, ", one per argument of forward (an undefined "
                "Tensor for an argument with none)");
@@ -104,6 +112,66 @@ void detail::record_function(const std::shared_ptr<AutogradContext>& ctx, const 
   };
   connect(heed::detail::make_node(kOp, std::move(fn), true, inputs.data(), static_cast<int>(inputs.size())),
           out, inputs.data(), static_cast<int>(inputs.size()));
+}
+
+// Several outputs: one node over a packed tensor [out_0 | out_1 | ...] (flattened), each
+// output a recorded view of it (narrow, reshape), so that T::backward receives the gradient
+// of every output at once, split back from the packed gradient (zeros where an output was
+// not used). A saved output is read back without its graph here.
+std::vector<Tensor> detail::record_function_list(
+    const std::shared_ptr<AutogradContext>& ctx, const std::vector<Tensor>& outs,
+    const std::vector<Tensor>& inputs, int n_args,
+    std::vector<Tensor> (*backward)(AutogradContext*, std::vector<Tensor>)) {
+  std::vector<Shape> shapes;
+  int64_t total = 0;
+  for (const Tensor& o : outs) {
+    HEED_CHECK(o.defined(), kOp, "forward returned an undefined tensor in its list");
+    shapes.push_back(o.shape());
+    total += o.numel();
+  }
+  bool any = false;
+  if (GradMode::enabled())
+    for (const Tensor& t : inputs) any = any || (t.defined() && t.requires_grad());
+  if (!any) return outs;
+  Tensor packed = empty({total});
+  int64_t at = 0;
+  for (const Tensor& o : outs) {
+    std::copy(o.data(), o.data() + o.numel(), packed.data() + at);
+    at += o.numel();
+  }
+  auto fn = [ctx, n_args, backward, shapes](const Tensor& dy, Grads& g) {
+    struct During {
+      AutogradContext& c;
+      ~During() { c.grads_ = nullptr; }
+    } during{*ctx};
+    ctx->grads_ = &g;
+    std::vector<Tensor> grad_outputs;  // dy split back into one gradient per output
+    int64_t off = 0;
+    for (const Shape& s : shapes) {
+      grad_outputs.push_back(reshape(narrow(dy, 0, off, s.numel()), s));
+      off += s.numel();
+    }
+    std::vector<Tensor> r = backward(ctx.get(), grad_outputs);
+    bool extra_undefined = true;
+    for (size_t i = n_args; i < r.size(); ++i) extra_undefined = extra_undefined && !r[i].defined();
+    if (static_cast<int>(r.size()) > n_args && extra_undefined) r.resize(n_args);
+    HEED_CHECK(static_cast<int>(r.size()) == n_args, kOp, "backward returned ", r.size(),
+               " gradients; expected ", n_args, ", one per argument of forward");
+    for (int k = 0; k < g.size(); ++k)
+      if (g.needs(k) && r[ctx->arg_of_input_[k]].defined()) g[k] = r[ctx->arg_of_input_[k]];
+  };
+  connect(heed::detail::make_node(kOp, std::move(fn), true, inputs.data(), static_cast<int>(inputs.size())),
+          packed, inputs.data(), static_cast<int>(inputs.size()));
+  std::vector<Tensor> result;
+  at = 0;
+  for (size_t i = 0; i < outs.size(); ++i) {
+    bool differentiable = true;
+    for (TensorImpl* t : ctx->non_differentiable_) differentiable = differentiable && t != outs[i].impl();
+    Tensor o = reshape(narrow(packed, 0, at, shapes[i].numel()), shapes[i]);
+    result.push_back(differentiable ? o : o.detach());
+    at += shapes[i].numel();
+  }
+  return result;
 }
 
 }  // namespace autograd

@@ -17,7 +17,9 @@
 // T::backward(ctx, {dy}), which returns one gradient per forward argument (an undefined
 // Tensor for an argument that is not a tensor or needs no gradient). A backward written
 // with heed ops supports double backward: under create_graph it runs with grad mode on, so
-// the ops it calls are recorded (as in PyTorch). forward returns one Tensor.
+// the ops it calls are recorded (as in PyTorch). forward returns one Tensor, or a
+// tensor_list: then apply returns the list, each output a view of one packed node whose
+// backward hands T::backward one gradient per output (zeros for an output not used).
 //
 // AutogradContext (one per apply, shared by forward and backward):
 //   save_for_backward({...}) / get_saved_variables()   tensors, with the version check: an
@@ -85,6 +87,12 @@ namespace detail {
 void record_function(const std::shared_ptr<AutogradContext>& ctx, const Tensor& out,
                      const std::vector<Tensor>& inputs, int n_args,
                      std::vector<Tensor> (*backward)(AutogradContext*, std::vector<Tensor>));
+// The same for a forward that returned several outputs: returns them, recorded.
+std::vector<Tensor> record_function_list(const std::shared_ptr<AutogradContext>& ctx,
+                                         const std::vector<Tensor>& outs,
+                                         const std::vector<Tensor>& inputs, int n_args,
+                                         std::vector<Tensor> (*backward)(AutogradContext*,
+                                                                         std::vector<Tensor>));
 }  // namespace detail
 
 class AutogradContext {
@@ -109,6 +117,9 @@ class AutogradContext {
   friend void detail::record_function(const std::shared_ptr<AutogradContext>&, const Tensor&,
                                       const std::vector<Tensor>&, int,
                                       std::vector<Tensor> (*)(AutogradContext*, std::vector<Tensor>));
+  friend std::vector<Tensor> detail::record_function_list(
+      const std::shared_ptr<AutogradContext>&, const std::vector<Tensor>&,
+      const std::vector<Tensor>&, int, std::vector<Tensor> (*)(AutogradContext*, std::vector<Tensor>));
   void adopt_output(const Tensor& out);  // after forward: saved outputs held detached
   std::vector<SavedTensor> saved_;
   std::vector<char> saved_is_output_;
@@ -133,21 +144,27 @@ void collect(std::vector<Tensor>& tensors, std::vector<int>& where, int i, const
 template <class T>
 struct Function {
   template <class... Args>
-  static Tensor apply(Args&&... args) {
+  static auto apply(Args&&... args) {
     auto ctx = std::make_shared<AutogradContext>();
     std::vector<Tensor> inputs;
     detail::collect(inputs, ctx->arg_of_input_, 0, args...);
-    Tensor out;
+    using Out = decltype(T::forward(ctx.get(), std::forward<Args>(args)...));
+    Out out;
     {
       NoGradGuard no_grad;  // forward is computed, not recorded
       out = T::forward(ctx.get(), std::forward<Args>(args)...);
     }
-    HEED_CHECK(out.defined(), "autograd::Function", "forward returned an undefined tensor");
-    for (const Tensor& x : inputs)  // an input returned as is becomes a new handle
-      if (x.defined() && x.impl() == out.impl()) out = out.detach();
-    detail::record_function(ctx, out, inputs, static_cast<int>(sizeof...(Args)),
-                            [](AutogradContext* c, std::vector<Tensor> g) { return T::backward(c, std::move(g)); });
-    return out;
+    auto backward = [](AutogradContext* c, std::vector<Tensor> g) { return T::backward(c, std::move(g)); };
+    const int n_args = static_cast<int>(sizeof...(Args));
+    if constexpr (std::is_same_v<Out, std::vector<Tensor>>) {
+      return detail::record_function_list(ctx, out, inputs, n_args, backward);
+    } else {
+      HEED_CHECK(out.defined(), "autograd::Function", "forward returned an undefined tensor");
+      for (const Tensor& x : inputs)  // an input returned as is becomes a new handle
+        if (x.defined() && x.impl() == out.impl()) out = out.detach();
+      detail::record_function(ctx, out, inputs, n_args, backward);
+      return Tensor(out);
+    }
   }
 };
 

@@ -6,12 +6,14 @@
 // (autograd/composed_backward.h); these checks hold them to finite differences.
 #include <heed/core/random.h>
 #include <heed/autograd/arith.h>
+#include <heed/autograd/function.h>
 #include <heed/autograd/attention/linear_attention_op.h>
 #include <heed/autograd/attention/relative_position_op.h>
 #include <heed/autograd/attention/rope_op.h>
 #include <heed/autograd/attention/scaled_dot_product_op.h>
 #include <heed/autograd/normalize.h>
 #include <heed/layers/attention/multihead_attention.h>
+#include <heed/autograd/broadcast.h>
 #include <heed/autograd/compare.h>
 #include <heed/autograd/dropout_op.h>
 #include <heed/autograd/embedding_op.h>
@@ -37,7 +39,25 @@ void check_gradgrad(const TensorFn& f, const std::vector<Tensor>& inputs) {
   CHECK_MESSAGE(r.ok, r.message);
 }
 
+// y = x^2 * w        dx = dy * 2 x w    dw = sum(dy * x^2), a custom Function in heed ops
+struct SquareScale : autograd::Function<SquareScale> {
+  static Tensor forward(autograd::AutogradContext* ctx, Tensor x, Tensor w) {
+    ctx->save_for_backward({x, w});
+    return x * x * w;
+  }
+  static autograd::tensor_list backward(autograd::AutogradContext* ctx, autograd::tensor_list g) {
+    const auto s = ctx->get_saved_variables();
+    return {g[0] * s[0] * s[1] * 2, sum_to(g[0] * s[0] * s[0], s[1].shape())};
+  }
+};
+
 }  // namespace
+
+TEST_CASE("gradgradcheck a custom autograd::Function whose backward uses heed ops") {
+  manual_seed(369);
+  Tensor x = param({3, 2}), w = param({2});
+  check_gradgrad([](const V& v) { return SquareScale::apply(v[0], v[1]); }, {x, w});
+}
 
 TEST_CASE("gradgradcheck softmax and log_softmax over each dim") {
   manual_seed(361);

@@ -34,7 +34,7 @@ struct MulConstant : autograd::Function<MulConstant> {
 
 // y = x W^T + b        dx = dy W   dW = dy^T x   db = sum_rows dy   (libtorch's LinearFunction)
 struct LinearFunction : autograd::Function<LinearFunction> {
-  static Tensor forward(AutogradContext* ctx, Tensor x, Tensor w, Tensor b) {
+  static Tensor forward(AutogradContext* ctx, Tensor x, Tensor w, Tensor b = Tensor()) {
     ctx->save_for_backward({x, w, b});
     Tensor y = matmul(x, w.transpose(0, 1));
     return b.defined() ? y + b : y;
@@ -73,6 +73,18 @@ struct Sign : autograd::Function<Sign> {
   static tensor_list backward(AutogradContext*, tensor_list) { return {Tensor()}; }
 };
 
+// Two outputs: (x + y, x * y)      dx = da + db * y   dy = da + db * x
+struct SumProduct : autograd::Function<SumProduct> {
+  static tensor_list forward(AutogradContext* ctx, Tensor x, Tensor y) {
+    ctx->save_for_backward({x, y});
+    return {x + y, x * y};
+  }
+  static tensor_list backward(AutogradContext* ctx, tensor_list g) {
+    const auto s = ctx->get_saved_variables();
+    return {g[0] + g[1] * s[1], g[0] + g[1] * s[0]};
+  }
+};
+
 struct WrongCount : autograd::Function<WrongCount> {
   static Tensor forward(AutogradContext*, Tensor x, double) { return x * 2; }
   static tensor_list backward(AutogradContext*, tensor_list g) { return {g[0] * 2}; }
@@ -100,6 +112,10 @@ TEST_CASE("autograd::Function: MulConstant and LinearFunction give autograd's gr
   Tensor a2 = randn({4, 3}).requires_grad_();
   LinearFunction::apply(a2, w.detach(), Tensor()).sum().backward();
   CHECK(a2.grad().defined());
+  // the bias left to forward's default: backward's third, undefined gradient is dropped
+  Tensor a3 = randn({4, 3}).requires_grad_();
+  LinearFunction::apply(a3, w.detach()).sum().backward();
+  CHECK(heed::test::allclose(a3.grad(), a2.grad() * 0 + matmul(ones({4, 2}), w.detach())));
 }
 
 TEST_CASE("autograd::Function: a backward written with heed ops supports double backward") {
@@ -115,6 +131,20 @@ TEST_CASE("autograd::Function: a backward written with heed ops supports double 
   Tensor ga_ref = autograd::grad({matmul(a, w.transpose(0, 1)).sum()}, {a}, {}, std::nullopt, true)[0];
   Tensor dw_ref = autograd::grad({(ga_ref * ga_ref).sum()}, {w})[0];
   CHECK(heed::test::allclose(dw, dw_ref));
+}
+
+TEST_CASE("autograd::Function: a forward returning a tensor_list") {
+  Tensor x = from_vector({1, 2}, {2}).requires_grad_(), y = from_vector({3, -1}, {2}).requires_grad_();
+  tensor_list out = SumProduct::apply(x, y);
+  REQUIRE(out.size() == 2);
+  CHECK(out[1].at({0}) == 3);
+  (out[0] * 2 + out[1]).sum().backward();
+  CHECK(x.grad().at({0}) == doctest::Approx(2 + 3));  // 2 + y
+  CHECK(y.grad().at({1}) == doctest::Approx(2 + 2));  // 2 + x
+  x.set_grad(Tensor());
+  out = SumProduct::apply(x, y);
+  out[1].sum().backward();  // the first output unused: its gradient is zeros
+  CHECK(x.grad().at({1}) == doctest::Approx(-1));
 }
 
 TEST_CASE("autograd::Function: the version check, saved_data kinds, mark_non_differentiable, errors") {
