@@ -205,6 +205,22 @@ TEST_CASE("data loader: the DistributedSampler plugs in and shards each epoch") 
   CHECK(contains(error_of([&] { s.reset(8); }), "DistributedSampler: reset to 8 examples, but num_samples is 7"));
 }
 
+TEST_CASE("data loader: libtorch's DistributedRandomSampler and DistributedSequentialSampler") {
+  auto seq = data::make_data_loader(Numbers(5).map(data::transforms::Stack<>()),
+                                    data::samplers::DistributedSequentialSampler(5, 2, 1), data::DataLoaderOptions(2));
+  CHECK(epoch(*seq) == std::vector<std::vector<int>>{{1, 3}, {0}});  // positions 1, 3, 5 -> 0 (padded)
+  auto dropped = data::make_data_loader(Numbers(5).map(data::transforms::Stack<>()),
+                                        data::samplers::DistributedSequentialSampler(5, 2, 1, false), data::DataLoaderOptions(2));
+  CHECK(epoch(*dropped) == std::vector<std::vector<int>>{{1, 3}});
+  auto one = data::make_data_loader<data::samplers::DistributedRandomSampler>(
+      Numbers(6).map(data::transforms::Stack<>()), data::DataLoaderOptions(6));
+  one->sampler().set_epoch(3);
+  const auto e3 = epoch(*one);
+  REQUIRE(e3.size() == 1);
+  CHECK(std::multiset<int>(e3[0].begin(), e3[0].end()) == std::multiset<int>{0, 1, 2, 3, 4, 5});
+  CHECK(epoch(*one) == e3);  // the same epoch, the same order
+}
+
 TEST_CASE("data loader: bad options are errors naming the option") {
   auto stacked = Numbers(4).map(data::transforms::Stack<>());
   CHECK(contains(error_of([&] { data::make_data_loader(stacked, data::DataLoaderOptions(0)); }),
