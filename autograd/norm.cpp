@@ -119,9 +119,12 @@ Tensor norm(const Tensor& x, double p, const std::vector<int64_t>& dims, bool ke
     y = reduce_walk(x, r, 0, [p](double a, double v) { return a + std::pow(std::fabs(v), p); },
                     [p](double a) { return std::pow(a, 1 / p); });
   }
-  return record(op, y, {x}, [x = SavedTensor(x), n = SavedTensor(y.detach()), r, p, inf](
+  return record(op, y, {x}, kDoubleBackward, [x = SavedTensor(x), n = SavedTensor(y.detach()), r, p, inf](
                                 const Tensor& dy, Grads& g) {
-    const Tensor dyk = dy.reshape(r.kept), nk = n.reshape(r.kept);  // kept dims of size 1
+    // Written in heed ops, so differentiable again; under create_graph the norm is read
+    // through its node (g.output), so the second derivative sees its dependence on x.
+    const Tensor nn = g.create_graph() ? g.output(n) : Tensor(n);
+    const Tensor dyk = dy.reshape(r.kept), nk = nn.reshape(r.kept);  // kept dims of size 1
     if (p == 0) {
       g[0] = zeros_like(x);
     } else if (p == 1) {

@@ -43,7 +43,7 @@ Tensor index_region(const Tensor& x, const Region& r) {
   const real* px = x.data();
   real* py = y.data();
   detail::walk_region(r, [&](int64_t off, int64_t k) { py[k] = px[off]; });
-  return record("index", y, {x}, [r](const Tensor& dy, Grads& g) {
+  return record("index", y, {x}, kDoubleBackward, [r](const Tensor& dy, Grads& g) {
     g[0] = put_region(zeros(r.x), r, dy);
   });
 }
@@ -56,7 +56,7 @@ Tensor put_region(const Tensor& x, const Region& r, const Tensor& v) {
   const real* pv = vals.data();
   real* py = y.data();
   detail::walk_region(r, [&](int64_t off, int64_t k) { py[off] = pv[k]; });
-  return record("index_put", y, {x, v}, [r, vs = v.shape()](const Tensor& dy, Grads& g) {
+  return record("index_put", y, {x, v}, kDoubleBackward, [r, vs = v.shape()](const Tensor& dy, Grads& g) {
     if (g.needs(0)) g[0] = put_region(dy, r, zeros(Shape{}));
     if (g.needs(1)) g[1] = sum_to(index_region(dy, r), vs);
   });

@@ -13,7 +13,7 @@ namespace heed {
 // y = sin(x)         dx = dy * cos(x)
 Tensor sin(const Tensor& x) {
   Tensor y = map(x, [](real v) { return std::sin(v); }, kGrainTranscendental);
-  return record("sin", y, {x}, [x = SavedTensor(x)](const Tensor& dy, Grads& g) {
+  return record("sin", y, {x}, kDoubleBackward, [x = SavedTensor(x)](const Tensor& dy, Grads& g) {
     g[0] = dy * cos(x);
   });
 }
@@ -21,7 +21,7 @@ Tensor sin(const Tensor& x) {
 // y = cos(x)         dx = -dy * sin(x)
 Tensor cos(const Tensor& x) {
   Tensor y = map(x, [](real v) { return std::cos(v); }, kGrainTranscendental);
-  return record("cos", y, {x}, [x = SavedTensor(x)](const Tensor& dy, Grads& g) {
+  return record("cos", y, {x}, kDoubleBackward, [x = SavedTensor(x)](const Tensor& dy, Grads& g) {
     g[0] = -(dy * sin(x));
   });
 }

@@ -128,3 +128,32 @@ TEST_CASE("gradcheck smooth_l1_loss and huber_loss, every reduction, beta 0 and 
     check_grad([r](const V& v) { return huber_loss(v[0], v[1], r, 0.5); }, {x, y});
   }
 }
+
+// Second derivatives (autograd/gradcheck.h's gradgradcheck) of the ops above whose backward
+// is written in heed ops: sin, cos, norm, index and index_put; mm, bmm, t, expand_as and the
+// two losses are composed of ops checked in gradcheck_double_backward.cpp, and are checked
+// here too as users call them.
+TEST_CASE("gradgradcheck sin, cos, norm, index, index_put, mm, bmm and the smooth L1 losses") {
+  manual_seed(905);
+  auto check2 = [](const TensorFn& f, const std::vector<Tensor>& in) {
+    const GradcheckResult r = gradgradcheck(f, in);
+    CHECK_MESSAGE(r.ok, r.message);
+  };
+  Tensor x = param({3, 4}, 2.0);
+  check2([](const V& v) { return sin(v[0]) * cos(v[0] * 3); }, {x});
+  Tensor z = param_nonzero({3, 4});
+  const double inf = std::numeric_limits<double>::infinity();
+  for (double p : {2.0, 1.0, 3.0, inf}) {
+    CAPTURE(p);
+    check2([p](const V& v) { return norm(v[0], p, 1) * norm(v[0], p); }, {z});
+  }
+  Tensor a = param({4, 6}), w = param({3});
+  check2([](const V& t) { return t[0].index({Slice(), Slice(0, None, 2)}) * t[0].index({Slice(), Slice(1, None, 2)}); }, {a});
+  check2([](const V& t) { Tensor y = index_put(t[0], {Slice(0, 3), 2}, t[1]); return y * y; }, {a, w});
+  Tensor b = param({6, 2}), p3 = param({2, 3, 4}), q3 = param({2, 4, 2});
+  check2([](const V& v) { Tensor m = mm(v[0], v[1]); return mm(m.t(), m); }, {a, b});
+  check2([](const V& v) { Tensor m = bmm(v[0], v[1]); return m * m; }, {p3, q3});
+  Tensor u = param({3, 4}), t = param({3, 4});
+  check2([](const V& v) { return smooth_l1_loss(v[0] * v[0], v[1]); }, {u, t});
+  check2([](const V& v) { return huber_loss(v[0] * v[0], v[1]); }, {u, t});
+}
