@@ -68,16 +68,16 @@ void check_sequence(const char* op, const char* name, const Tensor& x, int64_t E
 template <class Layer>
 class LayerStack : public Module {
  public:
-  void push_back(std::shared_ptr<Layer> layer) {
+  void push_back(Layer layer) {
     register_module(std::to_string(layers_.size()), layer);
     layers_.push_back(std::move(layer));
   }
   size_t size() const { return layers_.size(); }
-  Layer& operator[](size_t i) const { return *layers_.at(i); }
+  typename Layer::Impl& operator[](size_t i) const { return *layers_.at(i); }
   std::string repr() const override { return "ModuleList"; }
 
  private:
-  std::vector<std::shared_ptr<Layer>> layers_;
+  std::vector<Layer> layers_;
 };
 
 }  // namespace heed::nn

@@ -8,35 +8,35 @@
 
 namespace heed::nn {
 
-TransformerEncoderLayer::TransformerEncoderLayer(const TransformerEncoderLayerOptions& opts)
+TransformerEncoderLayerImpl::TransformerEncoderLayerImpl(const TransformerEncoderLayerOptions& opts)
     : options(opts) {
   options.check("TransformerEncoderLayer");
   const int64_t E = options.d_model(), F = options.dim_feedforward();
   const double p = options.dropout();
   const LayerNormOptions ln = LayerNormOptions({E}).eps(options.layer_norm_eps());
-  self_attn = register_module("self_attn", std::make_shared<MultiheadAttention>(
+  self_attn = register_module("self_attn", MultiheadAttention(
                                                MultiheadAttentionOptions(E, options.nhead()).dropout(p)));
-  linear1 = register_module("linear1", std::make_shared<Linear>(E, F));
-  dropout = register_module("dropout", std::make_shared<Dropout>(p));
-  linear2 = register_module("linear2", std::make_shared<Linear>(F, E));
-  norm1 = register_module("norm1", std::make_shared<LayerNorm>(ln));
-  norm2 = register_module("norm2", std::make_shared<LayerNorm>(ln));
-  dropout1 = register_module("dropout1", std::make_shared<Dropout>(p));
-  dropout2 = register_module("dropout2", std::make_shared<Dropout>(p));
+  linear1 = register_module("linear1", Linear(E, F));
+  dropout = register_module("dropout", Dropout(p));
+  linear2 = register_module("linear2", Linear(F, E));
+  norm1 = register_module("norm1", LayerNorm(ln));
+  norm2 = register_module("norm2", LayerNorm(ln));
+  dropout1 = register_module("dropout1", Dropout(p));
+  dropout2 = register_module("dropout2", Dropout(p));
 }
 
 // dropout1(MultiHead(x, x, x)): the weights are not needed, so they are not asked for.
-Tensor TransformerEncoderLayer::sa_block(const Tensor& x, const AttentionMask& mask) {
+Tensor TransformerEncoderLayerImpl::sa_block(const Tensor& x, const AttentionMask& mask) {
   return dropout1->forward(self_attn->forward(x, x, x, mask, {}, /*need_weights=*/false).output);
 }
 
 // dropout2(linear2(dropout(act(linear1(x)))))
-Tensor TransformerEncoderLayer::ff_block(const Tensor& x) {
+Tensor TransformerEncoderLayerImpl::ff_block(const Tensor& x) {
   return dropout2->forward(
       feed_forward("TransformerEncoderLayer", x, *linear1, options.activation(), *dropout, *linear2));
 }
 
-Tensor TransformerEncoderLayer::forward(const Tensor& src, const AttentionMask& src_mask) {
+Tensor TransformerEncoderLayerImpl::forward(const Tensor& src, const AttentionMask& src_mask) {
   check_sequence("TransformerEncoderLayer", "src", src, options.d_model());
   Tensor x = src;  // (B, T, E)
   if (options.norm_first()) {
@@ -49,29 +49,29 @@ Tensor TransformerEncoderLayer::forward(const Tensor& src, const AttentionMask& 
   return x;
 }
 
-std::string TransformerEncoderLayer::repr() const {
+std::string TransformerEncoderLayerImpl::repr() const {
   return "TransformerEncoderLayer(" + options.repr_args() + ")";
 }
 
-TransformerEncoder::TransformerEncoder(const TransformerEncoderOptions& opts) : options(opts) {
+TransformerEncoderImpl::TransformerEncoderImpl(const TransformerEncoderOptions& opts) : options(opts) {
   HEED_CHECK(options.num_layers() >= 1, "TransformerEncoder", "num_layers must be >= 1; got ",
              options.num_layers());
   options.layer().check("TransformerEncoder");
   layers = register_module("layers", std::make_shared<LayerStack<TransformerEncoderLayer>>());
   for (int64_t i = 0; i < options.num_layers(); ++i)  // each layer drawn afresh (see header)
-    layers->push_back(std::make_shared<TransformerEncoderLayer>(options.layer()));
+    layers->push_back(TransformerEncoderLayer(options.layer()));
   if (options.norm())
-    norm = register_module("norm", std::make_shared<LayerNorm>(LayerNormOptions({options.layer().d_model()})
+    norm = register_module("norm", LayerNorm(LayerNormOptions({options.layer().d_model()})
                                                                    .eps(options.layer().layer_norm_eps())));
 }
 
-Tensor TransformerEncoder::forward(const Tensor& src, const AttentionMask& mask) {
+Tensor TransformerEncoderImpl::forward(const Tensor& src, const AttentionMask& mask) {
   Tensor x = src;  // (B, T, E); each layer checks the shape
   for (size_t i = 0; i < layers->size(); ++i) x = (*layers)[i].forward(x, mask);
   return norm ? norm->forward(x) : x;
 }
 
-std::string TransformerEncoder::repr() const {
+std::string TransformerEncoderImpl::repr() const {
   return "TransformerEncoder(num_layers=" + std::to_string(options.num_layers()) +
          ", norm=" + (options.norm() ? "True" : "False") + ")";
 }

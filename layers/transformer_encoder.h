@@ -35,7 +35,7 @@
 //   saved for backward  O(n (E + F)) activations + the (B, H, T, T) attention weights
 //
 // Example:
-//   auto enc = std::make_shared<nn::TransformerEncoder>(nn::TransformerEncoderOptions(
+//   auto enc = nn::TransformerEncoder(nn::TransformerEncoderOptions(
 //       nn::TransformerEncoderLayerOptions(512, 8).norm_first(true), 6).norm(true));
 //   Tensor h = enc->forward(x, nn::AttentionMask().key_padding(real_token));  // (B, T, 512)
 #pragma once
@@ -52,9 +52,9 @@
 
 namespace heed::nn {
 
-class TransformerEncoderLayer : public Module {
+class TransformerEncoderLayerImpl : public Cloneable<TransformerEncoderLayerImpl> {
  public:
-  explicit TransformerEncoderLayer(const TransformerEncoderLayerOptions& options);
+  explicit TransformerEncoderLayerImpl(const TransformerEncoderLayerOptions& options);
 
   // src (B, T, E) -> (B, T, E). src_mask: heed's mask (1 = may attend) on the self-attention.
   Tensor forward(const Tensor& src, const AttentionMask& src_mask = {});
@@ -63,17 +63,18 @@ class TransformerEncoderLayer : public Module {
 
   TransformerEncoderLayerOptions options;
   // registered in PyTorch's order, so named_parameters() lists its state_dict keys in order
-  std::shared_ptr<MultiheadAttention> self_attn;
-  std::shared_ptr<Linear> linear1;                // E -> F
-  std::shared_ptr<Dropout> dropout;               // inside the FFN
-  std::shared_ptr<Linear> linear2;                // F -> E
-  std::shared_ptr<LayerNorm> norm1, norm2;        // around self-attention, around the FFN
-  std::shared_ptr<Dropout> dropout1, dropout2;    // on each sub-layer's output
+  MultiheadAttention self_attn{nullptr};
+  Linear linear1{nullptr};                // E -> F
+  Dropout dropout{nullptr};               // inside the FFN
+  Linear linear2{nullptr};                // F -> E
+  LayerNorm norm1{nullptr}, norm2{nullptr};        // around self-attention, around the FFN
+  Dropout dropout1{nullptr}, dropout2{nullptr};    // on each sub-layer's output
 
  private:
   Tensor sa_block(const Tensor& x, const AttentionMask& mask);  // dropout1(SelfAttn(x))
   Tensor ff_block(const Tensor& x);                             // dropout2(FFN(x))
 };
+HEED_MODULE(TransformerEncoderLayer);
 
 class TransformerEncoderOptions {
  public:
@@ -85,9 +86,9 @@ class TransformerEncoderOptions {
   HEED_ARG(bool, norm) = false;
 };
 
-class TransformerEncoder : public Module {
+class TransformerEncoderImpl : public Cloneable<TransformerEncoderImpl> {
  public:
-  explicit TransformerEncoder(const TransformerEncoderOptions& options);
+  explicit TransformerEncoderImpl(const TransformerEncoderOptions& options);
 
   // src (B, T, E) -> (B, T, E); the same mask for every layer.
   Tensor forward(const Tensor& src, const AttentionMask& mask = {});
@@ -95,7 +96,8 @@ class TransformerEncoder : public Module {
 
   TransformerEncoderOptions options;
   std::shared_ptr<LayerStack<TransformerEncoderLayer>> layers;  // "layers.0", "layers.1", ...
-  std::shared_ptr<LayerNorm> norm;                              // undefined without options.norm()
+  LayerNorm norm{nullptr};                              // undefined without options.norm()
 };
+HEED_MODULE(TransformerEncoder);
 
 }  // namespace heed::nn

@@ -40,7 +40,7 @@
 //   y = model->decode(x_t, memory, nn::AttentionMask().causal(), src_mask, &cache);  // (B, 1, E)
 //
 // Example:
-//   auto model = std::make_shared<nn::Transformer>(nn::TransformerOptions(512, 8)
+//   auto model = nn::Transformer(nn::TransformerOptions(512, 8)
 //       .num_encoder_layers(6).num_decoder_layers(6).dim_feedforward(2048).norm_first(true));
 //   Tensor y = model->forward(src, tgt, nn::AttentionMask().key_padding(src_real),      // (B, T, 512)
 //                             nn::AttentionMask().causal(), nn::AttentionMask().key_padding(src_real));
@@ -76,11 +76,11 @@ class TransformerOptions {
   }
 };
 
-class Transformer : public Module {
+class TransformerImpl : public Cloneable<TransformerImpl> {
  public:
   // heed::Error naming Transformer for a bad option (TransformerLayerOptions::check) or
   // fewer than one encoder or decoder layer.
-  explicit Transformer(const TransformerOptions& options = TransformerOptions());
+  explicit TransformerImpl(const TransformerOptions& options = TransformerOptions());
 
   // src (B, S, E), tgt (B, T, E) -> (B, T, E) = decode(tgt, encode(src, src_mask), tgt_mask,
   // memory_mask). heed::Error naming Transformer unless src and tgt are (B, ., d_model) with
@@ -102,8 +102,9 @@ class Transformer : public Module {
   std::string repr() const override;
 
   TransformerOptions options;
-  std::shared_ptr<TransformerEncoder> encoder;  // "encoder": layers + norm
-  std::shared_ptr<TransformerDecoder> decoder;  // "decoder": layers + norm
+  TransformerEncoder encoder{nullptr};  // "encoder": layers + norm
+  TransformerDecoder decoder{nullptr};  // "decoder": layers + norm
 };
+HEED_MODULE(Transformer);
 
 }  // namespace heed::nn

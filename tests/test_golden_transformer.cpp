@@ -106,58 +106,58 @@ TEST_CASE("golden transformer: TransformerEncoderLayer, post-norm, relu, key pad
   const std::string c = "encoder_layer_post";
   nn::TransformerEncoderLayer layer(options());
   const Inputs in = inputs(c, {"src"});
-  load(c, layer, in);
-  const Tensor y = layer.forward(in.at("src"), padding(c, "src_visible"));
-  compare_all(c, layer, in, y, {"src_visible"});
+  load(c, *layer, in);
+  const Tensor y = layer->forward(in.at("src"), padding(c, "src_visible"));
+  compare_all(c, *layer, in, y, {"src_visible"});
 }
 
 TEST_CASE("golden transformer: TransformerEncoderLayer, pre-norm, gelu, eps 1e-6, padding + (T,T) mask") {
   const std::string c = "encoder_layer_pre_gelu";
   nn::TransformerEncoderLayer layer(options().norm_first(true).activation("gelu").layer_norm_eps(1e-6));
   const Inputs in = inputs(c, {"src"});
-  load(c, layer, in);
-  const Tensor y = layer.forward(in.at("src"),
+  load(c, *layer, in);
+  const Tensor y = layer->forward(in.at("src"),
                                  padding(c, "src_visible").mask(goldens().tensor(c, "attn_visible")));
-  compare_all(c, layer, in, y, {"src_visible", "attn_visible"});
+  compare_all(c, *layer, in, y, {"src_visible", "attn_visible"});
 }
 
 TEST_CASE("golden transformer: TransformerDecoderLayer, post-norm, causal tgt, memory padding") {
   const std::string c = "decoder_layer_post";
   nn::TransformerDecoderLayer layer(options());
   const Inputs in = inputs(c, {"tgt", "memory"});
-  load(c, layer, in);
-  const Tensor y = layer.forward(in.at("tgt"), in.at("memory"), nn::AttentionMask().causal(),
+  load(c, *layer, in);
+  const Tensor y = layer->forward(in.at("tgt"), in.at("memory"), nn::AttentionMask().causal(),
                                  padding(c, "memory_visible"));
-  compare_all(c, layer, in, y, {"memory_visible"});
+  compare_all(c, *layer, in, y, {"memory_visible"});
 }
 
 TEST_CASE("golden transformer: TransformerDecoderLayer, pre-norm, gelu, causal + tgt padding, memory padding") {
   const std::string c = "decoder_layer_pre_gelu";
   nn::TransformerDecoderLayer layer(options().norm_first(true).activation("gelu"));
   const Inputs in = inputs(c, {"tgt", "memory"});
-  load(c, layer, in);
-  const Tensor y = layer.forward(in.at("tgt"), in.at("memory"), padding(c, "tgt_visible").causal(),
+  load(c, *layer, in);
+  const Tensor y = layer->forward(in.at("tgt"), in.at("memory"), padding(c, "tgt_visible").causal(),
                                  padding(c, "memory_visible"));
-  compare_all(c, layer, in, y, {"memory_visible", "tgt_visible"});
+  compare_all(c, *layer, in, y, {"memory_visible", "tgt_visible"});
 }
 
 TEST_CASE("golden transformer: TransformerEncoder, 2 post-norm layers + final norm, key padding") {
   const std::string c = "encoder_stack";
   nn::TransformerEncoder enc(nn::TransformerEncoderOptions(options(), 2).norm(true));
   const Inputs in = inputs(c, {"src"});
-  load(c, enc, in);
-  const Tensor y = enc.forward(in.at("src"), padding(c, "src_visible"));
-  compare_all(c, enc, in, y, {"src_visible"});
+  load(c, *enc, in);
+  const Tensor y = enc->forward(in.at("src"), padding(c, "src_visible"));
+  compare_all(c, *enc, in, y, {"src_visible"});
 }
 
 TEST_CASE("golden transformer: TransformerDecoder, 2 pre-norm layers + final norm") {
   const std::string c = "decoder_stack";
   nn::TransformerDecoder dec(nn::TransformerDecoderOptions(options().norm_first(true), 2).norm(true));
   const Inputs in = inputs(c, {"tgt", "memory"});
-  load(c, dec, in);
-  const Tensor y = dec.forward(in.at("tgt"), in.at("memory"), nn::AttentionMask().causal(),
+  load(c, *dec, in);
+  const Tensor y = dec->forward(in.at("tgt"), in.at("memory"), nn::AttentionMask().causal(),
                                padding(c, "memory_visible"));
-  compare_all(c, dec, in, y, {"memory_visible"});
+  compare_all(c, *dec, in, y, {"memory_visible"});
 }
 
 TEST_CASE("golden transformer: Transformer, 2 + 2 post-norm layers, src/tgt/memory padding, causal tgt") {
@@ -165,10 +165,10 @@ TEST_CASE("golden transformer: Transformer, 2 + 2 post-norm layers, src/tgt/memo
   nn::Transformer model(nn::TransformerOptions(E, H).num_encoder_layers(2).num_decoder_layers(2)
                             .dim_feedforward(F).dropout(0));
   const Inputs in = inputs(c, {"src", "tgt"});
-  load(c, model, in);
-  const Tensor y = model.forward(in.at("src"), in.at("tgt"), padding(c, "src_visible"),
+  load(c, *model, in);
+  const Tensor y = model->forward(in.at("src"), in.at("tgt"), padding(c, "src_visible"),
                                  padding(c, "tgt_visible").causal(), padding(c, "memory_visible"));
-  compare_all(c, model, in, y, {"src_visible", "tgt_visible", "memory_visible"});
+  compare_all(c, *model, in, y, {"src_visible", "tgt_visible", "memory_visible"});
 }
 
 TEST_CASE("golden transformer: Transformer, 1 + 2 pre-norm gelu layers, eps 1e-6, the subsequent mask as a tensor") {
@@ -176,10 +176,10 @@ TEST_CASE("golden transformer: Transformer, 1 + 2 pre-norm gelu layers, eps 1e-6
   nn::Transformer model(nn::TransformerOptions(E, H).num_encoder_layers(1).num_decoder_layers(2).dim_feedforward(F)
                             .dropout(0).activation("gelu").layer_norm_eps(1e-6).norm_first(true));
   const Inputs in = inputs(c, {"src", "tgt"});
-  load(c, model, in);
+  load(c, *model, in);
   const int64_t T = in.at("tgt").size(1);
-  const Tensor y = model.forward(in.at("src"), in.at("tgt"), padding(c, "src_visible"),
-                                 padding(c, "tgt_visible").mask(nn::Transformer::generate_square_subsequent_mask(T)),
+  const Tensor y = model->forward(in.at("src"), in.at("tgt"), padding(c, "src_visible"),
+                                 padding(c, "tgt_visible").mask(nn::TransformerImpl::generate_square_subsequent_mask(T)),
                                  padding(c, "memory_visible"));
-  compare_all(c, model, in, y, {"src_visible", "tgt_visible", "memory_visible"});
+  compare_all(c, *model, in, y, {"src_visible", "tgt_visible", "memory_visible"});
 }

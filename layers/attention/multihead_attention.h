@@ -61,7 +61,7 @@
 // A step of t tokens after n cached costs O(B t E (3E + ...)) projections and
 // O(B H t (n + t) (d_k + d_v)) attention: O(n) per token, not O(n^2).
 //
-//   auto mha = std::make_shared<nn::MultiheadAttention>(nn::MultiheadAttentionOptions(512, 8));
+//   auto mha = nn::MultiheadAttention(nn::MultiheadAttentionOptions(512, 8));
 //   auto [y, w] = mha->forward(x, x, x, nn::AttentionMask().key_padding(pad).causal());
 //   auto [y2, w2] = mha->forward(x, x, x, nn::AttentionMask().causal(),
 //                                nn::alibi_bias(8, T, T).unsqueeze(0));   // + ALiBi bias
@@ -107,11 +107,11 @@ struct AttentionOutput {
   Tensor weights;  // (B, Tq, Tk) averaged over heads, (B, H, Tq, Tk) per head, or undefined
 };
 
-class MultiheadAttention : public Module {
+class MultiheadAttentionImpl : public Cloneable<MultiheadAttentionImpl> {
  public:
   // heed::Error naming MultiheadAttention for sizes <= 0, dropout outside [0, 1), or an
   // embed_dim not divisible by num_heads when d_k or d_v is defaulted.
-  explicit MultiheadAttention(const MultiheadAttentionOptions& options);
+  explicit MultiheadAttentionImpl(const MultiheadAttentionOptions& options);
   // heed::Error naming MultiheadAttention and the shapes when query is not (B, Tq, E),
   // key / value are not (B, Tk, kdim) / (B, Tk, vdim), or a mask or attn_bias does not fit.
   // need_weights = false (and no dropout at work, no attn_bias) runs the tiled flash
@@ -135,7 +135,7 @@ class MultiheadAttention : public Module {
   MultiheadAttentionOptions options;
   Tensor in_proj_weight, in_proj_bias;                  // (3E, E) packed form only; bias in both
   Tensor q_proj_weight, k_proj_weight, v_proj_weight;   // separate form only (see above)
-  std::shared_ptr<Linear> out_proj;                     // Linear(H d_v, E)
+  Linear out_proj{nullptr};                     // Linear(H d_v, E)
 
  private:
   // The projections and the flash kernel, heads read in place: Concat(heads) (B, Tq, H d_v).
@@ -147,5 +147,6 @@ class MultiheadAttention : public Module {
   Tensor project_into(KVCache& cache, bool self, const Tensor& query, const Tensor& key,
                       const Tensor& value);
 };
+HEED_MODULE(MultiheadAttention);
 
 }  // namespace heed::nn
