@@ -312,12 +312,12 @@ struct Processes {
 #ifdef HEED_WITH_MPI
   std::unique_ptr<dist::GradientAverager> sync;
   explicit Processes(GPT& model) : rank(dist::rank()), world(dist::world_size()) {
-    dist::broadcast_parameters(model);  // rank 0's initial weights everywhere
-    sync = std::make_unique<dist::GradientAverager>(model);
+    dist::broadcast_parameters(*model);  // rank 0's initial weights everywhere
+    sync = std::make_unique<dist::GradientAverager>(*model);
   }
   void average_gradients() { sync->synchronize(); }
-  void save(const std::string& path, GPT& model, optim::AdamW& opt) { dist::save_checkpoint_on_rank0(path, model, opt); }
-  void load(const std::string& path, GPT& model, optim::AdamW& opt) { dist::load_checkpoint_on_all_ranks(path, model, opt); }
+  void save(const std::string& path, GPT& model, optim::AdamW& opt) { dist::save_checkpoint_on_rank0(path, *model, opt); }
+  void load(const std::string& path, GPT& model, optim::AdamW& opt) { dist::load_checkpoint_on_all_ranks(path, *model, opt); }
 #else
   explicit Processes(GPT&) {}
   void average_gradients() {}

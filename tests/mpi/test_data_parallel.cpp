@@ -112,7 +112,7 @@ TEST_CASE("broadcast_parameters copies rank 0's parameters and buffers") {
   manual_seed(1 + dist::rank());
   nn::Linear fc(3, 2);
   Tensor w0 = fc->parameters()[0].clone();
-  dist::broadcast_parameters(fc);
+  dist::broadcast_parameters(*fc);
   Tensor w = fc->parameters()[0];
   dist::allreduce_mean_(w0);  // the mean of the ranks' original weights
   bool changed = false;
@@ -140,7 +140,7 @@ TEST_CASE("a parameter used on one rank only gets half that rank's gradient on b
 
 TEST_CASE("a second backward before synchronize() is an error; set_enabled(false) accumulates") {
   nn::Linear fc(2, 1);
-  dist::GradientAverager sync(fc);
+  dist::GradientAverager sync(*fc);
   Tensor x = ones({1, 2});
   sum(fc->forward(x)).backward();
   std::string msg;
