@@ -17,6 +17,7 @@
 #include <heed/layers/dropout.h>
 #include <heed/layers/embedding.h>
 #include <heed/layers/linear.h>
+#include <heed/layers/lstm.h>
 #include <heed/layers/sampling.h>
 #include <heed/layers/sequential.h>
 #include <heed/layers/transformer_decoder.h>
@@ -51,6 +52,30 @@ TEST_CASE("Module holder: a copy of the holder is the same module, training flag
   CHECK(copy->parameters()[0].impl() == fc->parameters()[0].impl());
   copy->eval();
   CHECK_FALSE(fc->is_training());
+}
+
+TEST_CASE("Module holder: operator() is forward with every overload; the empty holder is an error") {
+  nn::Linear fc(3, 2);
+  const Tensor x = randn({4, 3});
+  CHECK(allclose(fc(x), fc->forward(x), 0, 0));
+  CHECK(&*fc == fc.get());
+  CHECK(fc.ptr().get() == fc.get());
+  nn::Linear same = std::make_shared<nn::LinearImpl>(3, 2);  // from the module's shared_ptr
+  CHECK_FALSE(same.is_empty());
+  nn::LSTM lstm(nn::LSTMOptions(3, 5));
+  const Tensor xs = randn({2, 4, 3});
+  CHECK(allclose(lstm(xs).output, lstm->forward(xs).output, 0, 0));  // default arguments
+  const std::vector<int64_t> lengths{4, 2};
+  CHECK(allclose(lstm(xs, std::nullopt, lengths).output, lstm->forward(xs, {}, lengths).output, 0, 0));
+  nn::Linear none{nullptr};
+  CHECK(none.is_empty());
+  CHECK_FALSE(none);
+  CHECK(error_of([&] { none(x); }).find("Linear: the module holder is empty") == 0);
+  struct HolderParent : nn::Module {
+    nn::Linear fc = register_module("fc", nn::Linear(3, 2));  // returns the holder
+  };
+  HolderParent parent;
+  CHECK(parent.named_children()[0].second.get() == parent.fc.get());
 }
 
 TEST_CASE("Module::clone: new parameters with the same values, flags and structure") {
