@@ -26,8 +26,8 @@ TransformerEncoderLayerImpl::TransformerEncoderLayerImpl(const TransformerEncode
 }
 
 // dropout1(MultiHead(x, x, x)): the weights are not needed, so they are not asked for.
-Tensor TransformerEncoderLayerImpl::sa_block(const Tensor& x, const AttentionMask& mask) {
-  return dropout1->forward(self_attn->forward(x, x, x, mask, {}, /*need_weights=*/false).output);
+Tensor TransformerEncoderLayerImpl::sa_block(const Tensor& x, const AttentionMask& mask, const Tensor& attn_bias) {
+  return dropout1->forward(self_attn->forward(x, x, x, mask, attn_bias, /*need_weights=*/false).output);
 }
 
 // dropout2(linear2(dropout(act(linear1(x)))))
@@ -36,14 +36,15 @@ Tensor TransformerEncoderLayerImpl::ff_block(const Tensor& x) {
       feed_forward("TransformerEncoderLayer", x, *linear1, options.activation(), *dropout, *linear2));
 }
 
-Tensor TransformerEncoderLayerImpl::forward(const Tensor& src, const AttentionMask& src_mask) {
+Tensor TransformerEncoderLayerImpl::forward(const Tensor& src, const AttentionMask& src_mask,
+                                            const Tensor& attn_bias) {
   check_sequence("TransformerEncoderLayer", "src", src, options.d_model());
   Tensor x = src;  // (B, T, E)
   if (options.norm_first()) {
-    x = x + sa_block(norm1->forward(x), src_mask);  // x = x + dropout1(SelfAttn(norm1(x)))
+    x = x + sa_block(norm1->forward(x), src_mask, attn_bias);  // x = x + dropout1(SelfAttn(norm1(x)))
     x = x + ff_block(norm2->forward(x));            // x = x + dropout2(FFN(norm2(x)))
   } else {
-    x = norm1->forward(x + sa_block(x, src_mask));  // x = norm1(x + dropout1(SelfAttn(x)))
+    x = norm1->forward(x + sa_block(x, src_mask, attn_bias));  // x = norm1(x + dropout1(SelfAttn(x)))
     x = norm2->forward(x + ff_block(x));            // x = norm2(x + dropout2(FFN(x)))
   }
   return x;
@@ -65,9 +66,9 @@ TransformerEncoderImpl::TransformerEncoderImpl(const TransformerEncoderOptions& 
                                                                    .eps(options.layer().layer_norm_eps())));
 }
 
-Tensor TransformerEncoderImpl::forward(const Tensor& src, const AttentionMask& mask) {
+Tensor TransformerEncoderImpl::forward(const Tensor& src, const AttentionMask& mask, const Tensor& attn_bias) {
   Tensor x = src;  // (B, T, E); each layer checks the shape
-  for (size_t i = 0; i < layers->size(); ++i) x = (*layers)[i].forward(x, mask);
+  for (size_t i = 0; i < layers->size(); ++i) x = (*layers)[i].forward(x, mask, attn_bias);
   return norm ? norm->forward(x) : x;
 }
 

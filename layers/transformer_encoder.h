@@ -57,7 +57,9 @@ class TransformerEncoderLayerImpl : public Cloneable<TransformerEncoderLayerImpl
   explicit TransformerEncoderLayerImpl(const TransformerEncoderLayerOptions& options);
 
   // src (B, T, E) -> (B, T, E). src_mask: heed's mask (1 = may attend) on the self-attention.
-  Tensor forward(const Tensor& src, const AttentionMask& src_mask = {});
+  // attn_bias: torch's FLOAT src_mask, added to the attention scores (-inf hides a key),
+  // (T, T) or (B or 1, H or 1, T, T), as MultiheadAttention's attn_bias.
+  Tensor forward(const Tensor& src, const AttentionMask& src_mask = {}, const Tensor& attn_bias = {});
   // TransformerEncoderLayer(d_model=4, nhead=2, ..., norm_first=False); children in summary()
   std::string repr() const override;
 
@@ -71,7 +73,7 @@ class TransformerEncoderLayerImpl : public Cloneable<TransformerEncoderLayerImpl
   Dropout dropout1{nullptr}, dropout2{nullptr};    // on each sub-layer's output
 
  private:
-  Tensor sa_block(const Tensor& x, const AttentionMask& mask);  // dropout1(SelfAttn(x))
+  Tensor sa_block(const Tensor& x, const AttentionMask& mask, const Tensor& attn_bias);  // dropout1(SelfAttn(x))
   Tensor ff_block(const Tensor& x);                             // dropout2(FFN(x))
 };
 HEED_MODULE(TransformerEncoderLayer);
@@ -90,8 +92,9 @@ class TransformerEncoderImpl : public Cloneable<TransformerEncoderImpl> {
  public:
   explicit TransformerEncoderImpl(const TransformerEncoderOptions& options);
 
-  // src (B, T, E) -> (B, T, E); the same mask for every layer.
-  Tensor forward(const Tensor& src, const AttentionMask& mask = {});
+  // src (B, T, E) -> (B, T, E); the same mask and attn_bias (torch's float src_mask: the
+  // layer's forward) for every layer.
+  Tensor forward(const Tensor& src, const AttentionMask& mask = {}, const Tensor& attn_bias = {});
   std::string repr() const override;  // TransformerEncoder(num_layers=6, norm=True)
 
   TransformerEncoderOptions options;

@@ -150,6 +150,16 @@ TEST_CASE("golden transformer: TransformerEncoder, 2 post-norm layers + final no
   compare_all(c, *enc, in, y, {"src_visible"});
 }
 
+TEST_CASE("golden transformer: TransformerEncoder with torch's float src_mask as attn_bias") {
+  const std::string c = "encoder_stack_float_mask";
+  nn::TransformerEncoder enc(nn::TransformerEncoderOptions(options(), 2));
+  const Inputs in = inputs(c, {"src"});
+  load(c, *enc, in);
+  const Tensor bias = goldens().tensor(c, "src_bias");  // (T, T), -inf hides a key
+  const Tensor y = enc(in.at("src"), nn::AttentionMask(), bias);
+  compare_all(c, *enc, in, y, {"src_bias"});
+}
+
 TEST_CASE("golden transformer: TransformerDecoder, 2 pre-norm layers + final norm") {
   const std::string c = "decoder_stack";
   nn::TransformerDecoder dec(nn::TransformerDecoderOptions(options().norm_first(true), 2).norm(true));

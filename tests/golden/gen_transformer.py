@@ -162,4 +162,20 @@ module_case(w, "transformer_pre_gelu",
             {"src_visible": src_visible, "tgt_visible": tgt_visible, "memory_visible": src_visible},
             800, transformer_run)
 
+
+# ---- TransformerEncoder, 2 post-norm layers, torch's additive FLOAT src_mask (heed: attn_bias) ----
+def stack_bias_run(module, ps, src, src_bias):
+    return functional_call(module, ps, (src,), {"mask": src_bias})
+
+
+src_bias = torch.tensor([[0.0, -1.5, 0.5, -float("inf"), 1.0],                            # (TS, TS)
+                         [0.3, 0.0, -0.7, 2.0, -float("inf")],
+                         [-1.0, 0.8, 0.0, -0.2, 0.4],
+                         [1.2, -float("inf"), -0.5, 0.0, 0.6],
+                         [-0.3, 0.9, 1.1, -2.0, 0.0]], dtype=torch.float32)
+layer = nn.TransformerEncoderLayer(E, H, dim_feedforward=F, dropout=0.0, batch_first=True)
+module_case(w, "encoder_stack_float_mask",
+            nn.TransformerEncoder(layer, 2, enable_nested_tensor=False),
+            {"src": (B, TS, E)}, {"src_bias": src_bias}, 900, stack_bias_run)
+
 w.write()
