@@ -49,7 +49,20 @@ Tensor TransformerDecoderLayerImpl::ff_block(const Tensor& x) {
       feed_forward("TransformerDecoderLayer", x, *linear1, options.activation(), *dropout, *linear2));
 }
 
+// batch_first = false: (T, B, E) in and out, the batch-first computation between.
 Tensor TransformerDecoderLayerImpl::forward(const Tensor& tgt, const Tensor& memory,
+                                        const AttentionMask& tgt_mask, const AttentionMask& memory_mask,
+                                        DecoderLayerCache* cache) {
+  if (options.batch_first()) return forward_batch_first(tgt, memory, tgt_mask, memory_mask, cache);
+  const char* op = "TransformerDecoderLayer";
+  HEED_CHECK(cache == nullptr, op, "cached decoding needs batch_first = true");
+  HEED_CHECK(tgt.defined() && tgt.dim() == 3 && memory.defined() && memory.dim() == 3, op,
+             "with batch_first = false, tgt and memory must be defined and 3-D, (T, B, E)");
+  return forward_batch_first(tgt.transpose(0, 1), memory.transpose(0, 1), tgt_mask, memory_mask, nullptr)
+      .transpose(0, 1);
+}
+
+Tensor TransformerDecoderLayerImpl::forward_batch_first(const Tensor& tgt, const Tensor& memory,
                                         const AttentionMask& tgt_mask, const AttentionMask& memory_mask,
                                         DecoderLayerCache* cache) {
   const char* op = "TransformerDecoderLayer";

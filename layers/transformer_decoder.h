@@ -126,6 +126,8 @@ class TransformerDecoderLayerImpl : public Cloneable<TransformerDecoderLayerImpl
   Dropout dropout1{nullptr}, dropout2{nullptr}, dropout3{nullptr};
 
  private:
+  Tensor forward_batch_first(const Tensor& tgt, const Tensor& memory, const AttentionMask& tgt_mask,
+                             const AttentionMask& memory_mask, DecoderLayerCache* cache);
   Tensor sa_block(const Tensor& x, const AttentionMask& mask,  // dropout1(SelfAttn(x))
                   KVCache* cache);
   Tensor mha_block(const Tensor& x, const Tensor& memory,       // dropout2(CrossAttn(x, memory))

@@ -36,8 +36,17 @@ Tensor TransformerEncoderLayerImpl::ff_block(const Tensor& x) {
       feed_forward("TransformerEncoderLayer", x, *linear1, options.activation(), *dropout, *linear2));
 }
 
+// batch_first = false: (T, B, E) in and out, the batch-first computation between.
 Tensor TransformerEncoderLayerImpl::forward(const Tensor& src, const AttentionMask& src_mask,
                                             const Tensor& attn_bias) {
+  if (options.batch_first()) return forward_batch_first(src, src_mask, attn_bias);
+  HEED_CHECK(src.defined() && src.dim() == 3, "TransformerEncoderLayer", "with batch_first = false, src must be "
+             "defined and 3-D, (T, B, E)");
+  return forward_batch_first(src.transpose(0, 1), src_mask, attn_bias).transpose(0, 1);
+}
+
+Tensor TransformerEncoderLayerImpl::forward_batch_first(const Tensor& src, const AttentionMask& src_mask,
+                                                        const Tensor& attn_bias) {
   check_sequence("TransformerEncoderLayer", "src", src, options.d_model());
   Tensor x = src;  // (B, T, E)
   if (options.norm_first()) {

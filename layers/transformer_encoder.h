@@ -73,6 +73,7 @@ class TransformerEncoderLayerImpl : public Cloneable<TransformerEncoderLayerImpl
   Dropout dropout1{nullptr}, dropout2{nullptr};    // on each sub-layer's output
 
  private:
+  Tensor forward_batch_first(const Tensor& src, const AttentionMask& src_mask, const Tensor& attn_bias);
   Tensor sa_block(const Tensor& x, const AttentionMask& mask, const Tensor& attn_bias);  // dropout1(SelfAttn(x))
   Tensor ff_block(const Tensor& x);                             // dropout2(FFN(x))
 };

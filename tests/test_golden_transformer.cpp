@@ -17,6 +17,8 @@
 #include <heed/autograd/attention/attention_mask.h>
 #include <heed/autograd/dropout_op.h>
 #include <heed/autograd/grad_mode.h>
+#include <heed/layers/attention/kv_cache.h>
+#include <heed/layers/attention/multihead_attention.h>
 #include <heed/layers/module.h>
 #include <heed/layers/transformer.h>
 #include <heed/layers/transformer_decoder.h>
@@ -192,4 +194,39 @@ TEST_CASE("golden transformer: Transformer, 1 + 2 pre-norm gelu layers, eps 1e-6
                                  padding(c, "tgt_visible").mask(nn::TransformerImpl::generate_square_subsequent_mask(T)),
                                  padding(c, "memory_visible"));
   compare_all(c, *model, in, y, {"src_visible", "tgt_visible", "memory_visible"});
+}
+
+// batch_first(false), PyTorch's default: (T, B, E) in and out; masks keep their (B, T) shape.
+TEST_CASE("golden transformer: batch_first=False encoder layer, decoder layer, MultiheadAttention") {
+  {
+    const std::string c = "encoder_layer_seq_first";
+    nn::TransformerEncoderLayer layer(options().batch_first(false));
+    CHECK(layer->repr().find(", batch_first=False)") != std::string::npos);
+    const Inputs in = inputs(c, {"src"});
+    load(c, *layer, in);
+    const Tensor y = layer(in.at("src"), padding(c, "src_visible"));  // (T, B, E)
+    compare_all(c, *layer, in, y, {"src_visible"});
+  }
+  {
+    const std::string c = "decoder_layer_seq_first";
+    nn::TransformerDecoderLayer layer(options().norm_first(true).batch_first(false));
+    const Inputs in = inputs(c, {"tgt", "memory"});
+    load(c, *layer, in);
+    const Tensor y = layer(in.at("tgt"), in.at("memory"), nn::AttentionMask().causal(), padding(c, "memory_visible"));
+    compare_all(c, *layer, in, y, {"memory_visible"});
+  }
+  {
+    const std::string c = "mha_seq_first";
+    nn::MultiheadAttention mha(nn::MultiheadAttentionOptions(E, H).batch_first(false));
+    CHECK(mha->repr() == "MultiheadAttention(embed_dim=8, num_heads=2, batch_first=False)");
+    const Inputs in = inputs(c, {"query", "key"});
+    load(c, *mha, in);
+    const Tensor y = mha(in.at("query"), in.at("key"), in.at("key"), padding(c, "memory_visible")).output;
+    compare_all(c, *mha, in, y, {"memory_visible"});
+    nn::KVCache cache(2, H, 8, E / H, E / H);
+    CHECK(test::error_of([&] {
+            mha->forward(in.at("query"), in.at("query"), in.at("query"), {}, {}, true, true, &cache,
+                         nn::Attending::self);
+          }) == "MultiheadAttention: cached decoding needs batch_first = true");
+  }
 }

@@ -104,7 +104,26 @@ void MultiheadAttentionImpl::reset_parameters() {
   if (out_proj->bias.defined()) init::zeros_(out_proj->bias);
 }
 
+// batch_first = false: (T, B, E) in and out, the batch-first computation between.
 AttentionOutput MultiheadAttentionImpl::forward(const Tensor& query, const Tensor& key,
+                                            const Tensor& value, const AttentionMask& mask,
+                                            const Tensor& attn_bias, bool need_weights,
+                                            bool average_attn_weights, KVCache* cache,
+                                            Attending attending) {
+  if (options.batch_first())
+    return forward_batch_first(query, key, value, mask, attn_bias, need_weights, average_attn_weights, cache,
+                               attending);
+  HEED_CHECK(cache == nullptr, kOp, "cached decoding needs batch_first = true");
+  for (const Tensor* x : {&query, &key, &value})
+    HEED_CHECK(x->defined() && x->dim() == 3, kOp, "with batch_first = false, query, key and value must be "
+               "defined and 3-D, (T, B, E)");
+  AttentionOutput o = forward_batch_first(query.transpose(0, 1), key.transpose(0, 1), value.transpose(0, 1), mask,
+                                          attn_bias, need_weights, average_attn_weights, nullptr, attending);
+  o.output = o.output.transpose(0, 1);  // (B, Tq, E) -> (Tq, B, E)
+  return o;
+}
+
+AttentionOutput MultiheadAttentionImpl::forward_batch_first(const Tensor& query, const Tensor& key,
                                             const Tensor& value, const AttentionMask& mask,
                                             const Tensor& attn_bias, bool need_weights,
                                             bool average_attn_weights, KVCache* cache,
@@ -290,6 +309,7 @@ std::string MultiheadAttentionImpl::repr() const {
                   ", num_heads=" + std::to_string(o.num_heads());
   if (o.dropout() > 0) s += ", dropout=" + detail::py_float(o.dropout());
   if (!o.bias()) s += ", bias=False";
+  if (!o.batch_first()) s += ", batch_first=False";
   if (o.kdim() != o.embed_dim()) s += ", kdim=" + std::to_string(o.kdim());
   if (o.vdim() != o.embed_dim()) s += ", vdim=" + std::to_string(o.vdim());
   if (o.num_heads() * o.head_dim_k() != o.embed_dim()) s += ", head_dim_k=" + std::to_string(o.head_dim_k());

@@ -86,6 +86,10 @@ class MultiheadAttentionOptions {
   HEED_ARG(int64_t, num_heads);
   HEED_ARG(double, dropout) = 0;
   HEED_ARG(bool, bias) = true;
+  // true (heed's default, unlike PyTorch's): query/key/value and the output are (B, T, E).
+  // false (PyTorch's default): they are (T, B, E); the weights stay (B, Tq, Tk) as in
+  // PyTorch, masks and attn_bias keep their batch-first shapes; no cache.
+  HEED_ARG(bool, batch_first) = true;
   HEED_ARG(int64_t, kdim);            // key input width; embed_dim unless set (0 = embed_dim)
   HEED_ARG(int64_t, vdim);            // value input width; likewise
   HEED_ARG(int64_t, head_dim_k) = 0;  // per-head d_k; 0 = embed_dim / num_heads
@@ -138,6 +142,9 @@ class MultiheadAttentionImpl : public Cloneable<MultiheadAttentionImpl> {
   Linear out_proj{nullptr};                     // Linear(H d_v, E)
 
  private:
+  AttentionOutput forward_batch_first(const Tensor& query, const Tensor& key, const Tensor& value,
+                                      const AttentionMask& mask, const Tensor& attn_bias, bool need_weights,
+                                      bool average_attn_weights, KVCache* cache, Attending attending);
   // The projections and the flash kernel, heads read in place: Concat(heads) (B, Tq, H d_v).
   Tensor flash_context(const Tensor& query, const Tensor& key, const Tensor& value,
                        const AttentionMask& m);
