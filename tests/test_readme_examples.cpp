@@ -14,6 +14,10 @@
 #include <heed/layers/dropout.h>
 #include <heed/layers/sampling.h>
 #include <heed/layers/transformer_model.h>
+#include <heed/layers/transformer_encoder.h>
+#include <heed/layers/attention/multihead_attention.h>
+#include <heed/optim/safetensors.h>
+#include <heed/autograd/grad_mode.h>
 #include <heed/layers/embedding.h>
 #include <heed/layers/gru.h>
 #include <heed/layers/init.h>
@@ -161,4 +165,42 @@ TEST_CASE("README: each code excerpt that starts with a file name appears verbat
     ++checked;
   }
   CHECK(checked >= 4);  // the "Adding an op" walkthrough's four excerpts
+}
+
+// The heed column of README's "Coming from libtorch" table, each row that exists here.
+struct PortNetImpl : nn::Module {
+  nn::Linear fc{nullptr};
+  PortNetImpl() { fc = register_module("fc", nn::Linear(4, 3)); }
+  Tensor forward(const Tensor& x) { return fc(x); }
+};
+HEED_MODULE(PortNet);
+
+TEST_CASE("README: coming from libtorch, the heed column") {
+  const Tensor x = randn({2, 4});
+  nn::LSTM lstm(nn::LSTMOptions(4, 5).batch_first(false));
+  CHECK(lstm(randn({3, 2, 4})).output.shape() == Shape({3, 2, 5}));  // (T, B, H)
+  nn::Linear fc(4, 3); Tensor w = fc->weight; Tensor y = fc(x);
+  CHECK(y.shape() == Shape({2, 3}));
+  PortNet net;
+  CHECK(net(x).shape() == Shape({2, 3}));
+  nn::Linear b = fc->clone();
+  CHECK(b->weight.impl() != fc->weight.impl());
+  nn::Linear nb(nn::LinearOptions(4, 3).bias(false));
+  CHECK_FALSE(nb->bias.defined());
+  Tensor real = ones({2, 5});
+  nn::AttentionMask pad = nn::AttentionMask().key_padding(real);
+  nn::TransformerEncoder enc(nn::TransformerEncoderOptions(nn::TransformerEncoderLayerOptions(8, 2), 1));
+  Tensor src = randn({2, 5, 8}), bias = zeros({5, 5});
+  CHECK(enc(src, nn::AttentionMask(), bias).shape() == Shape({2, 5, 8}));
+  CHECK(enc(src, pad).shape() == Shape({2, 5, 8}));
+  nn::MultiheadAttention mha(nn::MultiheadAttentionOptions(8, 2));
+  CHECK(mha->forward(src, src, src, {}, bias).output.shape() == Shape({2, 5, 8}));
+  Tensor t = from_vector({1, 2, 3, 4}, {2, 2});
+  IndexTensor ids({1, 0, 2});
+  safetensors::save_model(fc, "/tmp/heed_readme_port.safetensors");
+  CHECK(safetensors::load_model(b, "/tmp/heed_readme_port.safetensors").empty());
+  CHECK(b->weight.to_vector() == fc->weight.to_vector());
+  Tensor p = fc->weight;
+  { NoGradGuard g; p.mul_(2); }
+  CHECK(t.shape() == Shape({2, 2}));
 }
