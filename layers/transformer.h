@@ -62,7 +62,7 @@ class TransformerLayerOptions {
 using TransformerEncoderLayerOptions = TransformerLayerOptions;
 using TransformerDecoderLayerOptions = TransformerLayerOptions;
 
-// heed::Error naming `op` unless x is (B, T, E): the layers are batch-first only.
+// heed::Error naming `op` unless x is (B, T, E) (the batch-first computation every layer runs).
 void check_sequence(const char* op, const char* name, const Tensor& x, int64_t E);
 
 // The "layers" child of TransformerEncoder / TransformerDecoder: layer i registered as

@@ -24,6 +24,16 @@ TransformerImpl::TransformerImpl(const TransformerOptions& opts) : options(opts)
 
 Tensor TransformerImpl::forward(const Tensor& src, const Tensor& tgt, const AttentionMask& src_mask,
                             const AttentionMask& tgt_mask, const AttentionMask& memory_mask) {
+  if (!options.batch_first()) {  // (T, B, E) in and out, the batch-first computation between
+    HEED_CHECK(src.defined() && src.dim() == 3 && tgt.defined() && tgt.dim() == 3, "Transformer",
+               "with batch_first = false, src and tgt must be defined and 3-D, (T, B, E)");
+    const Tensor s = src.transpose(0, 1), t = tgt.transpose(0, 1);
+    check_sequence("Transformer", "src", s, options.d_model());
+    check_sequence("Transformer", "tgt", t, options.d_model());
+    HEED_CHECK(s.size(0) == t.size(0), "Transformer", "the batch number of src and tgt must be equal; got src ",
+               src.shape(), " and tgt ", tgt.shape(), " (batch_first = false: (T, B, E))");
+    return decode(t, encode(s, src_mask), tgt_mask, memory_mask).transpose(0, 1);
+  }
   const int64_t E = options.d_model();
   check_sequence("Transformer", "src", src, E);
   check_sequence("Transformer", "tgt", tgt, E);
@@ -57,7 +67,7 @@ Tensor TransformerImpl::generate_square_subsequent_mask(int64_t sz) {
 std::string TransformerImpl::repr() const {
   return "Transformer(num_encoder_layers=" + std::to_string(options.num_encoder_layers()) +
          ", num_decoder_layers=" + std::to_string(options.num_decoder_layers()) + ", " +
-         options.layer().repr_args() + ")";
+         options.layer().repr_args() + (options.batch_first() ? "" : ", batch_first=False") + ")";
 }
 
 }  // namespace heed::nn

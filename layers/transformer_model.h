@@ -67,6 +67,10 @@ class TransformerOptions {
   HEED_ARG(std::string, activation) = "relu";
   HEED_ARG(double, layer_norm_eps) = 1e-5;
   HEED_ARG(bool, norm_first) = false;  // post-norm, as the paper
+  // true (heed's default, unlike PyTorch's): src, tgt and the output are (B, T, E); false
+  // (PyTorch's default): (T, B, E), masks keep their batch-first shapes. The layers inside
+  // stay batch-first (layer() leaves it out): forward transposes once at each end.
+  HEED_ARG(bool, batch_first) = true;
 
   // Every encoder and decoder layer's options, made from the ones above.
   TransformerLayerOptions layer() const {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include <heed/core/elementwise.h>
+#include <heed/core/random.h>
 #include <heed/autograd/attention/attention_mask.h>
 #include <heed/autograd/dropout_op.h>
 #include <heed/autograd/grad_mode.h>
@@ -229,4 +230,19 @@ TEST_CASE("golden transformer: batch_first=False encoder layer, decoder layer, M
                          nn::Attending::self);
           }) == "MultiheadAttention: cached decoding needs batch_first = true");
   }
+}
+
+TEST_CASE("Transformer batch_first=False: (T, B, E) in and out, the batch-first model's numbers") {
+  manual_seed(5);
+  const auto o = nn::TransformerOptions(E, H).num_encoder_layers(1).num_decoder_layers(2).dim_feedforward(F).dropout(0);
+  nn::Transformer first(o);
+  nn::Transformer seq(nn::TransformerOptions(o).batch_first(false));
+  CHECK(seq->repr().find(", batch_first=False)") != std::string::npos);
+  seq->load_state_dict(first->state_dict());
+  const Tensor src = randn({2, 5, E}), tgt = randn({2, 4, E});
+  const nn::AttentionMask causal = nn::AttentionMask().causal();
+  const Tensor want = first(src, tgt, nn::AttentionMask(), causal);                          // (B, T, E)
+  const Tensor got = seq(src.transpose(0, 1), tgt.transpose(0, 1), nn::AttentionMask(), causal);  // (T, B, E)
+  REQUIRE(got.shape() == Shape({4, 2, E}));
+  CHECK(test::allclose(got.transpose(0, 1), want, 1e-6, 1e-6));
 }
