@@ -317,12 +317,12 @@ struct Processes {
 #ifdef HEED_WITH_MPI
   std::unique_ptr<dist::GradientAverager> sync;
   explicit Processes(GPT& model) : rank(dist::rank()), world(dist::world_size()) {
-    dist::broadcast_parameters(model);  // rank 0's initial weights everywhere
-    sync = std::make_unique<dist::GradientAverager>(model);
+    dist::broadcast_parameters(*model);  // rank 0's initial weights everywhere
+    sync = std::make_unique<dist::GradientAverager>(*model);
   }
   void average_gradients() { sync->synchronize(); }
-  void save(const std::string& path, GPT& model, optim::AdamW& opt) { dist::save_checkpoint_on_rank0(path, model, opt); }
-  void load(const std::string& path, GPT& model, optim::AdamW& opt) { dist::load_checkpoint_on_all_ranks(path, model, opt); }
+  void save(const std::string& path, GPT& model, optim::AdamW& opt) { dist::save_checkpoint_on_rank0(path, *model, opt); }
+  void load(const std::string& path, GPT& model, optim::AdamW& opt) { dist::load_checkpoint_on_all_ranks(path, *model, opt); }
 #else
   explicit Processes(GPT&) {}
   void average_gradients() {}
@@ -335,13 +335,13 @@ struct Processes {
 // Mean loss over `iters` random batches of `data`, without dropout or a graph.
 double estimate_loss(GPT& model, const std::vector<int64_t>& data, int64_t V, const Options& o, std::mt19937_64& rng) {
   NoGradGuard no_grad;
-  model.eval();
+  model->eval();
   double sum = 0;
   for (int64_t i = 0; i < o.eval_iters; ++i) {
     auto [x, y] = get_batch(data, o.batch, o.block, rng);
-    sum += F::cross_entropy(model.forward(x).reshape({-1, V}), y.reshape({x.numel()})).item();
+    sum += F::cross_entropy(model->forward(x).reshape({-1, V}), y.reshape({x.numel()})).item();
   }
-  model.train();
+  model->train();
   return sum / o.eval_iters;
 }
 
@@ -367,12 +367,12 @@ TrainResult train(GPT& model, optim::AdamW& opt, const Options& o, const Corpus&
     for (; step < end; ++step) {
       auto [x, y] = get_batch(c.train, o.batch, o.block, rng);  // (B, T) each
       schedule.apply(opt, opt.step_count());
-      Tensor logits = model.forward(x);  // (B, T, V)
+      Tensor logits = model->forward(x);  // (B, T, V)
       Tensor loss = F::cross_entropy(logits.reshape({-1, c.vocab()}), y.reshape({x.numel()}));
       opt.zero_grad();
       loss.backward();
       procs.average_gradients();  // every process now holds the same gradient
-      optim::clip_grad_norm_(model.parameters(), o.clip);
+      optim::clip_grad_norm_(model->parameters(), o.clip);
       opt.step();
       r.losses.push_back(loss.item());
       bar.update(step + 1 - interval * o.eval_interval, r.losses.back(), x.numel() * procs.world);
@@ -412,11 +412,11 @@ void import_model(const std::string& path, GPT& model, const Corpus& c) {
   const auto vocab = f.metadata.find("vocab");
   if (vocab != f.metadata.end() && vocab->second != vocabulary(c))
     throw Error("--import " + path + ": its vocabulary differs from this --text's (train and import on the same text)");
-  nn::IncompatibleKeys r = model.load_state_dict(f.tensors, /*strict=*/false);
+  nn::IncompatibleKeys r = model->load_state_dict(f.tensors, /*strict=*/false);
   // A file may hold a tied tensor under one of its names (safetensors.torch.save_model keeps
   // one): a missing key is loaded if another name of the same tensor was.
   std::map<std::string, const TensorImpl*> impl_of;
-  for (const auto& [k, t] : model.state_dict()) impl_of[k] = t.impl();
+  for (const auto& [k, t] : model->state_dict()) impl_of[k] = t.impl();
   std::set<const TensorImpl*> loaded;
   for (const auto& [k, t] : f.tensors)
     if (impl_of.count(k)) loaded.insert(impl_of[k]);
@@ -439,12 +439,12 @@ void import_model(const std::string& path, GPT& model, const Corpus& c) {
 // The prompt's ids (1, T) and the model's logits (1, T, V), evaluation mode, no graph.
 void dump_logits(const std::string& path, GPT& model, const std::vector<int64_t>& prompt) {
   NoGradGuard no_grad;
-  model.eval();
-  const int64_t T = std::min<int64_t>(prompt.size(), model.block());
+  model->eval();
+  const int64_t T = std::min<int64_t>(prompt.size(), model->block());
   const std::vector<int64_t> ids(prompt.begin(), prompt.begin() + T);
-  const Tensor logits = model.forward(IndexTensor(ids, {1, T}));
+  const Tensor logits = model->forward(IndexTensor(ids, {1, T}));
   safetensors::save_file({{"ids", from_vector(std::vector<real>(ids.begin(), ids.end()), {1, T})}, {"logits", logits}}, path);
-  model.train();
+  model->train();
 }
 
 // ------------------------------------------------------------------ main
@@ -464,7 +464,7 @@ int run(const Options& o, std::chrono::steady_clock::time_point t0) {
   GPT model(config(o, c.vocab()));
   // AdamW decays the matrices (embeddings, projections) but not biases and LayerNorm gains.
   std::vector<Tensor> decay, no_decay;
-  for (const Tensor& p : model.parameters()) (p.dim() >= 2 ? decay : no_decay).push_back(p);
+  for (const Tensor& p : model->parameters()) (p.dim() >= 2 ? decay : no_decay).push_back(p);
   // (The options are set one statement each so that they stay AdamWOptions, not the
   // AdamOptions& a chained base-class setter returns.)
   optim::AdamWOptions defaults(o.lr), without_decay(o.lr);
@@ -487,7 +487,7 @@ int run(const Options& o, std::chrono::steady_clock::time_point t0) {
               c.train.size() + c.valid.size(), c.train.size(), c.valid.size(), (long long)c.vocab());
   std::printf("model: %lld layers, %lld heads, width %lld, block %lld, %s positions, %lld parameters, %d threads"
               " x %d processes, matmul precision %s\n", (long long)o.layers, (long long)o.heads, (long long)o.width,
-              (long long)o.block, o.pos.c_str(), (long long)model.num_parameters(), get_num_threads(), procs.world,
+              (long long)o.block, o.pos.c_str(), (long long)model->num_parameters(), get_num_threads(), procs.world,
               get_float32_matmul_precision().c_str());
 
   TrainResult r;
@@ -500,9 +500,9 @@ int run(const Options& o, std::chrono::steady_clock::time_point t0) {
   heed::manual_seed(o.seed + 99);  // the samples repeat for a seed, whatever training drew
   const auto sampling = nn::SamplingOptions().temperature(o.temperature).top_k(o.top_k).top_p(o.top_p);
   // One step for every sample: the cached step starts afresh on each new prompt.
-  const gpt::Step step = o.no_cache ? gpt::recompute_step(model) : gpt::cached_step(model, 1);
+  const gpt::Step step = o.no_cache ? gpt::recompute_step(*model) : gpt::cached_step(*model, 1);
   for (int64_t s = 0; s < o.samples; ++s) {
-    const IndexTensor ids = gpt::generate(model, IndexTensor(prompt, {1, int64_t(prompt.size())}), o.sample_len, sampling, step);
+    const IndexTensor ids = gpt::generate(*model, IndexTensor(prompt, {1, int64_t(prompt.size())}), o.sample_len, sampling, step);
     std::printf("\n--- sample %lld (temperature %g, top-k %lld, top-p %g) ---\n%s\n", (long long)s + 1, o.temperature,
                 (long long)o.top_k, o.top_p, c.decode(ids.vec()).c_str());
   }

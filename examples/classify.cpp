@@ -166,13 +166,13 @@ struct Output {
 class Classifier : public nn::Module {
  public:
   explicit Classifier(const Options& o) {
-    emb = register_module("emb", std::make_shared<nn::Embedding>(nn::EmbeddingOptions(kVocab, o.width).padding_idx(kPad)));
-    pos = register_module("pos", std::make_shared<nn::SinusoidalPositionalEncoding>(o.width, o.max_len));
-    attn = register_module("attn", std::make_shared<nn::MultiheadAttention>(nn::MultiheadAttentionOptions(o.width, o.heads)));
-    norm = register_module("norm", std::make_shared<nn::LayerNorm>(nn::LayerNormOptions({o.width})));
-    score = register_module("score", std::make_shared<nn::Linear>(o.width, 1));  // u
-    hidden = register_module("hidden", std::make_shared<nn::Linear>(o.width, o.width));
-    out = register_module("out", std::make_shared<nn::Linear>(o.width, 2));
+    emb = register_module("emb", nn::Embedding(nn::EmbeddingOptions(kVocab, o.width).padding_idx(kPad)));
+    pos = register_module("pos", nn::SinusoidalPositionalEncoding(o.width, o.max_len));
+    attn = register_module("attn", nn::MultiheadAttention(nn::MultiheadAttentionOptions(o.width, o.heads)));
+    norm = register_module("norm", nn::LayerNorm(nn::LayerNormOptions({o.width})));
+    score = register_module("score", nn::Linear(o.width, 1));  // u
+    hidden = register_module("hidden", nn::Linear(o.width, o.width));
+    out = register_module("out", nn::Linear(o.width, 2));
   }
   Output forward(const Batch& b) {
     const int64_t B = b.ids.size(0), T = b.ids.size(1);
@@ -185,11 +185,11 @@ class Classifier : public nn::Module {
     return {out->forward(relu(hidden->forward(z))), w, a};
   }
   std::string repr() const override { return "Classifier"; }
-  std::shared_ptr<nn::Embedding> emb;
-  std::shared_ptr<nn::SinusoidalPositionalEncoding> pos;
-  std::shared_ptr<nn::MultiheadAttention> attn;
-  std::shared_ptr<nn::LayerNorm> norm;
-  std::shared_ptr<nn::Linear> score, hidden, out;
+  nn::Embedding emb{nullptr};
+  nn::SinusoidalPositionalEncoding pos{nullptr};
+  nn::MultiheadAttention attn{nullptr};
+  nn::LayerNorm norm{nullptr};
+  nn::Linear score{nullptr}, hidden{nullptr}, out{nullptr};
 };
 
 // ------------------------------------------------------------------ training and evaluation

@@ -119,11 +119,11 @@ IndexTensor random_digits(int64_t B, int64_t L, std::mt19937_64& rng) {
 class CopyModel : public nn::Module {
  public:
   CopyModel(const Options& o, bool attention) : attention_(attention), H_(o.hidden) {
-    emb = register_module("emb", std::make_shared<nn::Embedding>(kVocab, o.embed));
-    encoder = register_module("encoder", std::make_shared<nn::LSTM>(nn::LSTMOptions(o.embed, o.hidden)));
-    decoder = register_module("decoder", std::make_shared<nn::LSTMCell>(o.embed + (attention ? o.hidden : 0), o.hidden));
-    if (attention) combine = register_module("combine", std::make_shared<nn::Linear>(2 * o.hidden, o.hidden));
-    out = register_module("out", std::make_shared<nn::Linear>(o.hidden, kVocab));
+    emb = register_module("emb", nn::Embedding(kVocab, o.embed));
+    encoder = register_module("encoder", nn::LSTM(nn::LSTMOptions(o.embed, o.hidden)));
+    decoder = register_module("decoder", nn::LSTMCell(o.embed + (attention ? o.hidden : 0), o.hidden));
+    if (attention) combine = register_module("combine", nn::Linear(2 * o.hidden, o.hidden));
+    out = register_module("out", nn::Linear(o.hidden, kVocab));
   }
 
   // src (B, S) -> logits (B, T, V). With `tgt` (B, T) the decoder reads the true previous
@@ -152,10 +152,10 @@ class CopyModel : public nn::Module {
   }
   std::string repr() const override { return attention_ ? "CopyModel(attention)" : "CopyModel(lstm)"; }
 
-  std::shared_ptr<nn::Embedding> emb;
-  std::shared_ptr<nn::LSTM> encoder;
-  std::shared_ptr<nn::LSTMCell> decoder;
-  std::shared_ptr<nn::Linear> combine, out;
+  nn::Embedding emb{nullptr};
+  nn::LSTM encoder{nullptr};
+  nn::LSTMCell decoder{nullptr};
+  nn::Linear combine{nullptr}, out{nullptr};
 
  private:
   bool attention_;

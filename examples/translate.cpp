@@ -181,15 +181,15 @@ dates::Splits make_data(const Options& o) {
   return dates::make_splits(o.seed, o.train_size, o.valid_size, o.test_size);
 }
 
-std::shared_ptr<Seq2Seq> make_lstm(const Options& o) {
+Seq2Seq make_lstm(const Options& o) {
   manual_seed(o.seed);
-  return std::make_shared<Seq2Seq>(
+  return Seq2Seq(
       seq2seq::ModelOptions().embed(o.embed).hidden(o.hidden).score(o.score).attn_dim(o.attn_dim).window(o.window));
 }
 
-std::shared_ptr<TransformerSeq2Seq> make_transformer(const Options& o) {
+TransformerSeq2Seq make_transformer(const Options& o) {
   manual_seed(o.seed);
-  auto model = std::make_shared<TransformerSeq2Seq>(seq2seq::TransformerOptions().d_model(o.d_model).nhead(o.heads)
+  auto model = TransformerSeq2Seq(seq2seq::TransformerOptions().d_model(o.d_model).nhead(o.heads)
       .encoder_layers(o.layers).decoder_layers(o.layers).dim_feedforward(o.ff).dropout(o.dropout));
   model->use_cache = !o.no_cache;
   return model;
@@ -197,20 +197,20 @@ std::shared_ptr<TransformerSeq2Seq> make_transformer(const Options& o) {
 
 // What the two models differ in, beyond decode.h's interface: their training forward pass,
 // the name their outputs carry, and where their attention pictures come from.
-Tensor training_logits(Seq2Seq& model, const Batch& b, const Options& o, std::mt19937_64& rng) {
+Tensor training_logits(Seq2Seq::Impl& model, const Batch& b, const Options& o, std::mt19937_64& rng) {
   return model.forward(b, o.teacher_forcing, rng);  // (B, T, V), one decoder step at a time
 }
-Tensor training_logits(TransformerSeq2Seq& model, const Batch& b, const Options&, std::mt19937_64&) {
+Tensor training_logits(TransformerSeq2Seq::Impl& model, const Batch& b, const Options&, std::mt19937_64&) {
   return model.forward(b);  // (B, T, V), every position at once (causal mask)
 }
 
-std::string describe(const Seq2Seq& model, const Options& o) {
+std::string describe(const Seq2Seq::Impl& model, const Options& o) {
   char s[160];
   std::snprintf(s, sizeof s, "%s attention, embed %lld, encoder 2x%lld, decoder %lld", o.score.c_str(),
                 (long long)o.embed, (long long)o.hidden, (long long)(2 * o.hidden));
   return s;
 }
-std::string describe(const TransformerSeq2Seq& model, const Options& o) {
+std::string describe(const TransformerSeq2Seq::Impl& model, const Options& o) {
   char s[160];
   std::snprintf(s, sizeof s, "Transformer, d_model %lld, %lld heads, %lld encoder + %lld decoder layers, ff %lld, dropout %g",
                 (long long)o.d_model, (long long)o.heads, (long long)o.layers, (long long)o.layers, (long long)o.ff,
@@ -312,8 +312,8 @@ void print_attention(const std::string& source, const seq2seq::Translation& y) {
 // decoding steps. The Transformer's are its last decoder layer's cross-attention: y.attention
 // gets their mean over heads, and the result holds each head's (H of T_out x S rows).
 using HeadRows = std::vector<std::vector<std::vector<float>>>;
-HeadRows attend(Seq2Seq&, const Batch&, seq2seq::Translation&) { return {}; }
-HeadRows attend(TransformerSeq2Seq& model, const Batch& one, seq2seq::Translation& y) {
+HeadRows attend(Seq2Seq::Impl&, const Batch&, seq2seq::Translation&) { return {}; }
+HeadRows attend(TransformerSeq2Seq::Impl& model, const Batch& one, seq2seq::Translation& y) {
   Tensor w = model.cross_attention(one, y.tokens);  // (1, H, T, S)
   const int64_t H = w.size(1), T = w.size(2), S = w.size(3);
   std::vector<real> heads = w.to_vector(), mean = heed::mean(w, 1).to_vector();  // (H T, S), (T, S)
@@ -384,7 +384,7 @@ size_t showcase(const std::vector<dates::Example>& test) {
 // step's inputs: the encoder states h_j, their projection and the state (s, cell, h~) coming
 // in become leaves, so the picture is one decoder step. Parameters are labelled with their
 // names and, after backward, the norms of their gradients.
-void write_step_graph(Seq2Seq& model, const dates::Example& ex, const std::string& path) {
+void write_step_graph(Seq2Seq::Impl& model, const dates::Example& ex, const std::string& path) {
   Batch b = seq2seq::make_batch({ex}, {0});
   seq2seq::Encoded e = model.encode(b.src, b.lengths);
   auto cut = [](const Tensor& t) { return t.defined() ? t.detach().requires_grad_() : t; };

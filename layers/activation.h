@@ -9,7 +9,7 @@
 // Each forwards to the op of the same name in autograd/unary.h.
 //
 // Example:
-//   auto act = std::make_shared<nn::GELU>(nn::GELUOptions().approximate("tanh"));
+//   auto act = nn::GELU(nn::GELUOptions().approximate("tanh"));
 //   Tensor h = act->forward(x);   // same shape as x
 #pragma once
 #include <string>
@@ -18,48 +18,53 @@
 
 namespace heed::nn {
 
-class ReLU : public Module {
+class ReLUImpl : public Cloneable<ReLUImpl> {
  public:
   Tensor forward(const Tensor& x);
   std::string repr() const override;  // ReLU()
 };
+HEED_MODULE(ReLU);
 
 class GELUOptions {
  public:
   HEED_ARG(std::string, approximate) = "none";  // or "tanh"
 };
 
-class GELU : public Module {
+class GELUImpl : public Cloneable<GELUImpl> {
  public:
-  explicit GELU(const GELUOptions& options = GELUOptions());  // approximate: "none" or "tanh"
+  explicit GELUImpl(const GELUOptions& options = GELUOptions());  // approximate: "none" or "tanh"
   Tensor forward(const Tensor& x);
   std::string repr() const override;  // GELU(approximate='none')
   GELUOptions options;
 };
+HEED_MODULE(GELU);
 
-class Tanh : public Module {
+class TanhImpl : public Cloneable<TanhImpl> {
  public:
   Tensor forward(const Tensor& x);
   std::string repr() const override;  // Tanh()
 };
+HEED_MODULE(Tanh);
 
-class Sigmoid : public Module {
+class SigmoidImpl : public Cloneable<SigmoidImpl> {
  public:
   Tensor forward(const Tensor& x);
   std::string repr() const override;  // Sigmoid()
 };
+HEED_MODULE(Sigmoid);
 
 class ELUOptions {
  public:
   HEED_ARG(double, alpha) = 1.0;
 };
 
-class ELU : public Module {
+class ELUImpl : public Cloneable<ELUImpl> {
  public:
-  explicit ELU(const ELUOptions& options = ELUOptions());
+  explicit ELUImpl(const ELUOptions& options = ELUOptions());
   Tensor forward(const Tensor& x);
   std::string repr() const override;  // ELU(alpha=1.0)
   ELUOptions options;
 };
+HEED_MODULE(ELU);
 
 }  // namespace heed::nn

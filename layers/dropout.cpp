@@ -7,14 +7,14 @@
 
 namespace heed::nn {
 
-Dropout::Dropout(const DropoutOptions& opts) : options(opts) {
+DropoutImpl::DropoutImpl(const DropoutOptions& opts) : options(opts) {
   HEED_CHECK(options.p() >= 0 && options.p() < 1, "Dropout", "p must be in [0, 1); got ",
              options.p());
 }
 
-Tensor Dropout::forward(const Tensor& x) { return dropout(x, options.p(), is_training()); }
+Tensor DropoutImpl::forward(const Tensor& x) { return dropout(x, options.p(), is_training()); }
 
-std::string Dropout::repr() const {
+std::string DropoutImpl::repr() const {
   return "Dropout(p=" + detail::py_float(options.p()) + ", inplace=False)";
 }
 

@@ -7,7 +7,7 @@
 // seeded generator (heed::manual_seed). The op itself is heed::dropout (autograd/dropout_op.h).
 //
 // Example:
-//   auto drop = std::make_shared<nn::Dropout>(0.1);
+//   auto drop = nn::Dropout(0.1);
 //   Tensor h = drop->forward(x);   // same shape; drop->eval() makes it the identity
 #pragma once
 #include "module.h"
@@ -20,14 +20,15 @@ class DropoutOptions {
   HEED_ARG(double, p);
 };
 
-class Dropout : public Module {
+class DropoutImpl : public Cloneable<DropoutImpl> {
  public:
-  explicit Dropout(const DropoutOptions& options = DropoutOptions());  // p in [0, 1)
+  explicit DropoutImpl(const DropoutOptions& options = DropoutOptions());  // p in [0, 1)
 
   Tensor forward(const Tensor& x);
   std::string repr() const override;  // Dropout(p=0.5, inplace=False)
 
   DropoutOptions options;
 };
+HEED_MODULE(Dropout);
 
 }  // namespace heed::nn

@@ -21,28 +21,28 @@ static EmbeddingOptions checked(EmbeddingOptions o) {
   return o;
 }
 
-Embedding::Embedding(const EmbeddingOptions& opts) : options(checked(opts)) {
+EmbeddingImpl::EmbeddingImpl(const EmbeddingOptions& opts) : options(checked(opts)) {
   weight = register_parameter("weight", empty({options.num_embeddings(), options.embedding_dim()}));
   reset_parameters();
 }
 
-Embedding::Embedding(const EmbeddingOptions& opts, const Tensor& weights, bool freeze)
+EmbeddingImpl::EmbeddingImpl(const EmbeddingOptions& opts, const Tensor& weights, bool freeze)
     : options(checked(opts)) {
   // detach(): the same storage as `weights`, but a leaf of its own, so registering it
   // (which sets requires_grad) leaves the caller's tensor as it was.
   weight = register_parameter("weight", weights.detach(), !freeze);
 }
 
-std::shared_ptr<Embedding> Embedding::from_pretrained(const Tensor& weights, bool freeze,
-                                                      std::optional<int64_t> padding_idx) {
+std::shared_ptr<EmbeddingImpl> EmbeddingImpl::from_pretrained(const Tensor& weights, bool freeze,
+                                                              std::optional<int64_t> padding_idx) {
   HEED_CHECK(weights.dim() == 2, "Embedding.from_pretrained", "weights must be 2-D "
              "(num_embeddings, embedding_dim); got ", weights.shape());
   EmbeddingOptions o(weights.size(0), weights.size(1));
   o.padding_idx(padding_idx);
-  return std::shared_ptr<Embedding>(new Embedding(o, weights, freeze));
+  return std::shared_ptr<EmbeddingImpl>(new EmbeddingImpl(o, weights, freeze));
 }
 
-void Embedding::reset_parameters() {
+void EmbeddingImpl::reset_parameters() {
   init::normal_(weight);
   if (options.padding_idx()) {  // zero the padding row (written directly: not recorded)
     const int64_t C = options.embedding_dim();
@@ -51,11 +51,11 @@ void Embedding::reset_parameters() {
   }
 }
 
-Tensor Embedding::forward(const IndexTensor& ids) {
+Tensor EmbeddingImpl::forward(const IndexTensor& ids) {
   return embedding(ids, weight, options.padding_idx(), "Embedding");
 }
 
-std::string Embedding::repr() const {
+std::string EmbeddingImpl::repr() const {
   std::string s = "Embedding(" + std::to_string(options.num_embeddings()) + ", " +
                   std::to_string(options.embedding_dim());
   if (options.padding_idx()) s += ", padding_idx=" + std::to_string(*options.padding_idx());

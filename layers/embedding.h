@@ -7,7 +7,7 @@
 // padding_idx counts from the end, as in PyTorch. from_pretrained() wraps given vectors.
 //
 // Example:
-//   auto emb = std::make_shared<nn::Embedding>(nn::EmbeddingOptions(10000, 256).padding_idx(0));
+//   auto emb = nn::Embedding(nn::EmbeddingOptions(10000, 256).padding_idx(0));
 //   Tensor x = emb->forward(tokens);   // tokens (B, T) -> (B, T, 256)
 #pragma once
 #include <optional>
@@ -25,16 +25,16 @@ class EmbeddingOptions {
   HEED_ARG(std::optional<int64_t>, padding_idx);
 };
 
-class Embedding : public Module {
+class EmbeddingImpl : public Cloneable<EmbeddingImpl> {
  public:
-  explicit Embedding(const EmbeddingOptions& options);
-  Embedding(int64_t num_embeddings, int64_t embedding_dim)
-      : Embedding(EmbeddingOptions(num_embeddings, embedding_dim)) {}
+  explicit EmbeddingImpl(const EmbeddingOptions& options);
+  EmbeddingImpl(int64_t num_embeddings, int64_t embedding_dim)
+      : EmbeddingImpl(EmbeddingOptions(num_embeddings, embedding_dim)) {}
 
   // Wraps `weights` (V, C), sharing its storage (as PyTorch). freeze: no gradient.
   // The padding row keeps its given values; it only stops receiving gradient.
-  static std::shared_ptr<Embedding> from_pretrained(const Tensor& weights, bool freeze = true,
-                                                    std::optional<int64_t> padding_idx = std::nullopt);
+  static std::shared_ptr<EmbeddingImpl> from_pretrained(const Tensor& weights, bool freeze = true,
+                                                        std::optional<int64_t> padding_idx = std::nullopt);
 
   // ids (...) -> (..., embedding_dim). heed::Error naming Embedding, the id and the range
   // [0, num_embeddings) if an id is out of range.
@@ -46,7 +46,18 @@ class Embedding : public Module {
   Tensor weight;             // (num_embeddings, embedding_dim)
 
  private:
-  Embedding(const EmbeddingOptions& options, const Tensor& weights, bool freeze);
+  EmbeddingImpl(const EmbeddingOptions& options, const Tensor& weights, bool freeze);
+};
+// The holder, written out (HEED_MODULE plus libtorch's static from_pretrained on it):
+//   auto emb = nn::Embedding::from_pretrained(vectors, /*freeze=*/true);
+class Embedding : public ModuleHolder<EmbeddingImpl> {
+ public:
+  using ModuleHolder<EmbeddingImpl>::ModuleHolder;
+  using Impl = EmbeddingImpl;
+  static Embedding from_pretrained(const Tensor& weights, bool freeze = true,
+                                   std::optional<int64_t> padding_idx = std::nullopt) {
+    return Embedding(EmbeddingImpl::from_pretrained(weights, freeze, padding_idx));
+  }
 };
 
 }  // namespace heed::nn

@@ -12,8 +12,8 @@ void check_activation(const char* op, const std::string& activation) {
              "activation must be 'relu' or 'gelu'; got '", activation, "'");
 }
 
-Tensor feed_forward(const char* op, const Tensor& x, Linear& linear1, const std::string& activation,
-                    Dropout& dropout, Linear& linear2) {
+Tensor feed_forward(const char* op, const Tensor& x, LinearImpl& linear1, const std::string& activation,
+                    DropoutImpl& dropout, LinearImpl& linear2) {
   const int64_t E = linear1.options.in_features();
   HEED_CHECK(x.defined() && x.dim() >= 1 && x.size(-1) == E, op, "feed-forward input ",
              x.defined() ? x.shape() : Shape{}, " does not end in d_model ", E);
@@ -23,21 +23,21 @@ Tensor feed_forward(const char* op, const Tensor& x, Linear& linear1, const std:
   return linear2.forward(dropout.forward(a));                     // (..., E)
 }
 
-PositionwiseFeedForward::PositionwiseFeedForward(const FeedForwardOptions& opts) : options(opts) {
+PositionwiseFeedForwardImpl::PositionwiseFeedForwardImpl(const FeedForwardOptions& opts) : options(opts) {
   HEED_CHECK(options.d_model() > 0 && options.dim_feedforward() > 0, "PositionwiseFeedForward",
              "d_model and dim_feedforward must be > 0; got ", options.d_model(), " and ",
              options.dim_feedforward());
   check_activation("PositionwiseFeedForward", options.activation());
-  linear1 = register_module("linear1", std::make_shared<Linear>(options.d_model(), options.dim_feedforward()));
-  dropout = register_module("dropout", std::make_shared<Dropout>(options.dropout()));
-  linear2 = register_module("linear2", std::make_shared<Linear>(options.dim_feedforward(), options.d_model()));
+  linear1 = register_module("linear1", Linear(options.d_model(), options.dim_feedforward()));
+  dropout = register_module("dropout", Dropout(options.dropout()));
+  linear2 = register_module("linear2", Linear(options.dim_feedforward(), options.d_model()));
 }
 
-Tensor PositionwiseFeedForward::forward(const Tensor& x) {
+Tensor PositionwiseFeedForwardImpl::forward(const Tensor& x) {
   return feed_forward("PositionwiseFeedForward", x, *linear1, options.activation(), *dropout, *linear2);
 }
 
-std::string PositionwiseFeedForward::repr() const {
+std::string PositionwiseFeedForwardImpl::repr() const {
   return "PositionwiseFeedForward(d_model=" + std::to_string(options.d_model()) +
          ", dim_feedforward=" + std::to_string(options.dim_feedforward()) +
          ", dropout=" + detail::py_float(options.dropout()) + ", activation='" +

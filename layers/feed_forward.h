@@ -19,7 +19,7 @@
 // backward; 2 E F + F + E parameters; saves the (n, F) hidden activations for backward.
 //
 // Example:
-//   auto ff = std::make_shared<nn::PositionwiseFeedForward>(
+//   auto ff = nn::PositionwiseFeedForward(
 //       nn::FeedForwardOptions(512, 2048).dropout(0.1).activation("gelu"));
 //   Tensor y = ff->forward(x);   // (B, T, 512) -> (B, T, 512)
 #pragma once
@@ -35,8 +35,8 @@ namespace heed::nn {
 // linear2(dropout(act(linear1(x)))), act = "relu" or "gelu".  x (..., E) -> (..., E).
 // The one place the FFN is computed: PositionwiseFeedForward and both Transformer layers
 // call it. heed::Error naming `op` when x's last dim is not linear1's in_features.
-Tensor feed_forward(const char* op, const Tensor& x, Linear& linear1, const std::string& activation,
-                    Dropout& dropout, Linear& linear2);
+Tensor feed_forward(const char* op, const Tensor& x, LinearImpl& linear1, const std::string& activation,
+                    DropoutImpl& dropout, LinearImpl& linear2);
 
 // heed::Error naming `op` unless activation is "relu" or "gelu" (what PyTorch's layers take
 // as a string).
@@ -52,18 +52,19 @@ class FeedForwardOptions {
   HEED_ARG(std::string, activation) = "relu";
 };
 
-class PositionwiseFeedForward : public Module {
+class PositionwiseFeedForwardImpl : public Cloneable<PositionwiseFeedForwardImpl> {
  public:
-  explicit PositionwiseFeedForward(const FeedForwardOptions& options);
+  explicit PositionwiseFeedForwardImpl(const FeedForwardOptions& options);
 
   Tensor forward(const Tensor& x);  // (..., E) -> (..., E)
   // PositionwiseFeedForward(d_model=4, dim_feedforward=6, dropout=0.1, activation='relu')
   std::string repr() const override;
 
   FeedForwardOptions options;
-  std::shared_ptr<Linear> linear1;   // E -> F
-  std::shared_ptr<Dropout> dropout;  // on the hidden layer
-  std::shared_ptr<Linear> linear2;   // F -> E
+  Linear linear1{nullptr};   // E -> F
+  Dropout dropout{nullptr};  // on the hidden layer
+  Linear linear2{nullptr};   // F -> E
 };
+HEED_MODULE(PositionwiseFeedForward);
 
 }  // namespace heed::nn

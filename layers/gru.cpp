@@ -14,11 +14,11 @@ namespace heed::nn {
 
 // ---------------------------------------------------------------- GRUCell
 
-GRUCell::GRUCell(const GRUCellOptions& opts)
-    : RecurrentCellBase("GRUCell", 3, opts.input_size(), opts.hidden_size(), opts.bias()),
+GRUCellImpl::GRUCellImpl(const GRUCellOptions& opts)
+    : Cloneable("GRUCell", 3, opts.input_size(), opts.hidden_size(), opts.bias()),
       options(opts) {}
 
-Tensor GRUCell::forward(const Tensor& x, const Tensor& h_in) {
+Tensor GRUCellImpl::forward(const Tensor& x, const Tensor& h_in) {
   const int64_t In = options.input_size(), H = options.hidden_size();
   HEED_CHECK(x.defined() && x.dim() == 2 && x.size(1) == In, "GRUCell", "input must be (B, ", In,
              "), got ", x.defined() ? x.shape() : Shape());
@@ -28,13 +28,13 @@ Tensor GRUCell::forward(const Tensor& x, const Tensor& h_in) {
   return gru_cell_reference(x, h, weight_ih, weight_hh, bias_ih, bias_hh);
 }
 
-std::string GRUCell::repr() const { return cell_repr("GRUCell"); }
+std::string GRUCellImpl::repr() const { return cell_repr("GRUCell"); }
 
 // ---------------------------------------------------------------- GRU
 
-GRU::GRU(const GRUOptions& opts) : RecurrentBase("GRU", 3, opts), options(opts) {}
+GRUImpl::GRUImpl(const GRUOptions& opts) : Cloneable("GRU", 3, opts), options(opts) {}
 
-GRUOutput GRU::forward(const Tensor& x, const Tensor& h0, const std::vector<int64_t>& lengths) {
+GRUOutput GRUImpl::forward(const Tensor& x, const Tensor& h0, const std::vector<int64_t>& lengths) {
   const int64_t dirs = options.bidirectional() ? 2 : 1;
   const auto direction = [this, dirs](int64_t l, int d, const Tensor& x_l, const detail::State& s0,
                                       const std::vector<int64_t>& len, detail::State& last) {
@@ -50,12 +50,12 @@ GRUOutput GRU::forward(const Tensor& x, const Tensor& h0, const std::vector<int6
   return {r.output, r.last[0]};
 }
 
-GRUOutput GRU::forward(const Tensor& x, const Tensor& h0, const Tensor& padding_mask) {
+GRUOutput GRUImpl::forward(const Tensor& x, const Tensor& h0, const Tensor& padding_mask) {
   const detail::ScanConfig cfg = detail::scan_config(options, false);
   return forward(x, h0, detail::lengths_from_mask("GRU", padding_mask, x, cfg));
 }
 
-std::string GRU::repr() const {
+std::string GRUImpl::repr() const {
   return "GRU" + detail::repr_args(detail::scan_config(options, false), options.bias());
 }
 

@@ -17,9 +17,9 @@
 // masks behave exactly as nn::LSTM's (layers/lstm.h); the state is h alone.
 //
 // Example:
-//   auto gru = std::make_shared<nn::GRU>(nn::GRUOptions(64, 128).num_layers(2));
+//   auto gru = nn::GRU(nn::GRUOptions(64, 128).num_layers(2));
 //   auto [out, h_n] = gru->forward(x);                  // x (B, T, 64) -> out (B, T, 128)
-//   auto cell = std::make_shared<nn::GRUCell>(64, 128);
+//   auto cell = nn::GRUCell(64, 128);
 //   h = cell->forward(x_t, h);                           // (B, 64), (B, 128) -> (B, 128)
 #pragma once
 #include <optional>
@@ -35,11 +35,11 @@ class GRU;
 using GRUCellOptions = detail::RecurrentCellOptions<GRUCell>;
 
 // One step: x (B, In), h (B, H) (zeros when not given) -> h' (B, H).
-class GRUCell : public detail::RecurrentCellBase {
+class GRUCellImpl : public Cloneable<GRUCellImpl, detail::RecurrentCellBase> {
  public:
-  explicit GRUCell(const GRUCellOptions& options);
-  GRUCell(int64_t input_size, int64_t hidden_size)
-      : GRUCell(GRUCellOptions(input_size, hidden_size)) {}
+  explicit GRUCellImpl(const GRUCellOptions& options);
+  GRUCellImpl(int64_t input_size, int64_t hidden_size)
+      : GRUCellImpl(GRUCellOptions(input_size, hidden_size)) {}
 
   // heed::Error naming GRUCell if x is not (B, input_size) or h is not (B, hidden_size).
   Tensor forward(const Tensor& x, const Tensor& h);
@@ -49,6 +49,7 @@ class GRUCell : public detail::RecurrentCellBase {
   GRUCellOptions options;
   // weight_ih (3H, In), weight_hh (3H, H), bias_ih, bias_hh (3H): RecurrentCellBase's.
 };
+HEED_MODULE(GRUCell);
 
 // The cell's options and num_layers, batch_first, dropout, bidirectional
 // (layers/recurrent_base.h).
@@ -60,10 +61,10 @@ struct GRUOutput {
   Tensor h_n;     // (num_layers * dirs, B, H): h after each sequence's last valid step
 };
 
-class GRU : public detail::RecurrentBase {
+class GRUImpl : public Cloneable<GRUImpl, detail::RecurrentBase> {
  public:
-  explicit GRU(const GRUOptions& options);
-  GRU(int64_t input_size, int64_t hidden_size) : GRU(GRUOptions(input_size, hidden_size)) {}
+  explicit GRUImpl(const GRUOptions& options);
+  GRUImpl(int64_t input_size, int64_t hidden_size) : GRUImpl(GRUOptions(input_size, hidden_size)) {}
 
   // x (B, T, In); h0 (num_layers * dirs, B, H) or undefined for zeros; lengths as nn::LSTM.
   GRUOutput forward(const Tensor& x, const Tensor& h0 = Tensor(),
@@ -76,5 +77,6 @@ class GRU : public detail::RecurrentBase {
   // weight_ih, weight_hh, bias_ih, bias_hh, each indexed [layer * dirs + direction], G = 3:
   // RecurrentBase's.
 };
+HEED_MODULE(GRU);
 
 }  // namespace heed::nn

@@ -8,7 +8,7 @@
 
 namespace heed::nn {
 
-LayerNorm::LayerNorm(const LayerNormOptions& opts) : options(opts) {
+LayerNormImpl::LayerNormImpl(const LayerNormOptions& opts) : options(opts) {
   const std::vector<int64_t>& ns = options.normalized_shape();
   bool ok = !ns.empty() && int(ns.size()) <= kMaxDims;
   for (int64_t d : ns) ok = ok && d > 0;
@@ -22,13 +22,13 @@ LayerNorm::LayerNorm(const LayerNormOptions& opts) : options(opts) {
   reset_parameters();
 }
 
-void LayerNorm::reset_parameters() {
+void LayerNormImpl::reset_parameters() {
   if (!options.elementwise_affine()) return;
   init::ones_(weight);
   init::zeros_(bias);
 }
 
-Tensor LayerNorm::forward(const Tensor& x) {
+Tensor LayerNormImpl::forward(const Tensor& x) {
   const Shape ns(options.normalized_shape());
   const int k = ns.size(), r = x.dim();
   bool match = r >= k;
@@ -38,7 +38,7 @@ Tensor LayerNorm::forward(const Tensor& x) {
   return layer_norm(x, ns, weight, bias, options.eps());
 }
 
-std::string LayerNorm::repr() const {
+std::string LayerNormImpl::repr() const {
   return "LayerNorm(" + detail::py_tuple(options.normalized_shape()) +
          ", eps=" + detail::py_float(options.eps()) +
          ", elementwise_affine=" + detail::py_bool(options.elementwise_affine()) + ")";

@@ -7,7 +7,7 @@
 // and exist when elementwise_affine. The op is heed::layer_norm (autograd/layer_norm_op.h).
 //
 // Example:
-//   auto ln = std::make_shared<nn::LayerNorm>(nn::LayerNormOptions({512}).eps(1e-6));
+//   auto ln = nn::LayerNorm(nn::LayerNormOptions({512}).eps(1e-6));
 //   Tensor h = ln->forward(x);   // (B, T, 512) -> (B, T, 512)
 #pragma once
 #include <vector>
@@ -25,9 +25,9 @@ class LayerNormOptions {
   HEED_ARG(bool, elementwise_affine) = true;
 };
 
-class LayerNorm : public Module {
+class LayerNormImpl : public Cloneable<LayerNormImpl> {
  public:
-  explicit LayerNorm(const LayerNormOptions& options);
+  explicit LayerNormImpl(const LayerNormOptions& options);
 
   // x: (..., *normalized_shape) -> the same shape. heed::Error if x does not end in it.
   Tensor forward(const Tensor& x);
@@ -38,5 +38,6 @@ class LayerNorm : public Module {
   Tensor weight;  // normalized_shape; undefined without elementwise_affine
   Tensor bias;    // normalized_shape; undefined without elementwise_affine
 };
+HEED_MODULE(LayerNorm);
 
 }  // namespace heed::nn

@@ -10,7 +10,7 @@
 
 namespace heed::nn {
 
-Linear::Linear(const LinearOptions& opts) : options(opts) {
+LinearImpl::LinearImpl(const LinearOptions& opts) : options(opts) {
   HEED_CHECK(options.in_features() >= 0 && options.out_features() >= 0, "Linear",
              "in_features and out_features must be >= 0; got ", options.in_features(), " and ",
              options.out_features());
@@ -22,7 +22,7 @@ Linear::Linear(const LinearOptions& opts) : options(opts) {
 // nn.Linear.reset_parameters: kaiming_uniform_(W, a=sqrt(5)) gives the bound
 // gain * sqrt(3 / fan_in) with gain = sqrt(2 / (1 + 5)), i.e. 1 / sqrt(fan_in);
 // the bias uses the same bound (0 when fan_in is 0).
-void Linear::reset_parameters() {
+void LinearImpl::reset_parameters() {
   init::kaiming_uniform_(weight, std::sqrt(5.0));
   if (bias.defined()) {
     const int64_t fan_in = options.in_features();
@@ -31,14 +31,14 @@ void Linear::reset_parameters() {
   }
 }
 
-Tensor Linear::forward(const Tensor& x) {
+Tensor LinearImpl::forward(const Tensor& x) {
   HEED_CHECK(x.dim() >= 1 && x.size(-1) == options.in_features(), "Linear", "input ", x.shape(),
              " does not match in_features ", options.in_features(),
              " (expected (..., ", options.in_features(), "))");
   return linear(x, weight, bias);
 }
 
-std::string Linear::repr() const {
+std::string LinearImpl::repr() const {
   return "Linear(in_features=" + std::to_string(options.in_features()) +
          ", out_features=" + std::to_string(options.out_features()) +
          ", bias=" + detail::py_bool(options.bias()) + ")";

@@ -7,7 +7,7 @@
 // leading dims with W read transposed in place (heed::linear, autograd/linear_op.h).
 //
 // Example:
-//   auto fc = std::make_shared<nn::Linear>(nn::LinearOptions(784, 10).bias(false));
+//   auto fc = nn::Linear(nn::LinearOptions(784, 10).bias(false));
 //   Tensor logits = fc->forward(x);   // (B, 784) -> (B, 10)
 #pragma once
 #include "module.h"
@@ -23,10 +23,10 @@ class LinearOptions {
   HEED_ARG(bool, bias) = true;
 };
 
-class Linear : public Module {
+class LinearImpl : public Cloneable<LinearImpl> {
  public:
-  explicit Linear(const LinearOptions& options);
-  Linear(int64_t in_features, int64_t out_features) : Linear(LinearOptions(in_features, out_features)) {}
+  explicit LinearImpl(const LinearOptions& options);
+  LinearImpl(int64_t in_features, int64_t out_features) : LinearImpl(LinearOptions(in_features, out_features)) {}
 
   // x: (..., in_features) -> (..., out_features). heed::Error if x's last dim is not in_features.
   Tensor forward(const Tensor& x);
@@ -37,5 +37,6 @@ class Linear : public Module {
   Tensor weight;  // (out, in)
   Tensor bias;    // (out), undefined when options.bias() is false
 };
+HEED_MODULE(Linear);
 
 }  // namespace heed::nn

@@ -72,26 +72,26 @@ class ReprBuilder {
 
 }  // namespace
 
-CrossEntropyLoss::CrossEntropyLoss(const CrossEntropyOptions& opts) : options(opts) {
+CrossEntropyLossImpl::CrossEntropyLossImpl(const CrossEntropyOptions& opts) : options(opts) {
   if (options.weight().defined()) register_buffer("weight", options.weight());
 }
-Tensor CrossEntropyLoss::forward(const Tensor& input, const IndexTensor& target) {
+Tensor CrossEntropyLossImpl::forward(const Tensor& input, const IndexTensor& target) {
   return functional::cross_entropy(input, target, options);
 }
-std::string CrossEntropyLoss::repr() const {
+std::string CrossEntropyLossImpl::repr() const {
   ReprBuilder b("CrossEntropyLoss");
   b.tensor("weight", options.weight()).ignore_index(options.ignore_index()).reduction(options.reduction());
   if (options.label_smoothing() != 0) b.add("label_smoothing", detail::py_float(options.label_smoothing()));
   return b.str();
 }
 
-NLLLoss::NLLLoss(const NLLOptions& opts) : options(opts) {
+NLLLossImpl::NLLLossImpl(const NLLOptions& opts) : options(opts) {
   if (options.weight().defined()) register_buffer("weight", options.weight());
 }
-Tensor NLLLoss::forward(const Tensor& input, const IndexTensor& target) {
+Tensor NLLLossImpl::forward(const Tensor& input, const IndexTensor& target) {
   return functional::nll_loss(input, target, options);
 }
-std::string NLLLoss::repr() const {
+std::string NLLLossImpl::repr() const {
   return ReprBuilder("NLLLoss")
       .tensor("weight", options.weight())
       .ignore_index(options.ignore_index())
@@ -99,20 +99,20 @@ std::string NLLLoss::repr() const {
       .str();
 }
 
-MSELoss::MSELoss(const MSEOptions& opts) : options(opts) {}
-Tensor MSELoss::forward(const Tensor& input, const Tensor& target) {
+MSELossImpl::MSELossImpl(const MSEOptions& opts) : options(opts) {}
+Tensor MSELossImpl::forward(const Tensor& input, const Tensor& target) {
   return functional::mse_loss(input, target, options);
 }
-std::string MSELoss::repr() const { return ReprBuilder("MSELoss").reduction(options.reduction()).str(); }
+std::string MSELossImpl::repr() const { return ReprBuilder("MSELoss").reduction(options.reduction()).str(); }
 
-BCEWithLogitsLoss::BCEWithLogitsLoss(const BCEWithLogitsOptions& opts) : options(opts) {
+BCEWithLogitsLossImpl::BCEWithLogitsLossImpl(const BCEWithLogitsOptions& opts) : options(opts) {
   if (options.weight().defined()) register_buffer("weight", options.weight());
   if (options.pos_weight().defined()) register_buffer("pos_weight", options.pos_weight());
 }
-Tensor BCEWithLogitsLoss::forward(const Tensor& input, const Tensor& target) {
+Tensor BCEWithLogitsLossImpl::forward(const Tensor& input, const Tensor& target) {
   return functional::binary_cross_entropy_with_logits(input, target, options);
 }
-std::string BCEWithLogitsLoss::repr() const {
+std::string BCEWithLogitsLossImpl::repr() const {
   return ReprBuilder("BCEWithLogitsLoss")
       .tensor("weight", options.weight())
       .tensor("pos_weight", options.pos_weight())

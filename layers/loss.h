@@ -26,7 +26,7 @@
 //       nn::CrossEntropyOptions().ignore_index(0).label_smoothing(0.1));
 //   loss.backward();
 //
-//   auto criterion = std::make_shared<nn::CrossEntropyLoss>(nn::CrossEntropyOptions().ignore_index(0));
+//   auto criterion = nn::CrossEntropyLoss(nn::CrossEntropyOptions().ignore_index(0));
 //   Tensor loss2 = criterion->forward(logits, targets);
 //
 // The libtorch spellings of the options (CrossEntropyLossOptions, F::CrossEntropyFuncOptions, ...)
@@ -130,36 +130,40 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
 // keywords: "CrossEntropyLoss(ignore_index=0, reduction='sum', label_smoothing=0.1)", and a
 // weight by its shape: "BCEWithLogitsLoss(pos_weight=(3,))".
 
-class CrossEntropyLoss : public Module {
+class CrossEntropyLossImpl : public Cloneable<CrossEntropyLossImpl> {
  public:
-  explicit CrossEntropyLoss(const CrossEntropyOptions& options = {});
+  explicit CrossEntropyLossImpl(const CrossEntropyOptions& options = {});
   Tensor forward(const Tensor& input, const IndexTensor& target);
   std::string repr() const override;
   CrossEntropyOptions options;
 };
+HEED_MODULE(CrossEntropyLoss);
 
-class NLLLoss : public Module {
+class NLLLossImpl : public Cloneable<NLLLossImpl> {
  public:
-  explicit NLLLoss(const NLLOptions& options = {});
+  explicit NLLLossImpl(const NLLOptions& options = {});
   Tensor forward(const Tensor& input, const IndexTensor& target);
   std::string repr() const override;
   NLLOptions options;
 };
+HEED_MODULE(NLLLoss);
 
-class MSELoss : public Module {
+class MSELossImpl : public Cloneable<MSELossImpl> {
  public:
-  explicit MSELoss(const MSEOptions& options = {});
+  explicit MSELossImpl(const MSEOptions& options = {});
   Tensor forward(const Tensor& input, const Tensor& target);
   std::string repr() const override;
   MSEOptions options;
 };
+HEED_MODULE(MSELoss);
 
-class BCEWithLogitsLoss : public Module {
+class BCEWithLogitsLossImpl : public Cloneable<BCEWithLogitsLossImpl> {
  public:
-  explicit BCEWithLogitsLoss(const BCEWithLogitsOptions& options = {});
+  explicit BCEWithLogitsLossImpl(const BCEWithLogitsOptions& options = {});
   Tensor forward(const Tensor& input, const Tensor& target);
   std::string repr() const override;
   BCEWithLogitsOptions options;
 };
+HEED_MODULE(BCEWithLogitsLoss);
 
 }  // namespace heed::nn

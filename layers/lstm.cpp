@@ -14,11 +14,11 @@ namespace heed::nn {
 
 // ---------------------------------------------------------------- LSTMCell
 
-LSTMCell::LSTMCell(const LSTMCellOptions& opts)
-    : RecurrentCellBase("LSTMCell", 4, opts.input_size(), opts.hidden_size(), opts.bias()),
+LSTMCellImpl::LSTMCellImpl(const LSTMCellOptions& opts)
+    : Cloneable("LSTMCell", 4, opts.input_size(), opts.hidden_size(), opts.bias()),
       options(opts) {}
 
-std::tuple<Tensor, Tensor> LSTMCell::forward(const Tensor& x,
+std::tuple<Tensor, Tensor> LSTMCellImpl::forward(const Tensor& x,
                                              const std::optional<std::tuple<Tensor, Tensor>>& hx) {
   const int64_t In = options.input_size(), H = options.hidden_size();
   HEED_CHECK(x.defined() && x.dim() == 2 && x.size(1) == In, "LSTMCell", "input must be (B, ",
@@ -33,13 +33,13 @@ std::tuple<Tensor, Tensor> LSTMCell::forward(const Tensor& x,
   return lstm_cell(x, h, c, weight_ih, weight_hh, bias_ih, bias_hh);
 }
 
-std::string LSTMCell::repr() const { return cell_repr("LSTMCell"); }
+std::string LSTMCellImpl::repr() const { return cell_repr("LSTMCell"); }
 
 // ---------------------------------------------------------------- LSTM
 
-LSTM::LSTM(const LSTMOptions& opts) : RecurrentBase("LSTM", 4, opts), options(opts) {}
+LSTMImpl::LSTMImpl(const LSTMOptions& opts) : Cloneable("LSTM", 4, opts), options(opts) {}
 
-LSTMOutput LSTM::forward(const Tensor& x, const std::optional<std::tuple<Tensor, Tensor>>& hx,
+LSTMOutput LSTMImpl::forward(const Tensor& x, const std::optional<std::tuple<Tensor, Tensor>>& hx,
                          const std::vector<int64_t>& lengths) {
   Tensor h0, c0;
   if (hx) std::tie(h0, c0) = *hx;
@@ -58,13 +58,13 @@ LSTMOutput LSTM::forward(const Tensor& x, const std::optional<std::tuple<Tensor,
   return {r.output, r.last[0], r.last[1]};
 }
 
-LSTMOutput LSTM::forward(const Tensor& x, const std::optional<std::tuple<Tensor, Tensor>>& hx,
+LSTMOutput LSTMImpl::forward(const Tensor& x, const std::optional<std::tuple<Tensor, Tensor>>& hx,
                          const Tensor& padding_mask) {
   const detail::ScanConfig cfg = detail::scan_config(options, false);
   return forward(x, hx, detail::lengths_from_mask("LSTM", padding_mask, x, cfg));
 }
 
-std::string LSTM::repr() const {
+std::string LSTMImpl::repr() const {
   return "LSTM" + detail::repr_args(detail::scan_config(options, false), options.bias());
 }
 

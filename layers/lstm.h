@@ -22,9 +22,9 @@
 //
 // Example (PyTorch's nn.LSTM(emb, hid, batch_first=True, bidirectional=True) and
 // nn.LSTMCell(in, hid)):
-//   auto lstm = std::make_shared<nn::LSTM>(nn::LSTMOptions(64, 128).bidirectional(true));
+//   auto lstm = nn::LSTM(nn::LSTMOptions(64, 128).bidirectional(true));
 //   auto [out, h_n, c_n] = lstm->forward(x, {}, lengths);  // x (B, T, 64) -> out (B, T, 256)
-//   auto cell = std::make_shared<nn::LSTMCell>(nn::LSTMCellOptions(64, 128));
+//   auto cell = nn::LSTMCell(nn::LSTMCellOptions(64, 128));
 //   std::tie(h, c) = cell->forward(x_t, std::make_tuple(h, c));
 #pragma once
 #include <optional>
@@ -41,11 +41,11 @@ class LSTM;
 using LSTMCellOptions = detail::RecurrentCellOptions<LSTMCell>;
 
 // One step: x (B, In), (h, c) each (B, H) -> (h', c'), zeros when no state is given.
-class LSTMCell : public detail::RecurrentCellBase {
+class LSTMCellImpl : public Cloneable<LSTMCellImpl, detail::RecurrentCellBase> {
  public:
-  explicit LSTMCell(const LSTMCellOptions& options);
-  LSTMCell(int64_t input_size, int64_t hidden_size)
-      : LSTMCell(LSTMCellOptions(input_size, hidden_size)) {}
+  explicit LSTMCellImpl(const LSTMCellOptions& options);
+  LSTMCellImpl(int64_t input_size, int64_t hidden_size)
+      : LSTMCellImpl(LSTMCellOptions(input_size, hidden_size)) {}
 
   // heed::Error naming LSTMCell if x is not (B, input_size) or h, c are not (B, hidden_size).
   std::tuple<Tensor, Tensor> forward(const Tensor& x,
@@ -55,6 +55,7 @@ class LSTMCell : public detail::RecurrentCellBase {
   LSTMCellOptions options;
   // weight_ih (4H, In), weight_hh (4H, H), bias_ih, bias_hh (4H): RecurrentCellBase's.
 };
+HEED_MODULE(LSTMCell);
 
 // The cell's options and num_layers, batch_first, dropout, bidirectional
 // (layers/recurrent_base.h).
@@ -67,10 +68,10 @@ struct LSTMOutput {
   Tensor c_n;     // (num_layers * dirs, B, H): c likewise
 };
 
-class LSTM : public detail::RecurrentBase {
+class LSTMImpl : public Cloneable<LSTMImpl, detail::RecurrentBase> {
  public:
-  explicit LSTM(const LSTMOptions& options);
-  LSTM(int64_t input_size, int64_t hidden_size) : LSTM(LSTMOptions(input_size, hidden_size)) {}
+  explicit LSTMImpl(const LSTMOptions& options);
+  LSTMImpl(int64_t input_size, int64_t hidden_size) : LSTMImpl(LSTMOptions(input_size, hidden_size)) {}
 
   // x (B, T, In); hx = (h0, c0), each (num_layers * dirs, B, H), zeros when not given;
   // lengths: valid steps per sequence (each in [1, T]; the rest of the row is padding),
@@ -88,5 +89,6 @@ class LSTM : public detail::RecurrentBase {
   // weight_ih, weight_hh, bias_ih, bias_hh, each indexed [layer * dirs + direction], G = 4:
   // RecurrentBase's.
 };
+HEED_MODULE(LSTM);
 
 }  // namespace heed::nn

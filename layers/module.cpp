@@ -14,15 +14,78 @@
 namespace heed::nn {
 
 // typeid gives the mangled name (g++ and clang: the Itanium ABI); demangle it, then drop
-// the namespaces: "(anonymous namespace)::Seq2Seq" -> "Seq2Seq", "app::Box<int>" -> "Box<int>".
-std::string Module::repr() const {
-  const char* mangled = typeid(*this).name();
+// the namespaces: "(anonymous namespace)::Seq2Seq" -> "Seq2Seq", "app::Box<int>" -> "Box<int>",
+// and a trailing "Impl", the holder's name: "NetImpl" -> "Net".
+static std::string class_name(const std::type_info& type) {
+  const char* mangled = type.name();
   int status = 0;
   const std::unique_ptr<char, void (*)(void*)> demangled(
       abi::__cxa_demangle(mangled, nullptr, nullptr, &status), std::free);
   const std::string name = status == 0 && demangled ? demangled.get() : mangled;
   const size_t colon = name.rfind("::", name.find('<'));  // the last one before any template args
-  return colon == std::string::npos ? name : name.substr(colon + 2);
+  std::string out = colon == std::string::npos ? name : name.substr(colon + 2);
+  if (out.size() > 4 && out.find('<') == std::string::npos && out.compare(out.size() - 4, 4, "Impl") == 0)
+    out.resize(out.size() - 4);
+  return out;
+}
+
+std::string Module::repr() const { return class_name(typeid(*this)); }
+
+void detail::empty_holder(const std::type_info& impl) {
+  fail(class_name(impl).c_str(), "the module holder is empty (constructed from nullptr); assign it "
+       "a module first, e.g. fc = register_module(\"fc\", nn::Linear(4, 3))");
+}
+
+std::shared_ptr<Module> Module::clone_module() const {
+  const std::string name = class_name(typeid(*this));
+  fail("clone", name, " does not implement clone(): derive it from nn::Cloneable<", name,
+       "Impl> (or override clone_module())");
+}
+
+// Same names in the same order, same shapes, tensors defined in the same places.
+void Module::check_same_structure(const Module& from, const std::string& prefix) const {
+  const std::string who = class_name(typeid(from));
+  auto same = [&](const NamedTensors& a, const NamedTensors& b, const char* kind) {
+    HEED_CHECK(a.size() == b.size(), "clone", who, " at '", prefix, "': the copy built with the same options has ",
+               a.size(), " ", kind, "s, the original ", b.size());
+    for (size_t i = 0; i < a.size(); ++i) {
+      const Tensor &x = a[i].second, &y = b[i].second;
+      HEED_CHECK(a[i].first == b[i].first && x.defined() == y.defined() &&
+                     (!x.defined() || x.shape() == y.shape()),
+                 "clone", who, ": ", kind, " '", prefix, b[i].first,
+                 "' of the original differs (name, shape or presence) from the one its constructor "
+                 "builds; override clone_module()");
+    }
+  };
+  same(params_, from.params_, "parameter");
+  same(buffers_, from.buffers_, "buffer");
+  HEED_CHECK(children_.size() == from.children_.size(), "clone", who, " at '", prefix,
+             "': the copy built with the same options has ", children_.size(),
+             " submodules, the original ", from.children_.size());
+  for (size_t i = 0; i < children_.size(); ++i) {
+    HEED_CHECK(children_[i].first == from.children_[i].first, "clone", who, ": submodule '", prefix,
+               from.children_[i].first, "' differs from the one its constructor builds");
+    children_[i].second->check_same_structure(*from.children_[i].second, prefix + children_[i].first + ".");
+  }
+}
+
+void Module::copy_values_from(const Module& from) {
+  for (auto [mine, theirs] : {std::make_pair(&params_, &from.params_), std::make_pair(&buffers_, &from.buffers_)})
+    for (size_t i = 0; i < mine->size(); ++i) {
+      Tensor t = (*mine)[i].second;
+      const Tensor& src = (*theirs)[i].second;
+      if (!t.defined()) continue;
+      t.copy_(src);
+      if (t.requires_grad() != src.requires_grad()) t.requires_grad_(src.requires_grad());
+    }
+  training_ = from.training_;
+  for (size_t i = 0; i < children_.size(); ++i) children_[i].second->copy_values_from(*from.children_[i].second);
+}
+
+void Module::copy_state_from(const Module& from) {
+  check_same_structure(from, "");
+  NoGradGuard no_grad;  // a copy of values, not part of any graph
+  copy_values_from(from);
 }
 
 // Keeps the first name of each tensor: a tensor registered twice (tied weights) is one
@@ -42,25 +105,27 @@ static void check_name(const char* what, const std::string& name) {
 
 Tensor Module::register_parameter(const std::string& name, Tensor t, bool requires_grad) {
   check_name("register_parameter", name);
-  for (auto& [n, p] : params_)
-    HEED_CHECK(n != name, "register_parameter", "parameter '", name, "' already registered");
+  HEED_CHECK(!param_names_.count(name), "register_parameter", "parameter '", name, "' already registered");
   if (t.defined()) t.requires_grad_(requires_grad);  // undefined: an absent optional parameter
   params_.emplace_back(name, t);
+  param_names_.insert(name);
   return t;
 }
 
 Tensor Module::register_buffer(const std::string& name, Tensor t) {
   check_name("register_buffer", name);
+  HEED_CHECK(!buffer_names_.count(name), "register_buffer", "buffer '", name, "' already registered");
   buffers_.emplace_back(name, t);
+  buffer_names_.insert(name);
   return t;
 }
 
 void Module::add_child(const std::string& name, std::shared_ptr<Module> m) {
   check_name("register_module", name);
   HEED_CHECK(m != nullptr, "register_module", "module '", name, "' is null");
-  for (auto& [n, c] : children_)
-    HEED_CHECK(n != name, "register_module", "submodule '", name, "' already registered");
+  HEED_CHECK(!child_names_.count(name), "register_module", "submodule '", name, "' already registered");
   children_.emplace_back(name, std::move(m));
+  child_names_.insert(name);
 }
 
 void Module::collect(const std::string& prefix, bool recurse, bool buffers, NamedTensors& out) const {

@@ -3,9 +3,11 @@
 // such as "encoder.lstm.weight_ih_l0"), switch train/eval, zero its gradients, print
 // itself, and be saved and loaded (optim/checkpoint_file.h).
 //
-// Layers are used through std::shared_ptr, as libtorch's module holders are:
-//   auto fc = std::make_shared<nn::Linear>(nn::LinearOptions(784, 10).bias(false));
-//   Tensor y = fc->forward(x);                  // (B, 784) -> (B, 10)
+// Every layer is a module class `XImpl` and a holder `X` (module_holder.h), as libtorch's
+// LinearImpl and Linear: the holder owns the module through a std::shared_ptr.
+//   nn::Linear fc(nn::LinearOptions(784, 10).bias(false));
+//   Tensor y = fc(x);                           // fc->forward(x): (B, 784) -> (B, 10)
+//   fc->weight;                                 // (10, 784)
 //
 // Each layer has its own non-virtual forward with the signature it needs (Linear takes a
 // Tensor, Embedding an IndexTensor, LSTM returns outputs and states); Sequential chains
@@ -13,29 +15,40 @@
 //
 // A layer registers what it owns in its constructor:
 //   weight = register_parameter("weight", empty({out, in}));
-//   lstm = register_module("lstm", std::make_shared<LSTM>(LSTMOptions(64, 128)));
+//   lstm = register_module("lstm", nn::LSTM(nn::LSTMOptions(64, 128)));
 // Modules form a tree (children are owned by their parent); nothing points upward.
 //
-// Copying a module (`nn::Linear b = *fc;`) is SHALLOW, as copying a libtorch module holder:
-// the copy shares every parameter, buffer and submodule with the original (tensors are
-// handles, children shared_ptrs), so a write to one is seen by the other; only its own
-// training flag is separate. For an independent model, build one with the same options and
-// load_state_dict(old->state_dict()), which copies the values. Exceptions: load_state_dict
-// checks everything before it writes (below); a throwing forward changes no parameter.
+// Copying. A HOLDER copies shallowly, as libtorch's: `nn::Linear b = fc;` is the same
+// module under a second name. A MODULE does not copy: Module's copy constructor and
+// assignment are deleted, so `nn::LinearImpl b = *fc;` does not compile (in libtorch it
+// compiles and silently shares every parameter). For an independent model, clone():
+//   nn::Linear b = fc->clone();   // new parameters with fc's values, fc's training flags
+// The copy's parameters, buffers and submodules are new tensors and new modules; tensors
+// tied inside the model stay tied in the copy (the constructor ties them again). Every heed
+// layer implements clone() (nn::Cloneable below); a module of your own derives from
+// Cloneable<Self> to get it, else its clone() is a heed::Error naming it.
+// Exceptions: load_state_dict checks everything before it writes (below); a throwing
+// forward changes no parameter; a throwing clone() leaves the original untouched.
 //
 // A module of your own derives from Module, registers its parts and writes a forward:
-//   struct Seq2Seq : nn::Module {
-//     std::shared_ptr<nn::Embedding> emb = register_module("emb", std::make_shared<nn::Embedding>(...));
+//   struct Seq2SeqImpl : nn::Module {
+//     nn::Embedding emb = register_module("emb", nn::Embedding(...));
 //     Tensor forward(const IndexTensor& ids) { ... }
-//   };   // repr() is "Seq2Seq" unless you override it; summary() lists emb under it
+//   };
+//   HEED_MODULE(Seq2Seq);   // the holder: Seq2Seq model(...); model(ids)
+// repr() is "Seq2Seq" unless you override it (a trailing "Impl" is dropped); summary()
+// lists emb under it.
 #pragma once
 #include <memory>
 #include <string>
+#include <type_traits>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
 #include "../core/arg.h"  // HEED_ARG, which every module's options class uses
 #include "../core/tensor.h"
+#include "module_holder.h"
 
 namespace heed::nn {
 
@@ -50,6 +63,9 @@ struct IncompatibleKeys {
 
 class Module {
  public:
+  Module() = default;
+  Module(const Module&) = delete;             // see "Copying" above: clone() copies deeply
+  Module& operator=(const Module&) = delete;
   virtual ~Module() = default;
 
   // The layer as PyTorch prints it, e.g. "Linear(in_features=4, out_features=2, bias=True)".
@@ -92,7 +108,20 @@ class Module {
   // Tree printout, one line per module, with parameter counts.
   std::string summary() const;
 
+  // A deep copy (see "Copying" above). Cloneable<XImpl>::clone returns std::shared_ptr<XImpl>,
+  // which a holder takes: `nn::Linear b = fc->clone();`. heed::Error naming the module if it
+  // does not implement clone_module().
+  std::shared_ptr<Module> clone() const { return clone_module(); }
+
  protected:
+  // The deep copy behind clone(); Cloneable implements it. Default: heed::Error.
+  virtual std::shared_ptr<Module> clone_module() const;
+  // Makes this module, built afresh with the same structure as `from` (the same
+  // constructor arguments), equal to it: every parameter's and buffer's value and
+  // requires_grad, every module's training flag, recursively. heed::Error naming `from` and
+  // the tensor if the structures differ, checked before anything is written.
+  void copy_state_from(const Module& from);
+
   Tensor register_parameter(const std::string& name, Tensor t, bool requires_grad = true);
   Tensor register_buffer(const std::string& name, Tensor t);
   template <class M>
@@ -100,16 +129,63 @@ class Module {
     add_child(name, m);
     return m;
   }
+  // A holder: registers its module and returns the holder (the same module).
+  template <class H, class = std::enable_if_t<std::is_base_of_v<ModuleHolderTag, H>>>
+  H register_module(const std::string& name, H holder) {
+    add_child(name, holder.ptr());
+    return holder;
+  }
 
  private:
   void add_child(const std::string& name, std::shared_ptr<Module> m);
   void collect(const std::string& prefix, bool recurse, bool buffers, NamedTensors& out) const;
   void summary_into(const std::string& name, int depth, std::string& out) const;
   void state_dict_into(const std::string& prefix, NamedTensors& out) const;
+  void check_same_structure(const Module& from, const std::string& prefix) const;
+  void copy_values_from(const Module& from);
 
   NamedTensors params_, buffers_;
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
+  // The names above, for a duplicate check in O(1) per registration.
+  std::unordered_set<std::string> param_names_, buffer_names_, child_names_;
   bool training_ = true;
+};
+
+namespace detail {
+template <class T, class = void>
+struct has_options : std::false_type {};
+template <class T>
+struct has_options<T, std::void_t<decltype(std::declval<const T&>().options)>> : std::true_type {};
+}  // namespace detail
+
+// A module that clone() can copy: every heed layer derives from it, as libtorch's from
+// torch::nn::Cloneable. clone() builds a new Derived from the same constructor arguments,
+// Derived(options) where the module keeps its `options` (every heed layer), else Derived(),
+// then copies the state into it (copy_state_from). A module built some other way overrides
+// clone_module() itself. `Base` is Module or a module base class (the recurrent layers').
+template <class Derived, class Base = Module>
+class Cloneable : public Base {
+ public:
+  using Base::Base;
+  std::shared_ptr<Derived> clone() const {
+    return std::static_pointer_cast<Derived>(clone_module());
+  }
+
+ protected:
+  std::shared_ptr<Module> clone_module() const override {
+    const Derived& self = static_cast<const Derived&>(*this);
+    std::shared_ptr<Derived> copy;
+    if constexpr (detail::has_options<Derived>::value) {
+      copy = std::make_shared<Derived>(self.options);
+    } else {
+      static_assert(std::is_default_constructible_v<Derived>,
+                    "Cloneable<M>: M has neither `options` nor a default constructor; override "
+                    "clone_module() to build the copy");
+      copy = std::make_shared<Derived>();
+    }
+    copy->copy_state_from(self);
+    return copy;
+  }
 };
 
 }  // namespace heed::nn

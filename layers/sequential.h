@@ -7,9 +7,8 @@
 // Any module with `Tensor forward(const Tensor&)` can be a step: push_back remembers how
 // to call it (as libtorch's AnyModule does), so Module itself needs no virtual forward.
 //
-//   auto mlp = std::make_shared<nn::Sequential>(
-//       std::make_shared<nn::Linear>(4, 8), std::make_shared<nn::ReLU>(), std::make_shared<nn::Linear>(8, 2));
-//   Tensor y = mlp->forward(x);   // (B, 4) -> (B, 2)
+//   nn::Sequential mlp(nn::Linear(4, 8), nn::ReLU(), nn::Linear(8, 2));
+//   Tensor y = mlp(x);   // (B, 4) -> (B, 2)
 #pragma once
 #include <functional>
 #include <memory>
@@ -21,12 +20,13 @@
 
 namespace heed::nn {
 
-class Sequential : public Module {
+class SequentialImpl : public Module {
  public:
-  Sequential() = default;
+  SequentialImpl() = default;
+  // Each argument a holder (nn::Linear(4, 8)) or a std::shared_ptr to a module.
   template <class... M>
-  explicit Sequential(std::shared_ptr<M>... modules) {
-    (push_back(std::move(modules)), ...);
+  explicit SequentialImpl(M&&... modules) {
+    (push_back(std::forward<M>(modules)), ...);
   }
 
   // Appends m, registered as the next index.
@@ -36,7 +36,14 @@ class Sequential : public Module {
                   "a Sequential step needs Tensor forward(const Tensor&)");
     std::shared_ptr<M> step = m;
     steps_.push_back([step](const Tensor& x) { return step->forward(x); });
+    clones_.push_back([step](SequentialImpl& into) {
+      into.push_back(std::static_pointer_cast<M>(static_cast<const Module&>(*step).clone()));
+    });
     register_module(std::to_string(steps_.size() - 1), std::move(m));
+  }
+  template <class H, class = std::enable_if_t<std::is_base_of_v<ModuleHolderTag, std::decay_t<H>>>>
+  void push_back(H&& holder) {
+    push_back(holder.ptr());
   }
   size_t size() const { return steps_.size(); }
   bool is_empty() const { return steps_.empty(); }
@@ -47,8 +54,18 @@ class Sequential : public Module {
   // the whole tree in one string; here repr() is one line and summary() is the tree.)
   std::string repr() const override;
 
+  // A deep copy (module.h): each step cloned, in order.
+  std::shared_ptr<SequentialImpl> clone() const {
+    return std::static_pointer_cast<SequentialImpl>(clone_module());
+  }
+
+ protected:
+  std::shared_ptr<Module> clone_module() const override;
+
  private:
   std::vector<std::function<Tensor(const Tensor&)>> steps_;
+  std::vector<std::function<void(SequentialImpl&)>> clones_;  // append a clone of step i
 };
+HEED_MODULE(Sequential);
 
 }  // namespace heed::nn

@@ -23,7 +23,7 @@ std::string TransformerLayerOptions::repr_args() const {
          ", dim_feedforward=" + std::to_string(dim_feedforward_) +
          ", dropout=" + detail::py_float(dropout_) + ", activation='" + activation_ +
          "', layer_norm_eps=" + detail::py_float(layer_norm_eps_) +
-         ", norm_first=" + detail::py_bool(norm_first_);
+         ", norm_first=" + detail::py_bool(norm_first_) + (batch_first_ ? "" : ", batch_first=False");
 }
 
 void check_sequence(const char* op, const char* name, const Tensor& x, int64_t E) {

@@ -18,8 +18,8 @@
 // are well scaled and deep stacks train without learning-rate warm-up; its stacks usually
 // end in a final LayerNorm (TransformerEncoderOptions::norm).
 //
-// Everything is batch-first, always: (B, T, E), as PyTorch's layers with batch_first=True
-// (there is no sequence-first mode). Masks follow heed's convention (autograd/attention/attention_mask.h:
+// Batch-first by default: (B, T, E), as PyTorch's layers with batch_first=True (PyTorch's
+// default is False); batch_first(false) takes and returns (T, B, E) as PyTorch's default. Masks follow heed's convention (autograd/attention/attention_mask.h:
 // 1 = may attend), NOT PyTorch's (True = ignore): a PyTorch src_key_padding_mask `pad` is
 // heed's AttentionMask().key_padding(1 - pad), and a causal tgt_mask is .causal().
 //
@@ -47,6 +47,9 @@ class TransformerLayerOptions {
   HEED_ARG(std::string, activation) = "relu";    // "relu" or "gelu"
   HEED_ARG(double, layer_norm_eps) = 1e-5;
   HEED_ARG(bool, norm_first) = false;
+  // true (heed's default, unlike PyTorch's): src, tgt, memory and outputs are (B, T, E).
+  // false (PyTorch's default): (T, B, E); masks keep their batch-first shapes; no cache.
+  HEED_ARG(bool, batch_first) = true;
 
   // heed::Error naming `op` unless d_model, nhead, dim_feedforward > 0, nhead divides
   // d_model, dropout is in [0, 1), eps >= 0 and the activation is known.
@@ -59,7 +62,7 @@ class TransformerLayerOptions {
 using TransformerEncoderLayerOptions = TransformerLayerOptions;
 using TransformerDecoderLayerOptions = TransformerLayerOptions;
 
-// heed::Error naming `op` unless x is (B, T, E): the layers are batch-first only.
+// heed::Error naming `op` unless x is (B, T, E) (the batch-first computation every layer runs).
 void check_sequence(const char* op, const char* name, const Tensor& x, int64_t E);
 
 // The "layers" child of TransformerEncoder / TransformerDecoder: layer i registered as
@@ -68,16 +71,16 @@ void check_sequence(const char* op, const char* name, const Tensor& x, int64_t E
 template <class Layer>
 class LayerStack : public Module {
  public:
-  void push_back(std::shared_ptr<Layer> layer) {
+  void push_back(Layer layer) {
     register_module(std::to_string(layers_.size()), layer);
     layers_.push_back(std::move(layer));
   }
   size_t size() const { return layers_.size(); }
-  Layer& operator[](size_t i) const { return *layers_.at(i); }
+  typename Layer::Impl& operator[](size_t i) const { return *layers_.at(i); }
   std::string repr() const override { return "ModuleList"; }
 
  private:
-  std::vector<std::shared_ptr<Layer>> layers_;
+  std::vector<Layer> layers_;
 };
 
 }  // namespace heed::nn

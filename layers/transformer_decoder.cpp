@@ -8,35 +8,35 @@
 
 namespace heed::nn {
 
-TransformerDecoderLayer::TransformerDecoderLayer(const TransformerDecoderLayerOptions& opts)
+TransformerDecoderLayerImpl::TransformerDecoderLayerImpl(const TransformerDecoderLayerOptions& opts)
     : options(opts) {
   options.check("TransformerDecoderLayer");
   const int64_t E = options.d_model(), F = options.dim_feedforward();
   const double p = options.dropout();
   const MultiheadAttentionOptions mha = MultiheadAttentionOptions(E, options.nhead()).dropout(p);
   const LayerNormOptions ln = LayerNormOptions({E}).eps(options.layer_norm_eps());
-  self_attn = register_module("self_attn", std::make_shared<MultiheadAttention>(mha));
-  multihead_attn = register_module("multihead_attn", std::make_shared<MultiheadAttention>(mha));
-  linear1 = register_module("linear1", std::make_shared<Linear>(E, F));
-  dropout = register_module("dropout", std::make_shared<Dropout>(p));
-  linear2 = register_module("linear2", std::make_shared<Linear>(F, E));
-  norm1 = register_module("norm1", std::make_shared<LayerNorm>(ln));
-  norm2 = register_module("norm2", std::make_shared<LayerNorm>(ln));
-  norm3 = register_module("norm3", std::make_shared<LayerNorm>(ln));
-  dropout1 = register_module("dropout1", std::make_shared<Dropout>(p));
-  dropout2 = register_module("dropout2", std::make_shared<Dropout>(p));
-  dropout3 = register_module("dropout3", std::make_shared<Dropout>(p));
+  self_attn = register_module("self_attn", MultiheadAttention(mha));
+  multihead_attn = register_module("multihead_attn", MultiheadAttention(mha));
+  linear1 = register_module("linear1", Linear(E, F));
+  dropout = register_module("dropout", Dropout(p));
+  linear2 = register_module("linear2", Linear(F, E));
+  norm1 = register_module("norm1", LayerNorm(ln));
+  norm2 = register_module("norm2", LayerNorm(ln));
+  norm3 = register_module("norm3", LayerNorm(ln));
+  dropout1 = register_module("dropout1", Dropout(p));
+  dropout2 = register_module("dropout2", Dropout(p));
+  dropout3 = register_module("dropout3", Dropout(p));
 }
 
 // dropout1(MultiHead(x, x, x))
-Tensor TransformerDecoderLayer::sa_block(const Tensor& x, const AttentionMask& mask,
+Tensor TransformerDecoderLayerImpl::sa_block(const Tensor& x, const AttentionMask& mask,
                                          KVCache* cache) {
   return dropout1->forward(
       self_attn->forward(x, x, x, mask, {}, /*need_weights=*/false, true, cache, Attending::self).output);
 }
 
 // dropout2(MultiHead(x, memory, memory)): queries from the decoder, keys and values from memory
-Tensor TransformerDecoderLayer::mha_block(const Tensor& x, const Tensor& memory,
+Tensor TransformerDecoderLayerImpl::mha_block(const Tensor& x, const Tensor& memory,
                                           const AttentionMask& mask, KVCache* cache) {
   return dropout2->forward(
       multihead_attn->forward(x, memory, memory, mask, {}, /*need_weights=*/false, true, cache,
@@ -44,12 +44,25 @@ Tensor TransformerDecoderLayer::mha_block(const Tensor& x, const Tensor& memory,
 }
 
 // dropout3(linear2(dropout(act(linear1(x)))))
-Tensor TransformerDecoderLayer::ff_block(const Tensor& x) {
+Tensor TransformerDecoderLayerImpl::ff_block(const Tensor& x) {
   return dropout3->forward(
       feed_forward("TransformerDecoderLayer", x, *linear1, options.activation(), *dropout, *linear2));
 }
 
-Tensor TransformerDecoderLayer::forward(const Tensor& tgt, const Tensor& memory,
+// batch_first = false: (T, B, E) in and out, the batch-first computation between.
+Tensor TransformerDecoderLayerImpl::forward(const Tensor& tgt, const Tensor& memory,
+                                        const AttentionMask& tgt_mask, const AttentionMask& memory_mask,
+                                        DecoderLayerCache* cache) {
+  if (options.batch_first()) return forward_batch_first(tgt, memory, tgt_mask, memory_mask, cache);
+  const char* op = "TransformerDecoderLayer";
+  HEED_CHECK(cache == nullptr, op, "cached decoding needs batch_first = true");
+  HEED_CHECK(tgt.defined() && tgt.dim() == 3 && memory.defined() && memory.dim() == 3, op,
+             "with batch_first = false, tgt and memory must be defined and 3-D, (T, B, E)");
+  return forward_batch_first(tgt.transpose(0, 1), memory.transpose(0, 1), tgt_mask, memory_mask, nullptr)
+      .transpose(0, 1);
+}
+
+Tensor TransformerDecoderLayerImpl::forward_batch_first(const Tensor& tgt, const Tensor& memory,
                                         const AttentionMask& tgt_mask, const AttentionMask& memory_mask,
                                         DecoderLayerCache* cache) {
   const char* op = "TransformerDecoderLayer";
@@ -75,28 +88,28 @@ Tensor TransformerDecoderLayer::forward(const Tensor& tgt, const Tensor& memory,
   return x;
 }
 
-DecoderLayerCache TransformerDecoderLayer::make_cache(int64_t batch, int64_t max_len) const {
+DecoderLayerCache TransformerDecoderLayerImpl::make_cache(int64_t batch, int64_t max_len) const {
   const MultiheadAttentionOptions& o = self_attn->options;
   return {KVCache(batch, o.num_heads(), max_len, o.head_dim_k(), o.head_dim_v()), KVCache()};
 }
 
-std::string TransformerDecoderLayer::repr() const {
+std::string TransformerDecoderLayerImpl::repr() const {
   return "TransformerDecoderLayer(" + options.repr_args() + ")";
 }
 
-TransformerDecoder::TransformerDecoder(const TransformerDecoderOptions& opts) : options(opts) {
+TransformerDecoderImpl::TransformerDecoderImpl(const TransformerDecoderOptions& opts) : options(opts) {
   HEED_CHECK(options.num_layers() >= 1, "TransformerDecoder", "num_layers must be >= 1; got ",
              options.num_layers());
   options.layer().check("TransformerDecoder");
   layers = register_module("layers", std::make_shared<LayerStack<TransformerDecoderLayer>>());
   for (int64_t i = 0; i < options.num_layers(); ++i)  // each layer drawn afresh (see header)
-    layers->push_back(std::make_shared<TransformerDecoderLayer>(options.layer()));
+    layers->push_back(TransformerDecoderLayer(options.layer()));
   if (options.norm())
-    norm = register_module("norm", std::make_shared<LayerNorm>(LayerNormOptions({options.layer().d_model()})
+    norm = register_module("norm", LayerNorm(LayerNormOptions({options.layer().d_model()})
                                                                    .eps(options.layer().layer_norm_eps())));
 }
 
-Tensor TransformerDecoder::forward(const Tensor& tgt, const Tensor& memory,
+Tensor TransformerDecoderImpl::forward(const Tensor& tgt, const Tensor& memory,
                                    const AttentionMask& tgt_mask, const AttentionMask& memory_mask,
                                    TransformerDecoderCache* cache) {
   HEED_CHECK(!cache || cache->layers.size() == layers->size(), "TransformerDecoder", "the cache has ",
@@ -116,7 +129,7 @@ Tensor TransformerDecoder::forward(const Tensor& tgt, const Tensor& memory,
   return x;
 }
 
-TransformerDecoderCache TransformerDecoder::make_cache(int64_t batch, int64_t max_len) const {
+TransformerDecoderCache TransformerDecoderImpl::make_cache(int64_t batch, int64_t max_len) const {
   TransformerDecoderCache cache;
   for (size_t i = 0; i < layers->size(); ++i) cache.layers.push_back((*layers)[i].make_cache(batch, max_len));
   return cache;
@@ -155,7 +168,7 @@ int64_t TransformerDecoderCache::bytes() const {
   return n;
 }
 
-std::string TransformerDecoder::repr() const {
+std::string TransformerDecoderImpl::repr() const {
   return "TransformerDecoder(num_layers=" + std::to_string(options.num_layers()) +
          ", norm=" + (options.norm() ? "True" : "False") + ")";
 }

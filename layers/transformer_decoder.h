@@ -54,7 +54,7 @@
 //   cache.reorder(parent_beams);   // beam search: row b continues old row parent_beams[b]
 //
 // Example:
-//   auto dec = std::make_shared<nn::TransformerDecoderLayer>(nn::TransformerDecoderLayerOptions(512, 8));
+//   auto dec = nn::TransformerDecoderLayer(nn::TransformerDecoderLayerOptions(512, 8));
 //   Tensor y = dec->forward(tgt, memory, nn::AttentionMask().causal(),      // (B, Tt, 512)
 //                           nn::AttentionMask().key_padding(src_real));
 #pragma once
@@ -101,9 +101,9 @@ class TransformerDecoderCache {
   int64_t bytes() const;            // everything allocated, memory caches included
 };
 
-class TransformerDecoderLayer : public Module {
+class TransformerDecoderLayerImpl : public Cloneable<TransformerDecoderLayerImpl> {
  public:
-  explicit TransformerDecoderLayer(const TransformerDecoderLayerOptions& options);
+  explicit TransformerDecoderLayerImpl(const TransformerDecoderLayerOptions& options);
 
   // tgt (B, Tt, E), memory (B, Ts, E) -> (B, Tt, E). With a cache, tgt holds the Tt new
   // tokens and tgt_mask is for (Tt, cache->self_attn.size() + Tt) keys (above).
@@ -117,21 +117,24 @@ class TransformerDecoderLayer : public Module {
 
   TransformerDecoderLayerOptions options;
   // registered in PyTorch's order, so named_parameters() lists its state_dict keys in order
-  std::shared_ptr<MultiheadAttention> self_attn;       // over the target
-  std::shared_ptr<MultiheadAttention> multihead_attn;  // target queries, memory keys/values
-  std::shared_ptr<Linear> linear1;                     // E -> F
-  std::shared_ptr<Dropout> dropout;                    // inside the FFN
-  std::shared_ptr<Linear> linear2;                     // F -> E
-  std::shared_ptr<LayerNorm> norm1, norm2, norm3;      // around each sub-layer
-  std::shared_ptr<Dropout> dropout1, dropout2, dropout3;
+  MultiheadAttention self_attn{nullptr};       // over the target
+  MultiheadAttention multihead_attn{nullptr};  // target queries, memory keys/values
+  Linear linear1{nullptr};                     // E -> F
+  Dropout dropout{nullptr};                    // inside the FFN
+  Linear linear2{nullptr};                     // F -> E
+  LayerNorm norm1{nullptr}, norm2{nullptr}, norm3{nullptr};      // around each sub-layer
+  Dropout dropout1{nullptr}, dropout2{nullptr}, dropout3{nullptr};
 
  private:
+  Tensor forward_batch_first(const Tensor& tgt, const Tensor& memory, const AttentionMask& tgt_mask,
+                             const AttentionMask& memory_mask, DecoderLayerCache* cache);
   Tensor sa_block(const Tensor& x, const AttentionMask& mask,  // dropout1(SelfAttn(x))
                   KVCache* cache);
   Tensor mha_block(const Tensor& x, const Tensor& memory,       // dropout2(CrossAttn(x, memory))
                    const AttentionMask& mask, KVCache* cache);
   Tensor ff_block(const Tensor& x);                             // dropout3(FFN(x))
 };
+HEED_MODULE(TransformerDecoderLayer);
 
 class TransformerDecoderOptions {
  public:
@@ -143,9 +146,9 @@ class TransformerDecoderOptions {
   HEED_ARG(bool, norm) = false;
 };
 
-class TransformerDecoder : public Module {
+class TransformerDecoderImpl : public Cloneable<TransformerDecoderImpl> {
  public:
-  explicit TransformerDecoder(const TransformerDecoderOptions& options);
+  explicit TransformerDecoderImpl(const TransformerDecoderOptions& options);
 
   // tgt (B, Tt, E), memory (B, Ts, E) -> (B, Tt, E); the same masks for every layer.
   // With a cache (from make_cache), tgt holds the Tt new tokens (above); heed::Error naming
@@ -158,7 +161,8 @@ class TransformerDecoder : public Module {
 
   TransformerDecoderOptions options;
   std::shared_ptr<LayerStack<TransformerDecoderLayer>> layers;  // "layers.0", "layers.1", ...
-  std::shared_ptr<LayerNorm> norm;                              // undefined without options.norm()
+  LayerNorm norm{nullptr};                              // undefined without options.norm()
 };
+HEED_MODULE(TransformerDecoder);
 
 }  // namespace heed::nn

@@ -35,7 +35,7 @@
 //   saved for backward  O(n (E + F)) activations + the (B, H, T, T) attention weights
 //
 // Example:
-//   auto enc = std::make_shared<nn::TransformerEncoder>(nn::TransformerEncoderOptions(
+//   auto enc = nn::TransformerEncoder(nn::TransformerEncoderOptions(
 //       nn::TransformerEncoderLayerOptions(512, 8).norm_first(true), 6).norm(true));
 //   Tensor h = enc->forward(x, nn::AttentionMask().key_padding(real_token));  // (B, T, 512)
 #pragma once
@@ -52,28 +52,32 @@
 
 namespace heed::nn {
 
-class TransformerEncoderLayer : public Module {
+class TransformerEncoderLayerImpl : public Cloneable<TransformerEncoderLayerImpl> {
  public:
-  explicit TransformerEncoderLayer(const TransformerEncoderLayerOptions& options);
+  explicit TransformerEncoderLayerImpl(const TransformerEncoderLayerOptions& options);
 
   // src (B, T, E) -> (B, T, E). src_mask: heed's mask (1 = may attend) on the self-attention.
-  Tensor forward(const Tensor& src, const AttentionMask& src_mask = {});
+  // attn_bias: torch's FLOAT src_mask, added to the attention scores (-inf hides a key),
+  // (T, T) or (B or 1, H or 1, T, T), as MultiheadAttention's attn_bias.
+  Tensor forward(const Tensor& src, const AttentionMask& src_mask = {}, const Tensor& attn_bias = {});
   // TransformerEncoderLayer(d_model=4, nhead=2, ..., norm_first=False); children in summary()
   std::string repr() const override;
 
   TransformerEncoderLayerOptions options;
   // registered in PyTorch's order, so named_parameters() lists its state_dict keys in order
-  std::shared_ptr<MultiheadAttention> self_attn;
-  std::shared_ptr<Linear> linear1;                // E -> F
-  std::shared_ptr<Dropout> dropout;               // inside the FFN
-  std::shared_ptr<Linear> linear2;                // F -> E
-  std::shared_ptr<LayerNorm> norm1, norm2;        // around self-attention, around the FFN
-  std::shared_ptr<Dropout> dropout1, dropout2;    // on each sub-layer's output
+  MultiheadAttention self_attn{nullptr};
+  Linear linear1{nullptr};                // E -> F
+  Dropout dropout{nullptr};               // inside the FFN
+  Linear linear2{nullptr};                // F -> E
+  LayerNorm norm1{nullptr}, norm2{nullptr};        // around self-attention, around the FFN
+  Dropout dropout1{nullptr}, dropout2{nullptr};    // on each sub-layer's output
 
  private:
-  Tensor sa_block(const Tensor& x, const AttentionMask& mask);  // dropout1(SelfAttn(x))
+  Tensor forward_batch_first(const Tensor& src, const AttentionMask& src_mask, const Tensor& attn_bias);
+  Tensor sa_block(const Tensor& x, const AttentionMask& mask, const Tensor& attn_bias);  // dropout1(SelfAttn(x))
   Tensor ff_block(const Tensor& x);                             // dropout2(FFN(x))
 };
+HEED_MODULE(TransformerEncoderLayer);
 
 class TransformerEncoderOptions {
  public:
@@ -85,17 +89,19 @@ class TransformerEncoderOptions {
   HEED_ARG(bool, norm) = false;
 };
 
-class TransformerEncoder : public Module {
+class TransformerEncoderImpl : public Cloneable<TransformerEncoderImpl> {
  public:
-  explicit TransformerEncoder(const TransformerEncoderOptions& options);
+  explicit TransformerEncoderImpl(const TransformerEncoderOptions& options);
 
-  // src (B, T, E) -> (B, T, E); the same mask for every layer.
-  Tensor forward(const Tensor& src, const AttentionMask& mask = {});
+  // src (B, T, E) -> (B, T, E); the same mask and attn_bias (torch's float src_mask: the
+  // layer's forward) for every layer.
+  Tensor forward(const Tensor& src, const AttentionMask& mask = {}, const Tensor& attn_bias = {});
   std::string repr() const override;  // TransformerEncoder(num_layers=6, norm=True)
 
   TransformerEncoderOptions options;
   std::shared_ptr<LayerStack<TransformerEncoderLayer>> layers;  // "layers.0", "layers.1", ...
-  std::shared_ptr<LayerNorm> norm;                              // undefined without options.norm()
+  LayerNorm norm{nullptr};                              // undefined without options.norm()
 };
+HEED_MODULE(TransformerEncoder);
 
 }  // namespace heed::nn

@@ -40,7 +40,7 @@
 //   y = model->decode(x_t, memory, nn::AttentionMask().causal(), src_mask, &cache);  // (B, 1, E)
 //
 // Example:
-//   auto model = std::make_shared<nn::Transformer>(nn::TransformerOptions(512, 8)
+//   auto model = nn::Transformer(nn::TransformerOptions(512, 8)
 //       .num_encoder_layers(6).num_decoder_layers(6).dim_feedforward(2048).norm_first(true));
 //   Tensor y = model->forward(src, tgt, nn::AttentionMask().key_padding(src_real),      // (B, T, 512)
 //                             nn::AttentionMask().causal(), nn::AttentionMask().key_padding(src_real));
@@ -67,6 +67,10 @@ class TransformerOptions {
   HEED_ARG(std::string, activation) = "relu";
   HEED_ARG(double, layer_norm_eps) = 1e-5;
   HEED_ARG(bool, norm_first) = false;  // post-norm, as the paper
+  // true (heed's default, unlike PyTorch's): src, tgt and the output are (B, T, E); false
+  // (PyTorch's default): (T, B, E), masks keep their batch-first shapes. The layers inside
+  // stay batch-first (layer() leaves it out): forward transposes once at each end.
+  HEED_ARG(bool, batch_first) = true;
 
   // Every encoder and decoder layer's options, made from the ones above.
   TransformerLayerOptions layer() const {
@@ -76,11 +80,11 @@ class TransformerOptions {
   }
 };
 
-class Transformer : public Module {
+class TransformerImpl : public Cloneable<TransformerImpl> {
  public:
   // heed::Error naming Transformer for a bad option (TransformerLayerOptions::check) or
   // fewer than one encoder or decoder layer.
-  explicit Transformer(const TransformerOptions& options = TransformerOptions());
+  explicit TransformerImpl(const TransformerOptions& options = TransformerOptions());
 
   // src (B, S, E), tgt (B, T, E) -> (B, T, E) = decode(tgt, encode(src, src_mask), tgt_mask,
   // memory_mask). heed::Error naming Transformer unless src and tgt are (B, ., d_model) with
@@ -102,8 +106,9 @@ class Transformer : public Module {
   std::string repr() const override;
 
   TransformerOptions options;
-  std::shared_ptr<TransformerEncoder> encoder;  // "encoder": layers + norm
-  std::shared_ptr<TransformerDecoder> decoder;  // "decoder": layers + norm
+  TransformerEncoder encoder{nullptr};  // "encoder": layers + norm
+  TransformerDecoder decoder{nullptr};  // "decoder": layers + norm
 };
+HEED_MODULE(Transformer);
 
 }  // namespace heed::nn

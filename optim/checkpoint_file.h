@@ -62,6 +62,19 @@ void save_checkpoint(const std::string& path, const nn::Module& model, const opt
 // Refuses a checkpoint saved without an optimizer when given one.
 void load_checkpoint(const std::string& path, nn::Module& model);
 void load_checkpoint(const std::string& path, nn::Module& model, optim::Optimizer& optimizer);
+// The same for a module holder (nn::Linear, a HEED_MODULE of your own): its module.
+template <class H, class = std::enable_if_t<std::is_base_of_v<nn::ModuleHolderTag, H>>>
+void save_checkpoint(const std::string& path, const H& model) { save_checkpoint(path, *model); }
+template <class H, class = std::enable_if_t<std::is_base_of_v<nn::ModuleHolderTag, H>>>
+void save_checkpoint(const std::string& path, const H& model, const optim::Optimizer& optimizer) {
+  save_checkpoint(path, *model, optimizer);
+}
+template <class H, class = std::enable_if_t<std::is_base_of_v<nn::ModuleHolderTag, H>>>
+void load_checkpoint(const std::string& path, H& model) { load_checkpoint(path, *model); }
+template <class H, class = std::enable_if_t<std::is_base_of_v<nn::ModuleHolderTag, H>>>
+void load_checkpoint(const std::string& path, H& model, optim::Optimizer& optimizer) {
+  load_checkpoint(path, *model, optimizer);
+}
 
 // Rewrites the size field and the trailing checksum of a checkpoint image edited in memory
 // (at least header + checksum bytes), so that tools, tests and the fuzzer

@@ -71,6 +71,15 @@ void save_model(const nn::Module& module, const std::string& path, const Metadat
 // entries the module has are converted: without strict, an entry it lacks is skipped and
 // reported whatever its dtype (an I64 position_ids, common in Hugging Face files).
 nn::IncompatibleKeys load_model(nn::Module& module, const std::string& path, bool strict = true);
+// The same for a module holder (nn::Linear, a HEED_MODULE of your own): its module.
+template <class H, class = std::enable_if_t<std::is_base_of_v<nn::ModuleHolderTag, H>>>
+void save_model(const H& module, const std::string& path, const Metadata& metadata = {}) {
+  save_model(*module, path, metadata);
+}
+template <class H, class = std::enable_if_t<std::is_base_of_v<nn::ModuleHolderTag, H>>>
+nn::IncompatibleKeys load_model(H& module, const std::string& path, bool strict = true) {
+  return load_model(*module, path, strict);
+}
 
 // The bytes save_file writes, and the parser load_file runs on a file's bytes (`what` names
 // the source in errors). For tests and the fuzzer (tests/fuzz/fuzz_safetensors.cpp).

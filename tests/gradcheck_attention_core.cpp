@@ -121,7 +121,7 @@ TEST_CASE("gradcheck scaled_dot_product_attention: 3-D and 4-D, masks, causal, s
 TEST_CASE("gradcheck ScaledDotProductAttention module: causal option, dropout only in training") {
   manual_seed(407);
   Tensor q = param({1, 3, 2}), k = param({1, 3, 2}), v = param({1, 3, 2});
-  auto sdpa = std::make_shared<nn::ScaledDotProductAttention>(
+  auto sdpa = nn::ScaledDotProductAttention(
       nn::ScaledDotProductAttentionOptions().causal(true).dropout(0.2).scale(0.9));
   check_grad([sdpa](const V& x) {
     manual_seed(79);

@@ -127,12 +127,12 @@ TEST_CASE("gradcheck dropout with a fixed mask (the seed is reset inside the fun
 
 TEST_CASE("gradcheck modules: Linear, and Sequential(Linear, Tanh, Linear, GELU)") {
   manual_seed(17);
-  auto fc = std::make_shared<nn::Linear>(4, 3);
+  auto fc = nn::Linear(4, 3);
   Tensor x = param({2, 5, 4});
   check_grad([fc](const V& v) { return fc->forward(v[0]); }, {x, fc->weight, fc->bias});
-  nn::Sequential mlp{std::make_shared<nn::Linear>(4, 6), std::make_shared<nn::Tanh>(),
-                     std::make_shared<nn::Linear>(6, 2), std::make_shared<nn::GELU>()};
+  nn::Sequential mlp{nn::Linear(4, 6), nn::Tanh(),
+                     nn::Linear(6, 2), nn::GELU()};
   V inputs{x};
-  for (const Tensor& p : mlp.parameters()) inputs.push_back(p);
-  check_grad([&mlp](const V& v) { return mlp.forward(v[0]); }, inputs);
+  for (const Tensor& p : mlp->parameters()) inputs.push_back(p);
+  check_grad([&mlp](const V& v) { return mlp->forward(v[0]); }, inputs);
 }

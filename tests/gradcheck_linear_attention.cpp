@@ -59,7 +59,7 @@ TEST_CASE("gradcheck nn::LinearAttention: input and every parameter, causal with
   manual_seed(23);
   for (bool causal : {false, true}) {
     CAPTURE(causal);
-    auto att = std::make_shared<nn::LinearAttention>(nn::LinearAttentionOptions(4, 2).causal(causal));
+    auto att = nn::LinearAttention(nn::LinearAttentionOptions(4, 2).causal(causal));
     Tensor x = param({2, 3, 4});
     const Tensor kp = padding(3);
     V inputs = {x};

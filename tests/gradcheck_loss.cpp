@@ -121,8 +121,8 @@ TEST_CASE("gradcheck losses composed with other ops and through the modules") {
   manual_seed(17);
   Tensor x = param({3, 4}), W = param({4, 5});
   const IndexTensor t(std::vector<int64_t>{4, 0, -100});
-  auto ce = std::make_shared<nn::CrossEntropyLoss>(nn::CrossEntropyOptions().label_smoothing(0.1));
+  auto ce = nn::CrossEntropyLoss(nn::CrossEntropyOptions().label_smoothing(0.1));
   check_grad([&](const V& v) { return ce->forward(matmul(v[0], v[1]), t); }, {x, W});
-  auto mse = std::make_shared<nn::MSELoss>(nn::MSEOptions().reduction(Reduction::Sum));
+  auto mse = nn::MSELoss(nn::MSEOptions().reduction(Reduction::Sum));
   check_grad([&](const V& v) { return mse->forward(tanh(v[0]), v[0] * 0.5); }, {x});
 }

@@ -61,7 +61,7 @@ TEST_CASE("gradcheck lstm_cell_reference (the composed twin)") {
 TEST_CASE("gradcheck LSTM: 2 layers, bidirectional, padded batch (lengths 3, 1, 2)") {
   manual_seed(13);
   const int64_t B = 3, T = 3, In = 2, H = 2;
-  auto lstm = std::make_shared<nn::LSTM>(
+  auto lstm = nn::LSTM(
       nn::LSTMOptions(In, H).num_layers(2).bidirectional(true));
   Tensor x = param({B, T, In});
   Tensor h0 = param({4, B, H}, 0.5), c0 = param({4, B, H}, 0.5);
@@ -78,7 +78,7 @@ TEST_CASE("gradcheck LSTM: 2 layers, bidirectional, padded batch (lengths 3, 1, 
 
 TEST_CASE("gradcheck LSTM: batch_first(false), one layer, no bias") {
   manual_seed(14);
-  auto lstm = std::make_shared<nn::LSTM>(nn::LSTMOptions(3, 2).batch_first(false).bias(false));
+  auto lstm = nn::LSTM(nn::LSTMOptions(3, 2).batch_first(false).bias(false));
   Tensor x = param({4, 2, 3});  // (T, B, In)
   check_grad([&](const V&) { return flat(lstm->forward(x, {}, std::vector<int64_t>{4, 2})); },
              {x, lstm->weight_ih[0], lstm->weight_hh[0]});
@@ -87,12 +87,12 @@ TEST_CASE("gradcheck LSTM: batch_first(false), one layer, no bias") {
 TEST_CASE("gradcheck GRU cell and GRU: 2 layers, bidirectional, padded batch") {
   manual_seed(15);
   const int64_t B = 3, T = 3, In = 2, H = 2;
-  auto cell = std::make_shared<nn::GRUCell>(nn::GRUCellOptions(In, H));
+  auto cell = nn::GRUCell(nn::GRUCellOptions(In, H));
   Tensor xc = param({B, In}), hc = param({B, H});
   check_grad([&](const V&) { return cell->forward(xc, hc); },
              {xc, hc, cell->weight_ih, cell->weight_hh, cell->bias_ih, cell->bias_hh});
 
-  auto gru = std::make_shared<nn::GRU>(nn::GRUOptions(In, H).num_layers(2).bidirectional(true));
+  auto gru = nn::GRU(nn::GRUOptions(In, H).num_layers(2).bidirectional(true));
   Tensor x = param({B, T, In}), h0 = param({4, B, H}, 0.5);
   const std::vector<int64_t> lengths = {3, 1, 2};
   auto f = [&](const V&) {

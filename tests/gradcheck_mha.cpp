@@ -32,7 +32,7 @@ V with_params(V inputs, const nn::Module& m) {
 }
 
 // Random biases (torch initialises them to 0, which would leave their forward role untested).
-void randomise_biases(nn::MultiheadAttention& mha) {
+void randomise_biases(nn::MultiheadAttentionImpl& mha) {
   NoGradGuard g;
   if (mha.in_proj_bias.defined()) mha.in_proj_bias.copy_(randn(mha.in_proj_bias.shape()));
   if (mha.out_proj->bias.defined()) mha.out_proj->bias.copy_(randn(mha.out_proj->bias.shape()));
@@ -40,7 +40,7 @@ void randomise_biases(nn::MultiheadAttention& mha) {
 
 // mha(q, k, v, m, bias) -> output and weights, as one flat tensor, checked w.r.t. all of
 // them (and the bias, when one is given).
-void check_mha(const std::shared_ptr<nn::MultiheadAttention>& mha, const Tensor& q, const Tensor& k,
+void check_mha(const nn::MultiheadAttention& mha, const Tensor& q, const Tensor& k,
                const Tensor& v, const nn::AttentionMask& m, bool average = true,
                const Tensor& bias = Tensor()) {
   const int with_bias = bias.defined();
@@ -60,7 +60,7 @@ TEST_CASE("gradcheck SelfAttention: plain, causal with key padding, d_k != d_v, 
   pad.data()[5] = 0;
   for (auto opts : {nn::SelfAttentionOptions(4), nn::SelfAttentionOptions(4).d_k(3).d_v(2),
                     nn::SelfAttentionOptions(4).d_k(2).bias(false)}) {
-    auto attn = std::make_shared<nn::SelfAttention>(opts);
+    auto attn = nn::SelfAttention(opts);
     for (const nn::AttentionMask& m : {nn::AttentionMask(), nn::AttentionMask().causal().key_padding(pad)}) {
       check_grad([attn, m](const V& v) {
         const nn::Attended a = attn->forward(v[0], m);
@@ -72,7 +72,7 @@ TEST_CASE("gradcheck SelfAttention: plain, causal with key padding, d_k != d_v, 
 
 TEST_CASE("gradcheck MultiheadAttention: self-attention, packed in_proj, with and without masks") {
   manual_seed(702);
-  auto mha = std::make_shared<nn::MultiheadAttention>(nn::MultiheadAttentionOptions(4, 2));
+  auto mha = nn::MultiheadAttention(nn::MultiheadAttentionOptions(4, 2));
   randomise_biases(*mha);
   Tensor x = param({2, 3, 4});
   Tensor pad = ones({2, 3});
@@ -85,7 +85,7 @@ TEST_CASE("gradcheck MultiheadAttention: self-attention, packed in_proj, with an
 
 TEST_CASE("gradcheck MultiheadAttention: a batch element whose keys are all padding") {
   manual_seed(703);
-  auto mha = std::make_shared<nn::MultiheadAttention>(nn::MultiheadAttentionOptions(4, 2));
+  auto mha = nn::MultiheadAttention(nn::MultiheadAttentionOptions(4, 2));
   randomise_biases(*mha);
   Tensor x = param({2, 3, 4});
   Tensor pad = ones({2, 3});
@@ -95,7 +95,7 @@ TEST_CASE("gradcheck MultiheadAttention: a batch element whose keys are all padd
 
 TEST_CASE("gradcheck MultiheadAttention: cross-attention, Tq != Tk, causal with Tq > Tk") {
   manual_seed(704);
-  auto mha = std::make_shared<nn::MultiheadAttention>(nn::MultiheadAttentionOptions(4, 2));
+  auto mha = nn::MultiheadAttention(nn::MultiheadAttentionOptions(4, 2));
   randomise_biases(*mha);
   Tensor q = param({2, 4, 4}), mem = param({2, 2, 4});
   Tensor pad = ones({2, 2});
@@ -108,25 +108,25 @@ TEST_CASE("gradcheck MultiheadAttention: cross-attention, Tq != Tk, causal with 
 
 TEST_CASE("gradcheck MultiheadAttention: kdim/vdim, separate d_k/d_v, no bias") {
   manual_seed(705);
-  auto kv = std::make_shared<nn::MultiheadAttention>(nn::MultiheadAttentionOptions(4, 2).kdim(3).vdim(5));
+  auto kv = nn::MultiheadAttention(nn::MultiheadAttentionOptions(4, 2).kdim(3).vdim(5));
   randomise_biases(*kv);
   Tensor q = param({2, 2, 4}), k = param({2, 3, 3}), v = param({2, 3, 5});
   check_mha(kv, q, k, v, nn::AttentionMask().causal());
 
-  auto heads = std::make_shared<nn::MultiheadAttention>(
+  auto heads = nn::MultiheadAttention(
       nn::MultiheadAttentionOptions(5, 2).head_dim_k(3).head_dim_v(2));
   randomise_biases(*heads);
   Tensor x = param({2, 3, 5});
   check_mha(heads, x, x, x, nn::AttentionMask().causal(), false);
 
-  auto nb = std::make_shared<nn::MultiheadAttention>(nn::MultiheadAttentionOptions(4, 2).bias(false));
+  auto nb = nn::MultiheadAttention(nn::MultiheadAttentionOptions(4, 2).bias(false));
   Tensor mem = param({2, 3, 4});
   check_mha(nb, q, mem, mem, {});
 }
 
 TEST_CASE("gradcheck MultiheadAttention: dropout on the weights, the seed set inside the function") {
   manual_seed(706);
-  auto mha = std::make_shared<nn::MultiheadAttention>(nn::MultiheadAttentionOptions(4, 2).dropout(0.3));
+  auto mha = nn::MultiheadAttention(nn::MultiheadAttentionOptions(4, 2).dropout(0.3));
   randomise_biases(*mha);
   Tensor x = param({2, 3, 4});
   check_grad([mha](const V& v) {
@@ -138,7 +138,7 @@ TEST_CASE("gradcheck MultiheadAttention: dropout on the weights, the seed set in
 
 TEST_CASE("gradcheck MultiheadAttention with attn_bias: w.r.t. inputs, parameters and the bias") {
   manual_seed(709);
-  auto mha = std::make_shared<nn::MultiheadAttention>(nn::MultiheadAttentionOptions(4, 2));
+  auto mha = nn::MultiheadAttention(nn::MultiheadAttentionOptions(4, 2));
   randomise_biases(*mha);
   Tensor q = param({2, 3, 4}), kv = param({2, 4, 4});
   const nn::AttentionMask m = nn::AttentionMask().key_padding(from_vector({1, 1, 1, 1, 1, 1, 1, 0}, {2, 4}));
@@ -152,7 +152,7 @@ TEST_CASE("gradcheck MultiheadAttention with attn_bias: w.r.t. inputs, parameter
 
 TEST_CASE("gradcheck MultiheadAttention, need_weights = false: heads read in place by the flash kernel") {
   manual_seed(710);
-  auto mha = std::make_shared<nn::MultiheadAttention>(nn::MultiheadAttentionOptions(4, 2));
+  auto mha = nn::MultiheadAttention(nn::MultiheadAttentionOptions(4, 2));
   randomise_biases(*mha);
   Tensor x = param({2, 3, 4}), mem = param({2, 4, 4});
   Tensor pad = ones({2, 3});
@@ -171,7 +171,7 @@ TEST_CASE("gradcheck MultiheadAttention, need_weights = false: heads read in pla
     return flatten(mha->forward(v[0], v[1], v[2], {}, {}, false).output);
   }, with_params({x, mem, param({2, 4, 4})}, *mha));
   // separate weights, d_k != d_v, kdim / vdim of their own
-  auto sep = std::make_shared<nn::MultiheadAttention>(
+  auto sep = nn::MultiheadAttention(
       nn::MultiheadAttentionOptions(4, 2).kdim(3).vdim(5).head_dim_k(3).head_dim_v(2));
   randomise_biases(*sep);
   check_grad([sep](const V& v) {

@@ -31,7 +31,7 @@ TEST_CASE("gradcheck positional: rotary op, interleaved and half-split, with an 
   }
   check_grad([](const V& v) { return nn::apply_rotary(v[0], 1000, 500); }, {param({1, 3, 8})});
   nn::RotaryEmbedding rope(4);
-  check_grad([&rope](const V& v) { return rope.forward(v[0], 3); }, {param({2, 2, 3, 4})});
+  check_grad([&rope](const V& v) { return rope->forward(v[0], 3); }, {param({2, 2, 3, 4})});
 }
 
 TEST_CASE("gradcheck positional: gather_buckets and scatter_buckets, and they are adjoint") {
@@ -72,23 +72,23 @@ TEST_CASE("gradcheck positional: RelativeSelfAttention wrt x, tables and project
   for (size_t m = 0; m < masks.size(); ++m) {
     CAPTURE(m);
     const nn::AttentionMask mask = masks[m];
-    check_grad([&attn, mask](const V& v) { return attn.forward(v[0], mask).output; },
-               {x, attn.relative->key_table, attn.relative->value_table});
+    check_grad([&attn, mask](const V& v) { return attn->forward(v[0], mask).output; },
+               {x, attn->relative->key_table, attn->relative->value_table});
   }
-  check_grad([&attn](const V& v) { return attn.forward(v[0], nn::AttentionMask(), false).weights; },
-             {x, attn.relative->key_table, attn.q_proj->weight});
-  check_grad([&attn, x](const V&) { return attn.forward(x).output; },
-             {attn.k_proj->weight, attn.v_proj->bias, attn.out_proj->weight});
+  check_grad([&attn](const V& v) { return attn->forward(v[0], nn::AttentionMask(), false).weights; },
+             {x, attn->relative->key_table, attn->q_proj->weight});
+  check_grad([&attn, x](const V&) { return attn->forward(x).output; },
+             {attn->k_proj->weight, attn->v_proj->bias, attn->out_proj->weight});
 
   nn::RelativeSelfAttention one(nn::RelativeSelfAttentionOptions(4, 1, 10).bias(false));  // k > T
-  check_grad([&one](const V& v) { return one.forward(v[0]).output; },
-             {param({1, 4, 4}), one.relative->key_table, one.relative->value_table});
+  check_grad([&one](const V& v) { return one->forward(v[0]).output; },
+             {param({1, 4, 4}), one->relative->key_table, one->relative->value_table});
 }
 
 TEST_CASE("gradcheck positional: learned and sinusoidal modules wrt x and the table") {
   manual_seed(35);
   nn::LearnedPositionalEmbedding pos(8, 3);
-  check_grad([&pos](const V& v) { return pos.forward(v[0], 2) * v[0]; }, {param({2, 4, 3}), pos.weight});
+  check_grad([&pos](const V& v) { return pos->forward(v[0], 2) * v[0]; }, {param({2, 4, 3}), pos->weight});
   nn::SinusoidalPositionalEncoding pe(3, 8);
-  check_grad([&pe](const V& v) { return pe.forward(v[0], 1) * v[0]; }, {param({2, 4, 3})});
+  check_grad([&pe](const V& v) { return pe->forward(v[0], 1) * v[0]; }, {param({2, 4, 3})});
 }

@@ -49,10 +49,10 @@ void check_scorer(M& attn, int64_t key_dim) {
   for (bool step : {true, false}) {
     CAPTURE(step);
     Tensor q = query(step), k = param({3, 5, key_dim}), v = param({3, 5, 3});
-    check_grad([&](const V& x) { return both(attn.forward(x[0], x[1], x[2], mask)); },
-               with_params({q, k, v}, attn));
-    check_grad([&](const V& x) { return both(attn.forward(x[0], x[1], Tensor(), mask)); },
-               with_params({q, k}, attn));
+    check_grad([&](const V& x) { return both(attn->forward(x[0], x[1], x[2], mask)); },
+               with_params({q, k, v}, *attn));
+    check_grad([&](const V& x) { return both(attn->forward(x[0], x[1], Tensor(), mask)); },
+               with_params({q, k}, *attn));
   }
 }
 
@@ -71,8 +71,8 @@ TEST_CASE("gradcheck scorers: AdditiveAttention through precompute_keys, with a 
   nn::AdditiveAttention attn(nn::AdditiveAttentionOptions(4, 6, 5));
   Tensor q = query(false), k = param({3, 5, 6});
   const nn::AttentionMask mask = nn::AttentionMask().key_padding(padding()).causal();
-  check_grad([&](const V& x) { return both(attn.forward_projected(x[0], attn.precompute_keys(x[1]), x[1], mask)); },
-             with_params({q, k}, attn));
+  check_grad([&](const V& x) { return both(attn->forward_projected(x[0], attn->precompute_keys(x[1]), x[1], mask)); },
+             with_params({q, k}, *attn));
 }
 
 TEST_CASE("gradcheck scorers: LuongAttention dot, general, general rank 2, concat") {
@@ -95,7 +95,7 @@ TEST_CASE("gradcheck scorers: LuongCombine h~ = tanh(W_c [c; s]) on 2-D and 3-D 
     Shape cs = lead, ss = lead;
     cs.push_back(3);
     ss.push_back(4);
-    check_grad([&](const V& x) { return comb.forward(x[0], x[1]); }, with_params({param(cs), param(ss)}, comb));
+    check_grad([&](const V& x) { return comb->forward(x[0], x[1]); }, with_params({param(cs), param(ss)}, *comb));
   }
 }
 
@@ -105,16 +105,16 @@ TEST_CASE("gradcheck scorers: LocalAttention local-m, p_t = t and given position
     CAPTURE(score);
     nn::LocalAttention attn(nn::LocalAttentionOptions(4, score == std::string("dot") ? 4 : 6)
                                 .mode("local-m").window(1).score(score));
-    const int64_t Dk = attn.options.key_dim();
+    const int64_t Dk = attn->options.key_dim();
     const nn::AttentionMask mask = nn::AttentionMask().key_padding(padding());
     Tensor q3 = query(false), q2 = query(true), k = param({3, 5, Dk}), v = param({3, 5, 3});
-    check_grad([&](const V& x) { return both(attn.forward(x[0], x[1], x[2], mask)); },
-               with_params({q3, k, v}, attn));
+    check_grad([&](const V& x) { return both(attn->forward(x[0], x[1], x[2], mask)); },
+               with_params({q3, k, v}, *attn));
     const Tensor p2 = from_vector({4, 1, 2}, {3}), p3 = from_vector({0, 3, 2, 2, 1, 0}, {3, 2});
-    check_grad([&](const V& x) { return both(attn.forward(x[0], x[1], x[2], mask, p2)); },
-               with_params({q2, k, v}, attn));
-    check_grad([&](const V& x) { return both(attn.forward(x[0], x[1], Tensor(), mask, p3)); },
-               with_params({q3, k}, attn));
+    check_grad([&](const V& x) { return both(attn->forward(x[0], x[1], x[2], mask, p2)); },
+               with_params({q2, k, v}, *attn));
+    check_grad([&](const V& x) { return both(attn->forward(x[0], x[1], Tensor(), mask, p3)); },
+               with_params({q3, k}, *attn));
   }
 }
 
@@ -123,8 +123,8 @@ TEST_CASE("gradcheck scorers: LocalAttention local-p, through p_t into W_p and v
   nn::LocalAttention attn(nn::LocalAttentionOptions(4, 6).mode("local-p").window(2));
   {  // spread p_t over the sentence, so the Gaussian's slope is not tiny
     NoGradGuard ng;
-    attn.W_p.mul_(3);
-    attn.v_p.mul_(3);
+    attn->W_p.mul_(3);
+    attn->v_p.mul_(3);
   }
   check_scorer(attn, 6);
   // Only the position predictor varies: every gradient it gets comes through p_t and the
@@ -133,15 +133,15 @@ TEST_CASE("gradcheck scorers: LocalAttention local-p, through p_t into W_p and v
     CAPTURE(step);
     const Tensor q = query(step), k = randn({3, 5, 6}), v = randn({3, 5, 3});
     const nn::AttentionMask mask = nn::AttentionMask().key_padding(padding());
-    check_grad([&](const V&) { return both(attn.forward(q, k, v, mask)); }, {attn.W_p, attn.v_p});
-    attn.zero_grad();
-    sum(attn.forward(q, k, v, mask).context * randn(step ? Shape{3, 3} : Shape{3, 2, 3})).backward();
-    CHECK(sum(abs(attn.W_p.grad())).item() > 0);
-    CHECK(sum(abs(attn.v_p.grad())).item() > 0);
+    check_grad([&](const V&) { return both(attn->forward(q, k, v, mask)); }, {attn->W_p, attn->v_p});
+    attn->zero_grad();
+    sum(attn->forward(q, k, v, mask).context * randn(step ? Shape{3, 3} : Shape{3, 2, 3})).backward();
+    CHECK(sum(abs(attn->W_p.grad())).item() > 0);
+    CHECK(sum(abs(attn->v_p.grad())).item() > 0);
   }
   nn::LocalAttention no_padding(nn::LocalAttentionOptions(4, 6).mode("local-p").window(1));
   Tensor q = query(false), k = param({3, 5, 6});  // S = Tk for every sequence
-  check_grad([&](const V& x) { return both(no_padding.forward(x[0], x[1])); }, with_params({q, k}, no_padding));
+  check_grad([&](const V& x) { return both(no_padding->forward(x[0], x[1])); }, with_params({q, k}, *no_padding));
 }
 
 TEST_CASE("gradcheck scorers: a fully masked row has zero context, zero gradient, no NaN") {
@@ -153,11 +153,11 @@ TEST_CASE("gradcheck scorers: a fully masked row has zero context, zero gradient
   nn::LocalAttention locp(nn::LocalAttentionOptions(4, 6).mode("local-p").window(2));
   using Fwd = std::function<nn::Attended(const Tensor&, const Tensor&, const nn::AttentionMask&)>;
   const std::vector<std::pair<nn::Module*, Fwd>> mods = {
-      {&add, [&](auto& q, auto& k, auto& m) { return add.forward(q, k, Tensor(), m); }},
-      {&gen, [&](auto& q, auto& k, auto& m) { return gen.forward(q, k, Tensor(), m); }},
-      {&cat_, [&](auto& q, auto& k, auto& m) { return cat_.forward(q, k, Tensor(), m); }},
-      {&locm, [&](auto& q, auto& k, auto& m) { return locm.forward(q, k, Tensor(), m); }},
-      {&locp, [&](auto& q, auto& k, auto& m) { return locp.forward(q, k, Tensor(), m); }}};
+      {add.get(), [&](auto& q, auto& k, auto& m) { return add->forward(q, k, Tensor(), m); }},
+      {gen.get(), [&](auto& q, auto& k, auto& m) { return gen->forward(q, k, Tensor(), m); }},
+      {cat_.get(), [&](auto& q, auto& k, auto& m) { return cat_->forward(q, k, Tensor(), m); }},
+      {locm.get(), [&](auto& q, auto& k, auto& m) { return locm->forward(q, k, Tensor(), m); }},
+      {locp.get(), [&](auto& q, auto& k, auto& m) { return locp->forward(q, k, Tensor(), m); }}};
   for (auto& [mod, fwd] : mods) {
     CAPTURE(mod->repr());
     Tensor q = query(false), k = param({3, 5, 6});

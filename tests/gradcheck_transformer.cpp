@@ -36,7 +36,7 @@ TEST_CASE("gradcheck TransformerEncoderLayer: post/pre-norm, relu/gelu, key padd
     for (const std::string act : {"relu", "gelu"}) {
       CAPTURE(pre);
       CAPTURE(act);
-      auto layer = std::make_shared<nn::TransformerEncoderLayer>(tiny().norm_first(pre).activation(act));
+      auto layer = nn::TransformerEncoderLayer(tiny().norm_first(pre).activation(act));
       Tensor x = param({2, 3, 4});
       const nn::AttentionMask mask = nn::AttentionMask().key_padding(padding(3));
       // gradcheck perturbs the tensors it is given in place; f reads them by capture
@@ -53,7 +53,7 @@ TEST_CASE("gradcheck TransformerDecoderLayer: post/pre-norm, causal tgt + paddin
   manual_seed(22);
   for (bool pre : {false, true}) {
     CAPTURE(pre);
-    auto layer = std::make_shared<nn::TransformerDecoderLayer>(tiny().norm_first(pre).activation(pre ? "gelu" : "relu"));
+    auto layer = nn::TransformerDecoderLayer(tiny().norm_first(pre).activation(pre ? "gelu" : "relu"));
     Tensor tgt = param({2, 3, 4}), memory = param({2, 4, 4});
     const nn::AttentionMask tgt_mask = nn::AttentionMask().causal().key_padding(padding(3));
     const nn::AttentionMask memory_mask = nn::AttentionMask().key_padding(padding(4));
@@ -68,7 +68,7 @@ TEST_CASE("gradcheck TransformerDecoderLayer: post/pre-norm, causal tgt + paddin
 
 TEST_CASE("gradcheck TransformerEncoder and TransformerDecoder: 2 layers + final norm") {
   manual_seed(23);
-  auto enc = std::make_shared<nn::TransformerEncoder>(
+  auto enc = nn::TransformerEncoder(
       nn::TransformerEncoderOptions(tiny().norm_first(true), 2).norm(true));
   Tensor x = param({2, 3, 4});
   const nn::AttentionMask pad = nn::AttentionMask().key_padding(padding(3));
@@ -76,7 +76,7 @@ TEST_CASE("gradcheck TransformerEncoder and TransformerDecoder: 2 layers + final
   check_grad(fe, {x, (*enc->layers)[0].linear1->weight, (*enc->layers)[1].self_attn->in_proj_weight,
                   enc->norm->weight});
 
-  auto dec = std::make_shared<nn::TransformerDecoder>(nn::TransformerDecoderOptions(tiny(), 2).norm(true));
+  auto dec = nn::TransformerDecoder(nn::TransformerDecoderOptions(tiny(), 2).norm(true));
   Tensor tgt = param({2, 3, 4}), memory = param({2, 4, 4});
   auto fd = [&](const V&) {
     return dec->forward(tgt, memory, nn::AttentionMask().causal(), nn::AttentionMask().key_padding(padding(4)));
@@ -89,7 +89,7 @@ TEST_CASE("gradcheck PositionwiseFeedForward: relu and gelu") {
   manual_seed(24);
   for (const std::string act : {"relu", "gelu"}) {
     CAPTURE(act);
-    auto ff = std::make_shared<nn::PositionwiseFeedForward>(nn::FeedForwardOptions(4, 6).dropout(0).activation(act));
+    auto ff = nn::PositionwiseFeedForward(nn::FeedForwardOptions(4, 6).dropout(0).activation(act));
     Tensor x = param({2, 3, 4});
     check_grad([&](const V&) { return ff->forward(x); },
                {x, ff->linear1->weight, ff->linear1->bias, ff->linear2->weight, ff->linear2->bias});
@@ -100,15 +100,15 @@ TEST_CASE("gradcheck Transformer: src and tgt through encoder and decoder, post/
   manual_seed(25);
   for (bool pre : {false, true}) {
     CAPTURE(pre);
-    auto model = std::make_shared<nn::Transformer>(nn::TransformerOptions(4, 2).num_encoder_layers(1)
+    auto model = nn::Transformer(nn::TransformerOptions(4, 2).num_encoder_layers(1)
                                                        .num_decoder_layers(2).dim_feedforward(6).dropout(0).norm_first(pre));
     Tensor src = param({2, 4, 4}), tgt = param({2, 3, 4});
     const nn::AttentionMask src_mask = nn::AttentionMask().key_padding(padding(4));
     const nn::AttentionMask tgt_mask = nn::AttentionMask().causal().key_padding(padding(3));
     auto f = [&](const V&) { return model->forward(src, tgt, src_mask, tgt_mask, src_mask); };
     check_grad(f, {src, tgt});
-    nn::TransformerEncoderLayer& e0 = (*model->encoder->layers)[0];
-    nn::TransformerDecoderLayer& d1 = (*model->decoder->layers)[1];
+    nn::TransformerEncoderLayerImpl& e0 = (*model->encoder->layers)[0];
+    nn::TransformerDecoderLayerImpl& d1 = (*model->decoder->layers)[1];
     check_grad(f, {e0.self_attn->in_proj_weight, e0.linear2->weight, model->encoder->norm->weight,
                    d1.multihead_attn->in_proj_weight, d1.norm3->bias, model->decoder->norm->weight});
   }

@@ -117,20 +117,20 @@ TEST_CASE("masks: every path a mask enters checks its values") {
 
   nn::MultiheadAttention mha(nn::MultiheadAttentionOptions(4, 2));
   const Tensor x = randn({B, T, 4});
-  CHECK(is_mask_value_error(error_of([&] { mha.forward(x, x, x, bad_mask); }), "MultiheadAttention"));
-  CHECK(is_mask_value_error(error_of([&] { mha.forward(x, x, x, bad_pad, {}, false); }),
+  CHECK(is_mask_value_error(error_of([&] { mha->forward(x, x, x, bad_mask); }), "MultiheadAttention"));
+  CHECK(is_mask_value_error(error_of([&] { mha->forward(x, x, x, bad_pad, {}, false); }),
                             "MultiheadAttention"));
 
   nn::LinearAttention lin(nn::LinearAttentionOptions(4, 2));
-  CHECK(is_mask_value_error(error_of([&] { lin.forward(x, x, x, bad_pad); }), "linear_attention"));
+  CHECK(is_mask_value_error(error_of([&] { lin->forward(x, x, x, bad_pad); }), "linear_attention"));
 
   nn::AdditiveAttention add(nn::AdditiveAttentionOptions(4, 4, 5));
   const Tensor s = randn({B, 4});  // one decoder step
-  CHECK(is_mask_value_error(error_of([&] { add.forward(s, x, x, bad_pad); }), "AdditiveAttention"));
+  CHECK(is_mask_value_error(error_of([&] { add->forward(s, x, x, bad_pad); }), "AdditiveAttention"));
 
   // torch's key_padding_mask converted as the message says (1 - mask) is accepted and
   // hides the padded key
-  const nn::AttentionOutput o = mha.forward(x, x, x, nn::AttentionMask().key_padding(1 - torch_pad));
+  const nn::AttentionOutput o = mha->forward(x, x, x, nn::AttentionMask().key_padding(1 - torch_pad));
   CHECK(o.weights.at({0, 1, T - 1}) == 0);
 }
 
@@ -153,7 +153,7 @@ TEST_CASE("attn_bias: scaled_dot_product_attention adds it to the scores before 
 
   // the module passes it through
   nn::ScaledDotProductAttention sdpa(nn::ScaledDotProductAttentionOptions().causal(true));
-  CHECK(allclose(sdpa.forward(q, k, v, {}, bias).context, a.context));
+  CHECK(allclose(sdpa->forward(q, k, v, {}, bias).context, a.context));
 
   // a learned bias gets its gradient: summed over the batch it was broadcast across
   Tensor lb = zeros({4, 6}).requires_grad_();
@@ -192,25 +192,25 @@ TEST_CASE("attn_bias: MultiheadAttention (Tq, Tk) and (B, H, Tq, Tk), flash fall
   const Tensor tm = torch_causal_float_mask(T);
 
   // torch's float causal mask as a bias == heed's causal flag, with or without the weights
-  const nn::AttentionOutput c = mha.forward(x, x, x, nn::AttentionMask().causal());
-  const nn::AttentionOutput b = mha.forward(x, x, x, {}, tm);
+  const nn::AttentionOutput c = mha->forward(x, x, x, nn::AttentionMask().causal());
+  const nn::AttentionOutput b = mha->forward(x, x, x, {}, tm);
   CHECK(allclose(b.output, c.output, 1e-5, 1e-6));
   CHECK(allclose(b.weights, c.weights, 1e-5, 1e-6));
-  const nn::AttentionOutput nw = mha.forward(x, x, x, {}, tm, /*need_weights=*/false);
+  const nn::AttentionOutput nw = mha->forward(x, x, x, {}, tm, /*need_weights=*/false);
   CHECK_FALSE(nw.weights.defined());
   CHECK(allclose(nw.output, c.output, 1e-5, 1e-6));  // the composed path, not flash
 
   // a per-head bias (1, H, T, T) changes the heads differently; (B, H, T, T) equals it
   // when every batch element holds the same bias
   const Tensor ph = nn::alibi_bias(H, T, T).unsqueeze(0);  // (1, H, T, T)
-  const nn::AttentionOutput p1 = mha.forward(x, x, x, nn::AttentionMask().causal(), ph, true, false);
+  const nn::AttentionOutput p1 = mha->forward(x, x, x, nn::AttentionMask().causal(), ph, true, false);
   const nn::AttentionOutput p2 =
-      mha.forward(x, x, x, nn::AttentionMask().causal(), cat({ph, ph}, 0), true, false);
+      mha->forward(x, x, x, nn::AttentionMask().causal(), cat({ph, ph}, 0), true, false);
   CHECK(allclose(p1.output, p2.output));
   CHECK_FALSE(allclose(p1.output, c.output, 1e-3, 1e-4));
 
-  const std::string msg = error_of([&] { mha.forward(x, x, x, {}, zeros({H, T, T})); });
+  const std::string msg = error_of([&] { mha->forward(x, x, x, {}, zeros({H, T, T})); });
   CHECK(msg.rfind("MultiheadAttention: 3-D attn_bias (3,4,4) is ambiguous", 0) == 0);
-  CHECK(contains(error_of([&] { mha.forward(x, x, x, {}, zeros({T, T + 1})); }),
+  CHECK(contains(error_of([&] { mha->forward(x, x, x, {}, zeros({T, T + 1})); }),
                  "MultiheadAttention: attn_bias (4,5) does not broadcast to scores (2,3,4,4)"));
 }

@@ -232,19 +232,19 @@ TEST_CASE("ScaledDotProductAttention module: causal option, train/eval dropout, 
   manual_seed(508);
   Tensor q = randn({1, 4, 3}), k = randn({1, 4, 3}), v = randn({1, 4, 2});
   nn::ScaledDotProductAttention causal(nn::ScaledDotProductAttentionOptions().causal(true));
-  const nn::Attended a = causal.forward(q, k, v);
+  const nn::Attended a = causal->forward(q, k, v);
   CHECK(allclose(a.weights, nn::scaled_dot_product_attention(q, k, v, nn::AttentionMask().causal()).weights));
   nn::ScaledDotProductAttention drop(nn::ScaledDotProductAttentionOptions().dropout(0.5));
-  CHECK(drop.is_training());
+  CHECK(drop->is_training());
   manual_seed(3);
-  const Tensor w_train = drop.forward(q, k, v).weights;
-  drop.eval();
-  const Tensor w_eval = drop.forward(q, k, v).weights;
+  const Tensor w_train = drop->forward(q, k, v).weights;
+  drop->eval();
+  const Tensor w_eval = drop->forward(q, k, v).weights;
   CHECK(allclose(w_eval, nn::scaled_dot_product_attention(q, k, v).weights));
   CHECK_FALSE(allclose(w_train, w_eval));
-  CHECK(drop.named_parameters().empty());
-  CHECK(drop.repr() == "ScaledDotProductAttention(dropout=0.5, causal=False)");
-  CHECK(nn::ScaledDotProductAttention(nn::ScaledDotProductAttentionOptions().scale(0.25).causal(true)).repr() ==
+  CHECK(drop->named_parameters().empty());
+  CHECK(drop->repr() == "ScaledDotProductAttention(dropout=0.5, causal=False)");
+  CHECK(nn::ScaledDotProductAttention(nn::ScaledDotProductAttentionOptions().scale(0.25).causal(true))->repr() ==
         "ScaledDotProductAttention(dropout=0.0, scale=0.25, causal=True)");
   CHECK_THROWS_AS(nn::ScaledDotProductAttention(nn::ScaledDotProductAttentionOptions().dropout(1)), Error);
 }

@@ -86,15 +86,15 @@ TEST_CASE("bounds: RoPE positions, offsets past the table and T = 0") {
   nn::RotaryEmbedding rope(4);
   // T = 0: an empty result, as PyTorch's ops on an empty sequence
   const Tensor e = randn({2, 0, 4});
-  CHECK(rope.forward(e).shape() == Shape({2, 0, 4}));
-  CHECK(rope.forward(e, 1000000000).shape() == Shape({2, 0, 4}));
+  CHECK(rope->forward(e).shape() == Shape({2, 0, 4}));
+  CHECK(rope->forward(e, 1000000000).shape() == Shape({2, 0, 4}));
   CHECK(nn::apply_rotary(e, 5).shape() == Shape({2, 0, 4}));
   // a far offset costs its own T rows, and gives apply_rotary's values
   const int64_t far = 1000000000;
-  CHECK(test::allclose(rope.forward(x, far), nn::apply_rotary(x, far), 0, 0));
-  CHECK(test::allclose(rope.forward(x, 3), nn::apply_rotary(x, 3), 0, 0));  // the cache still serves near ones
-  refused([&] { rope.forward(x, kBig); }, {"RotaryEmbedding", "offset 9223372036854775807"});
-  refused([&] { rope.forward(randn({1, 2, 6})); }, {"RotaryEmbedding", "(1,2,6)", "dim 4"});
+  CHECK(test::allclose(rope->forward(x, far), nn::apply_rotary(x, far), 0, 0));
+  CHECK(test::allclose(rope->forward(x, 3), nn::apply_rotary(x, 3), 0, 0));  // the cache still serves near ones
+  refused([&] { rope->forward(x, kBig); }, {"RotaryEmbedding", "offset 9223372036854775807"});
+  refused([&] { rope->forward(randn({1, 2, 6})); }, {"RotaryEmbedding", "(1,2,6)", "dim 4"});
 }
 
 TEST_CASE("bounds: initialisers refuse impossible spreads as PyTorch does") {
@@ -139,12 +139,12 @@ TEST_CASE("bounds: recurrent padding masks take only 0 and 1, as attention masks
   m.data()[2] = NAN;
   nn::LSTM lstm(nn::LSTMOptions(4, 5).batch_first(true));
   nn::GRU gru(nn::GRUOptions(4, 5).batch_first(true));
-  refused([&] { lstm.forward(x, {}, m); }, {"LSTM", "padding mask", "nan", "flat index 2"});
-  refused([&] { gru.forward(x, Tensor(), m); }, {"GRU", "padding mask", "nan"});
+  refused([&] { lstm->forward(x, {}, m); }, {"LSTM", "padding mask", "nan", "flat index 2"});
+  refused([&] { gru->forward(x, Tensor(), m); }, {"GRU", "padding mask", "nan"});
   m.data()[2] = 2;
-  refused([&] { gru.forward(x, Tensor(), m); }, {"GRU", "padding mask", "holds 2"});
+  refused([&] { gru->forward(x, Tensor(), m); }, {"GRU", "padding mask", "holds 2"});
   m.data()[2] = 0;  // right padding: valid
-  CHECK(gru.forward(x, Tensor(), m).output.shape() == Shape({2, 3, 5}));
+  CHECK(gru->forward(x, Tensor(), m).output.shape() == Shape({2, 3, 5}));
 }
 
 TEST_CASE("bounds: to_dot escapes quotes, backslashes and newlines in names") {
@@ -291,10 +291,10 @@ TEST_CASE("bounds: absolute positions past max_len, however large the offset") {
   nn::SinusoidalPositionalEncoding pe(nn::SinusoidalPositionalEncodingOptions(4).max_len(8));
   nn::LearnedPositionalEmbedding le(8, 4);
   const Tensor x = zeros({1, 3, 4});
-  refused([&] { pe.forward(x, kBig); }, {"offset 9223372036854775807", "T = 3", "max_len 8"});
-  refused([&] { le.forward(x, kBig - 1); }, {"offset 9223372036854775806", "max_len 8"});
-  refused([&] { pe.forward(x, 6); }, {"offset 6", "max_len 8"});
-  CHECK(pe.forward(x, 5).shape() == Shape({1, 3, 4}));
+  refused([&] { pe->forward(x, kBig); }, {"offset 9223372036854775807", "T = 3", "max_len 8"});
+  refused([&] { le->forward(x, kBig - 1); }, {"offset 9223372036854775806", "max_len 8"});
+  refused([&] { pe->forward(x, 6); }, {"offset 6", "max_len 8"});
+  CHECK(pe->forward(x, 5).shape() == Shape({1, 3, 4}));
 }
 
 // An empty tensor may have dims whose product overflows int64 (its element count is 0):

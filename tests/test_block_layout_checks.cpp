@@ -62,7 +62,7 @@ TEST_CASE("MultiheadAttention: a block layout with a KV cache names the cache an
   NoGradGuard no_grad;
   nn::KVCache cache(1, 2, 8, 4, 4);
   const std::string e = error_of([&] {
-    mha.forward(x, x, x, nn::AttentionMask().causal(), {}, false, true, &cache, nn::Attending::self);
+    mha->forward(x, x, x, nn::AttentionMask().causal(), {}, false, true, &cache, nn::Attending::self);
   });
   CHECK(contains(e, "block layout"));
   CHECK(contains(e, "KVCache"));

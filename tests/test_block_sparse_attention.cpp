@@ -261,9 +261,9 @@ TEST_CASE("sparse_attention, nn::SparseAttention and MultiheadAttention run the 
   // the module: a layout and its pattern give the same context
   nn::SparseAttention by_layout(nn::SparseAttentionOptions(L).causal(true));
   nn::SparseAttention by_pattern(nn::SparseAttentionOptions(L.pattern()).causal(true));
-  CHECK(test::allclose(by_layout.forward(in[0], in[1], in[2], pad).context,
-                       by_pattern.forward(in[0], in[1], in[2], pad).context, 2e-4, 2e-5));
-  CHECK(by_layout.repr().find("SparseAttention(layout=(5, 5), block=4, density=") == 0);
+  CHECK(test::allclose(by_layout->forward(in[0], in[1], in[2], pad).context,
+                       by_pattern->forward(in[0], in[1], in[2], pad).context, 2e-4, 2e-5));
+  CHECK(by_layout->repr().find("SparseAttention(layout=(5, 5), block=4, density=") == 0);
   // MultiheadAttention: the fast path (block-sparse kernel) == the composed path (dense scores
   // masked with the pattern), output and parameter gradients, for self- and cross-attention
   for (const BlockLayout& layout : {L, nn::bigbird_layout(T, b, 1, 1, 1, false, 2)}) {
@@ -272,10 +272,10 @@ TEST_CASE("sparse_attention, nn::SparseAttention and MultiheadAttention run the 
     for (bool self : {true, false}) {
       CAPTURE(self); CAPTURE(layout.heads());
       auto run = [&](bool need_weights) {
-        mha.zero_grad();
-        Tensor y = mha.forward(x, self ? x : mem, self ? x : mem, pad, {}, need_weights).output;
+        mha->zero_grad();
+        Tensor y = mha->forward(x, self ? x : mem, self ? x : mem, pad, {}, need_weights).output;
         sum(y * y).backward();
-        return std::pair<Tensor, Tensor>{y.detach(), mha.in_proj_weight.grad().clone()};
+        return std::pair<Tensor, Tensor>{y.detach(), mha->in_proj_weight.grad().clone()};
       };
       const auto [fast, fast_grad] = run(false);
       const auto [composed, composed_grad] = run(true);
@@ -285,7 +285,7 @@ TEST_CASE("sparse_attention, nn::SparseAttention and MultiheadAttention run the 
   }
   nn::MultiheadAttention wrong(nn::MultiheadAttentionOptions(8, 2).block_layout(nn::strided_layout(7, 4, 1, 2)));
   const Tensor x = randn({2, T, 8});
-  CHECK(test::error_of([&] { wrong.forward(x, x, x, {}, {}, false); }).find("MultiheadAttention") !=
+  CHECK(test::error_of([&] { wrong->forward(x, x, x, {}, {}, false); }).find("MultiheadAttention") !=
         std::string::npos);
 }
 

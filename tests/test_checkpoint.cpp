@@ -55,15 +55,15 @@ Bytes bits(const nn::NamedTensors& tensors) {
 }
 Bytes bits(const nn::Module& m) { return bits(m.named_parameters()); }
 
-std::shared_ptr<nn::Sequential> mlp(uint64_t seed) {  // (B, 4) -> (B, 2)
+nn::Sequential mlp(uint64_t seed) {  // (B, 4) -> (B, 2)
   manual_seed(seed);
-  return std::make_shared<nn::Sequential>(nn::Sequential{
-      std::make_shared<nn::Linear>(4, 8), std::make_shared<nn::Tanh>(), std::make_shared<nn::Linear>(8, 2)});
+  return nn::Sequential(nn::Sequential{
+      nn::Linear(4, 8), nn::Tanh(), nn::Linear(8, 2)});
 }
 
 // One training step on the batch of step number opt.step_count(), so a resumed run sees the
 // same data as the unbroken one.
-void train_step(nn::Sequential& model, optim::Optimizer& opt, const optim::LRSchedule* schedule) {
+void train_step(nn::SequentialImpl& model, optim::Optimizer& opt, const optim::LRSchedule* schedule) {
   manual_seed(1000 + uint64_t(opt.step_count()));
   const Tensor x = randn({6, 4}), y = randn({6, 2});
   if (schedule) schedule->apply(opt, opt.step_count());
@@ -298,8 +298,8 @@ TEST_CASE("checkpoint: a different model is refused, naming the tensor and both 
   TmpDir tmp;
   const std::string path = tmp.file("c.ckpt");
   auto linear = [](int64_t out, bool bias) {
-    return std::make_shared<nn::Sequential>(
-        nn::Sequential{std::make_shared<nn::Linear>(nn::LinearOptions(4, out).bias(bias))});
+    return nn::Sequential(
+        nn::Sequential{nn::Linear(nn::LinearOptions(4, out).bias(bias))});
   };
   auto refused = [&](nn::Module& target, const std::string& words) {
     const Bytes before = bits(target);
@@ -309,9 +309,9 @@ TEST_CASE("checkpoint: a different model is refused, naming the tensor and both 
   save_checkpoint(path, *linear(3, true));
   refused(*linear(5, true), "shape mismatch for '0.weight': (3,4) in the checkpoint, (5,4) in the model");
   refused(*linear(3, false), "unexpected tensor '0.bias' (the model has no parameter or buffer of that name)");
-  nn::Sequential deeper{std::make_shared<nn::Linear>(4, 3), std::make_shared<nn::Tanh>(),
-                        std::make_shared<nn::Linear>(3, 2)};
-  refused(deeper, "missing tensor '2.weight' (the model has it, the checkpoint does not)");
+  nn::Sequential deeper{nn::Linear(4, 3), nn::Tanh(),
+                        nn::Linear(3, 2)};
+  refused(*deeper, "missing tensor '2.weight' (the model has it, the checkpoint does not)");
   save_checkpoint(path, *mlp(1));
   refused(*linear(8, true), "unexpected tensor '2.weight'");
 }

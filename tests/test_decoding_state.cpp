@@ -25,8 +25,8 @@ namespace {
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
-std::shared_ptr<nn::TransformerDecoder> two_layer_decoder() {
-  auto dec = std::make_shared<nn::TransformerDecoder>(nn::TransformerDecoderOptions(
+nn::TransformerDecoder two_layer_decoder() {
+  auto dec = nn::TransformerDecoder(nn::TransformerDecoderOptions(
       nn::TransformerDecoderLayerOptions(8, 2).dim_feedforward(16), 2));
   dec->eval();
   return dec;
@@ -115,19 +115,19 @@ TEST_CASE("MultiheadAttention with a cache: self- or cross-attention is said, ne
   KVCache same(1, 2, 4, 4, 4), distinct(1, 2, 4, 4, 4), unsaid(1, 2, 4, 4, 4);
   for (const auto& [from, n] : {std::pair<int64_t, int64_t>{0, 2}, {2, 1}}) {  // a prompt, then a token
     const Tensor xt = narrow(x, 1, from, n);
-    const Tensor want = mha.forward(xt, xt, xt, AttentionMask().causal(), {}, false, true, &same,
+    const Tensor want = mha->forward(xt, xt, xt, AttentionMask().causal(), {}, false, true, &same,
                                     Attending::self).output;
     // three equal but distinct tensors: the same values, so the same answer
     const Tensor q = narrow(x, 1, from, n), k = narrow(x, 1, from, n), v = narrow(x, 1, from, n);
-    CHECK(allclose(mha.forward(q, k, v, AttentionMask().causal(), {}, false, true, &distinct,
+    CHECK(allclose(mha->forward(q, k, v, AttentionMask().causal(), {}, false, true, &distinct,
                                Attending::self).output, want, 1e-6, 1e-6));
     CHECK(distinct.size() == from + n);
   }
-  const std::string e = error_of([&] { mha.forward(x, x, x, {}, {}, false, true, &unsaid); });
+  const std::string e = error_of([&] { mha->forward(x, x, x, {}, {}, false, true, &unsaid); });
   CHECK(contains(e, "MultiheadAttention"));
   CHECK(contains(e, "nn::Attending::self"));
   CHECK(unsaid.size() == 0);
-  CHECK(contains(error_of([&] { mha.forward(x, narrow(x, 1, 0, 2), narrow(x, 1, 0, 2), {}, {},
+  CHECK(contains(error_of([&] { mha->forward(x, narrow(x, 1, 0, 2), narrow(x, 1, 0, 2), {}, {},
                                             false, true, &unsaid, Attending::self); }),
                  "same 3 new tokens"));
 }
@@ -139,18 +139,18 @@ TEST_CASE("MultiheadAttention: a cache filled under other weights is refused unt
   KVCache self(1, 2, 8, 4, 4), cross;
   auto step = [&] {
     NoGradGuard no_grad;
-    mha.forward(x, x, x, AttentionMask().causal(), {}, false, true, &self, Attending::self);
-    mha.forward(x, mem, mem, {}, {}, false, true, &cross, Attending::cross);
+    mha->forward(x, x, x, AttentionMask().causal(), {}, false, true, &self, Attending::self);
+    mha->forward(x, mem, mem, {}, {}, false, true, &cross, Attending::cross);
   };
   step();
   // an optimizer step writes the weights in place
-  for (const Tensor& p : mha.parameters()) p.set_grad(ones(p.shape()));
-  optim::SGD(mha.parameters(), optim::SGDOptions(0.1)).step();
+  for (const Tensor& p : mha->parameters()) p.set_grad(ones(p.shape()));
+  optim::SGD(mha->parameters(), optim::SGDOptions(0.1)).step();
   for (KVCache* c : {&self, &cross}) {
     NoGradGuard no_grad;
     const Attending a = c == &self ? Attending::self : Attending::cross;
     const Tensor kv = c == &self ? x : mem;
-    const std::string e = error_of([&] { mha.forward(x, kv, kv, {}, {}, false, true, c, a); });
+    const std::string e = error_of([&] { mha->forward(x, kv, kv, {}, {}, false, true, c, a); });
     CHECK(contains(e, "KVCache"));
     CHECK(contains(e, "MultiheadAttention's projection weights changed since the cache was filled"));
     CHECK(contains(e, "reset()"));
@@ -160,8 +160,8 @@ TEST_CASE("MultiheadAttention: a cache filled under other weights is refused unt
   step();  // refilled under the new weights
   CHECK(self.size() == 2);
   // load_state_dict copies into the same tensors: refused as well
-  mha.load_state_dict(mha.state_dict());
+  mha->load_state_dict(mha->state_dict());
   NoGradGuard no_grad;
-  CHECK(contains(error_of([&] { mha.forward(x, x, x, {}, {}, false, true, &self, Attending::self); }),
+  CHECK(contains(error_of([&] { mha->forward(x, x, x, {}, {}, false, true, &self, Attending::self); }),
                  "changed since the cache was filled"));
 }

@@ -32,12 +32,12 @@ struct TinyModel : nn::Module {
   // B batch, T time, V vocab, E width
   static constexpr int64_t V = 50, E = 64, H = 4;
   TinyModel() {
-    emb = register_module("emb", std::make_shared<nn::Embedding>(V, E));
-    lstm = register_module("lstm", std::make_shared<nn::LSTM>(nn::LSTMOptions(E, E)));
-    attn = register_module("attn", std::make_shared<nn::MultiheadAttention>(
+    emb = register_module("emb", nn::Embedding(V, E));
+    lstm = register_module("lstm", nn::LSTM(nn::LSTMOptions(E, E)));
+    attn = register_module("attn", nn::MultiheadAttention(
                                        nn::MultiheadAttentionOptions(E, H)));
-    drop = register_module("drop", std::make_shared<nn::Dropout>(0.2));
-    head = register_module("head", std::make_shared<nn::Linear>(E, V));
+    drop = register_module("drop", nn::Dropout(0.2));
+    head = register_module("head", nn::Linear(E, V));
   }
   std::string repr() const override { return "TinyModel"; }
   Tensor forward(const IndexTensor& ids) {           // ids (B, T)
@@ -46,11 +46,11 @@ struct TinyModel : nn::Module {
     Tensor a = attn->forward(h, h, h, nn::AttentionMask().causal(), {}, false).output;  // (B, T, E)
     return head->forward(drop->forward(h + a));       // (B, T, V)
   }
-  std::shared_ptr<nn::Embedding> emb;
-  std::shared_ptr<nn::LSTM> lstm;
-  std::shared_ptr<nn::MultiheadAttention> attn;
-  std::shared_ptr<nn::Dropout> drop;
-  std::shared_ptr<nn::Linear> head;
+  nn::Embedding emb{nullptr};
+  nn::LSTM lstm{nullptr};
+  nn::MultiheadAttention attn{nullptr};
+  nn::Dropout drop{nullptr};
+  nn::Linear head{nullptr};
 };
 
 // Trains a fresh model for `steps` steps from seed 7 and returns its parameters, flat.

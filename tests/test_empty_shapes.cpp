@@ -139,7 +139,7 @@ TEST_CASE("multi-head attention over zero keys gives a zero context, with or wit
   Tensor q = randn({2, 3, 8}).requires_grad_();
   Tensor kv = zeros({2, 0, 8});
   for (bool need_weights : {true, false}) {
-    nn::AttentionOutput out = mha.forward(q, kv, kv, {}, {}, need_weights);
+    nn::AttentionOutput out = mha->forward(q, kv, kv, {}, {}, need_weights);
     CHECK(out.output.shape() == Shape{2, 3, 8});
     // No key: every context is 0, so the output is out_proj's bias (zero at initialisation).
     CHECK(all_zero(out.output));

@@ -99,36 +99,36 @@ TEST_CASE("golden attention: scaled dot-product, (B, H, Tq, D), causal Tq < Tk, 
 
 TEST_CASE("golden attention: nn.MultiheadAttention(8, 2) self-attention with key padding") {
   nn::MultiheadAttention mha(nn::MultiheadAttentionOptions(8, 2));
-  run("mha_self_padding", {"x"}, {"key_padding"}, &mha, [&mha](const V& x) {
-    return pair_of(mha.forward(x[0], x[0], x[0], nn::AttentionMask().key_padding(x[1])));
+  run("mha_self_padding", {"x"}, {"key_padding"}, mha.get(), [&mha](const V& x) {
+    return pair_of(mha->forward(x[0], x[0], x[0], nn::AttentionMask().key_padding(x[1])));
   });
 }
 
 TEST_CASE("golden attention: nn.MultiheadAttention(8, 2) causal + key padding, weights per head") {
   nn::MultiheadAttention mha(nn::MultiheadAttentionOptions(8, 2));
-  run("mha_self_causal", {"x"}, {"key_padding"}, &mha, [&mha](const V& x) {
-    return pair_of(mha.forward(x[0], x[0], x[0], nn::AttentionMask().key_padding(x[1]).causal(),
+  run("mha_self_causal", {"x"}, {"key_padding"}, mha.get(), [&mha](const V& x) {
+    return pair_of(mha->forward(x[0], x[0], x[0], nn::AttentionMask().key_padding(x[1]).causal(),
                                {}, true, /*average_attn_weights=*/false));
   });
 }
 
 TEST_CASE("golden attention: nn.MultiheadAttention(8, 4) cross-attention, Tq 3 != Tk 6, padding") {
   nn::MultiheadAttention mha(nn::MultiheadAttentionOptions(8, 4));
-  run("mha_cross", {"query", "memory"}, {"key_padding"}, &mha, [&mha](const V& x) {
-    return pair_of(mha.forward(x[0], x[1], x[1], nn::AttentionMask().key_padding(x[2])));
+  run("mha_cross", {"query", "memory"}, {"key_padding"}, mha.get(), [&mha](const V& x) {
+    return pair_of(mha->forward(x[0], x[1], x[1], nn::AttentionMask().key_padding(x[2])));
   });
 }
 
 TEST_CASE("golden attention: nn.MultiheadAttention(8, 2, kdim=5, vdim=7): q/k/v_proj_weight") {
   nn::MultiheadAttention mha(nn::MultiheadAttentionOptions(8, 2).kdim(5).vdim(7));
-  run("mha_cross_kdim_vdim", {"query", "key", "value"}, {}, &mha,
-      [&mha](const V& x) { return pair_of(mha.forward(x[0], x[1], x[2])); });
+  run("mha_cross_kdim_vdim", {"query", "key", "value"}, {}, mha.get(),
+      [&mha](const V& x) { return pair_of(mha->forward(x[0], x[1], x[2])); });
 }
 
 TEST_CASE("golden attention: nn.MultiheadAttention(6, 3, bias=False) cross-attention") {
   nn::MultiheadAttention mha(nn::MultiheadAttentionOptions(6, 3).bias(false));
-  run("mha_cross_nobias", {"query", "memory"}, {}, &mha,
-      [&mha](const V& x) { return pair_of(mha.forward(x[0], x[1], x[1])); });
+  run("mha_cross_nobias", {"query", "memory"}, {}, mha.get(),
+      [&mha](const V& x) { return pair_of(mha->forward(x[0], x[1], x[1])); });
 }
 
 // attn_bias is torch's float attn_mask (gen_attention.py adds it to the scores by hand for
@@ -142,15 +142,15 @@ TEST_CASE("golden attention: scaled dot-product with attn_bias (H, Tq, Tk), caus
 
 TEST_CASE("golden attention: nn.MultiheadAttention(8, 2) with a float attn_mask (Tq, Tk) as attn_bias") {
   nn::MultiheadAttention mha(nn::MultiheadAttentionOptions(8, 2));
-  run("mha_self_bias", {"x", "bias"}, {"key_padding"}, &mha, [&mha](const V& x) {
-    return pair_of(mha.forward(x[0], x[0], x[0], nn::AttentionMask().key_padding(x[2]), x[1], true,
+  run("mha_self_bias", {"x", "bias"}, {"key_padding"}, mha.get(), [&mha](const V& x) {
+    return pair_of(mha->forward(x[0], x[0], x[0], nn::AttentionMask().key_padding(x[2]), x[1], true,
                                /*average_attn_weights=*/false));
   });
 }
 
 TEST_CASE("golden attention: nn.MultiheadAttention(8, 2) cross, attn_bias (B, H, Tq, Tk) = torch's (B*H, Tq, Tk)") {
   nn::MultiheadAttention mha(nn::MultiheadAttentionOptions(8, 2));
-  run("mha_cross_bias_per_head", {"query", "memory", "bias"}, {}, &mha, [&mha](const V& x) {
-    return pair_of(mha.forward(x[0], x[1], x[1], {}, x[2], true, /*average_attn_weights=*/false));
+  run("mha_cross_bias_per_head", {"query", "memory", "bias"}, {}, mha.get(), [&mha](const V& x) {
+    return pair_of(mha->forward(x[0], x[1], x[1], {}, x[2], true, /*average_attn_weights=*/false));
   });
 }

@@ -80,47 +80,47 @@ Tensor input(const std::string& c) { return layers().tensor(c, "x").requires_gra
 
 TEST_CASE("golden layers: Linear(4, 5) on a (2,3,4) input, with and without bias") {
   nn::Linear fc(4, 5);
-  load("linear_3d", fc, {{"weight", "weight"}, {"bias", "bias"}});
+  load("linear_3d", *fc, {{"weight", "weight"}, {"bias", "bias"}});
   Tensor x = input("linear_3d");
-  compare_all("linear_3d", fc, {{"weight", "weight"}, {"bias", "bias"}}, fc.forward(x), x);
+  compare_all("linear_3d", *fc, {{"weight", "weight"}, {"bias", "bias"}}, fc->forward(x), x);
 
   nn::Linear nb(nn::LinearOptions(4, 5).bias(false));
-  load("linear_3d_nobias", nb, {{"weight", "weight"}});
+  load("linear_3d_nobias", *nb, {{"weight", "weight"}});
   Tensor x2 = input("linear_3d_nobias");
-  compare_all("linear_3d_nobias", nb, {{"weight", "weight"}}, nb.forward(x2), x2);
+  compare_all("linear_3d_nobias", *nb, {{"weight", "weight"}}, nb->forward(x2), x2);
 }
 
 TEST_CASE("golden layers: Embedding(10, 4, padding_idx=0) with repeated and padding ids") {
   nn::Embedding emb(nn::EmbeddingOptions(10, 4).padding_idx(0));
-  load("embedding_pad0", emb, {{"weight", "weight"}});
+  load("embedding_pad0", *emb, {{"weight", "weight"}});
   const IndexTensor ids = layers().indices("embedding_pad0", "ids");
-  compare_all("embedding_pad0", emb, {{"weight", "weight"}}, emb.forward(ids), Tensor(), "ids");
-  for (int j = 0; j < 4; ++j) CHECK(emb.weight.grad().at({0, j}) == 0);
+  compare_all("embedding_pad0", *emb, {{"weight", "weight"}}, emb->forward(ids), Tensor(), "ids");
+  for (int j = 0; j < 4; ++j) CHECK(emb->weight.grad().at({0, j}) == 0);
 }
 
 TEST_CASE("golden layers: LayerNorm(8), LayerNorm((3,4), eps=1e-6), LayerNorm(6, no affine)") {
   const Names wb = {{"weight", "weight"}, {"bias", "bias"}};
   nn::LayerNorm ln8(nn::LayerNormOptions({8}));
-  load("layer_norm_8", ln8, wb);
+  load("layer_norm_8", *ln8, wb);
   Tensor x = input("layer_norm_8");
-  compare_all("layer_norm_8", ln8, wb, ln8.forward(x), x);
+  compare_all("layer_norm_8", *ln8, wb, ln8->forward(x), x);
 
   nn::LayerNorm ln34(nn::LayerNormOptions({3, 4}).eps(1e-6));
-  load("layer_norm_3x4", ln34, wb);
+  load("layer_norm_3x4", *ln34, wb);
   Tensor x2 = input("layer_norm_3x4");
-  compare_all("layer_norm_3x4", ln34, wb, ln34.forward(x2), x2);
+  compare_all("layer_norm_3x4", *ln34, wb, ln34->forward(x2), x2);
 
   nn::LayerNorm plain(nn::LayerNormOptions({6}).elementwise_affine(false));
-  load("layer_norm_noaffine", plain, {});
+  load("layer_norm_noaffine", *plain, {});
   Tensor x3 = input("layer_norm_noaffine");
-  compare_all("layer_norm_noaffine", plain, {}, plain.forward(x3), x3);
+  compare_all("layer_norm_noaffine", *plain, {}, plain->forward(x3), x3);
 }
 
 TEST_CASE("golden layers: Sequential(Linear(4,6), GELU(), Linear(6,3), Tanh()), names 0.* 2.*") {
-  nn::Sequential mlp{std::make_shared<nn::Linear>(4, 6), std::make_shared<nn::GELU>(),
-                     std::make_shared<nn::Linear>(6, 3), std::make_shared<nn::Tanh>()};
+  nn::Sequential mlp{nn::Linear(4, 6), nn::GELU(),
+                     nn::Linear(6, 3), nn::Tanh()};
   const Names names = {{"w0", "0.weight"}, {"b0", "0.bias"}, {"w2", "2.weight"}, {"b2", "2.bias"}};
-  load("mlp", mlp, names);
+  load("mlp", *mlp, names);
   Tensor x = input("mlp");
-  compare_all("mlp", mlp, names, mlp.forward(x), x);
+  compare_all("mlp", *mlp, names, mlp->forward(x), x);
 }

@@ -90,9 +90,9 @@ std::vector<Tensor> lstm_outputs(const nn::LSTMOutput& r) { return {r.output, r.
 
 TEST_CASE("golden lstm: LSTMCell(4, 3), a seq2seq decoder step") {
   nn::LSTMCell cell(4, 3);
-  check_case("lstm_cell", cell, {"x", "h0", "c0"}, {"h", "c"},
+  check_case("lstm_cell", *cell, {"x", "h0", "c0"}, {"h", "c"},
              [&](const std::vector<Tensor>& in, const std::vector<int64_t>&) {
-               auto [h, c] = cell.forward(in[0], std::make_tuple(in[1], in[2]));
+               auto [h, c] = cell->forward(in[0], std::make_tuple(in[1], in[2]));
                return std::vector<Tensor>{h, c};
              });
 }
@@ -101,31 +101,31 @@ TEST_CASE("golden lstm: LSTM(3, 4, num_layers=2, bidirectional, batch_first), fu
   for (const char* c : {"lstm_2layer_bidir", "lstm_2layer_bidir_packed"}) {
     CAPTURE(c);
     nn::LSTM lstm(nn::LSTMOptions(3, 4).num_layers(2).bidirectional(true));
-    check_case(c, lstm, {"x", "h0", "c0"}, {"output", "h_n", "c_n"},
+    check_case(c, *lstm, {"x", "h0", "c0"}, {"output", "h_n", "c_n"},
                [&](const std::vector<Tensor>& in, const std::vector<int64_t>& lengths) {
-                 return lstm_outputs(lstm.forward(in[0], std::make_tuple(in[1], in[2]), lengths));
+                 return lstm_outputs(lstm->forward(in[0], std::make_tuple(in[1], in[2]), lengths));
                });
   }
 }
 
 TEST_CASE("golden lstm: LSTM(3, 2, bias=False), sequence-first, padded") {
   nn::LSTM lstm(nn::LSTMOptions(3, 2).bias(false).batch_first(false));
-  check_case("lstm_nobias_seqfirst_packed", lstm, {"x", "h0", "c0"}, {"output", "h_n", "c_n"},
+  check_case("lstm_nobias_seqfirst_packed", *lstm, {"x", "h0", "c0"}, {"output", "h_n", "c_n"},
              [&](const std::vector<Tensor>& in, const std::vector<int64_t>& lengths) {
-               return lstm_outputs(lstm.forward(in[0], std::make_tuple(in[1], in[2]), lengths));
+               return lstm_outputs(lstm->forward(in[0], std::make_tuple(in[1], in[2]), lengths));
              });
 }
 
 TEST_CASE("golden lstm: GRUCell(4, 3) and GRU(3, 4, 2 layers, bidirectional) padded") {
   nn::GRUCell cell(4, 3);
-  check_case("gru_cell", cell, {"x", "h0"}, {"h"},
+  check_case("gru_cell", *cell, {"x", "h0"}, {"h"},
              [&](const std::vector<Tensor>& in, const std::vector<int64_t>&) {
-               return std::vector<Tensor>{cell.forward(in[0], in[1])};
+               return std::vector<Tensor>{cell->forward(in[0], in[1])};
              });
   nn::GRU gru(nn::GRUOptions(3, 4).num_layers(2).bidirectional(true));
-  check_case("gru_2layer_bidir_packed", gru, {"x", "h0"}, {"output", "h_n"},
+  check_case("gru_2layer_bidir_packed", *gru, {"x", "h0"}, {"output", "h_n"},
              [&](const std::vector<Tensor>& in, const std::vector<int64_t>& lengths) {
-               nn::GRUOutput r = gru.forward(in[0], in[1], lengths);
+               nn::GRUOutput r = gru->forward(in[0], in[1], lengths);
                return std::vector<Tensor>{r.output, r.h_n};
              });
 }

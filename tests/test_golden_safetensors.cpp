@@ -82,25 +82,25 @@ TEST_SUITE("golden safetensors") {
 TEST_CASE("golden safetensors: Linear, Embedding, LayerNorm, Sequential") {
   manual_seed(11);
   nn::Linear linear(4, 3);
-  check("linear", linear, [](nn::Linear& m, auto& in) { return Outputs{{"y", m.forward(in.at("x"))}}; });
+  check("linear", linear, [](nn::Linear& m, auto& in) { return Outputs{{"y", m->forward(in.at("x"))}}; });
   nn::Embedding emb(7, 3);
-  check("embedding", emb, [](nn::Embedding& m, auto& in) { return Outputs{{"y", m.forward(ids_of(in.at("ids")))}}; });
+  check("embedding", emb, [](nn::Embedding& m, auto& in) { return Outputs{{"y", m->forward(ids_of(in.at("ids")))}}; });
   nn::LayerNorm ln(nn::LayerNormOptions({5}));
-  check("layer_norm", ln, [](nn::LayerNorm& m, auto& in) { return Outputs{{"y", m.forward(in.at("x"))}}; });
-  nn::Sequential seq(std::make_shared<nn::Linear>(4, 6), std::make_shared<nn::Tanh>(), std::make_shared<nn::Linear>(6, 2));
-  check("sequential", seq, [](nn::Sequential& m, auto& in) { return Outputs{{"y", m.forward(in.at("x"))}}; });
+  check("layer_norm", ln, [](nn::LayerNorm& m, auto& in) { return Outputs{{"y", m->forward(in.at("x"))}}; });
+  nn::Sequential seq(nn::Linear(4, 6), nn::Tanh(), nn::Linear(6, 2));
+  check("sequential", seq, [](nn::Sequential& m, auto& in) { return Outputs{{"y", m->forward(in.at("x"))}}; });
 }
 
 TEST_CASE("golden safetensors: 2-layer bidirectional LSTM and GRU") {
   manual_seed(12);
   nn::LSTM lstm(nn::LSTMOptions(3, 4).num_layers(2).bidirectional(true));
   check("lstm_2layer_bidir", lstm, [](nn::LSTM& m, auto& in) {
-    auto [y, h, c] = m.forward(in.at("x"));
+    auto [y, h, c] = m->forward(in.at("x"));
     return Outputs{{"y", y}, {"h_n", h}};
   });
   nn::GRU gru(nn::GRUOptions(3, 4).num_layers(2).bidirectional(true));
   check("gru_2layer_bidir", gru, [](nn::GRU& m, auto& in) {
-    auto [y, h] = m.forward(in.at("x"));
+    auto [y, h] = m->forward(in.at("x"));
     return Outputs{{"y", y}, {"h_n", h}};
   });
 }
@@ -108,7 +108,7 @@ TEST_CASE("golden safetensors: 2-layer bidirectional LSTM and GRU") {
 TEST_CASE("golden safetensors: MultiheadAttention, packed and with kdim/vdim") {
   manual_seed(13);
   auto run = [](nn::MultiheadAttention& m, auto& in) {
-    return Outputs{{"y", m.forward(in.at("q"), in.at("k"), in.at("v")).output}};
+    return Outputs{{"y", m->forward(in.at("q"), in.at("k"), in.at("v")).output}};
   };
   nn::MultiheadAttention packed(nn::MultiheadAttentionOptions(E, H));
   check("mha_packed", packed, run);
@@ -120,14 +120,14 @@ TEST_CASE("golden safetensors: TransformerEncoder, TransformerDecoder, Transform
   manual_seed(14);
   nn::TransformerEncoder enc(nn::TransformerEncoderOptions(layer(), 2).norm(true));
   check("transformer_encoder", enc,
-        [](nn::TransformerEncoder& m, auto& in) { return Outputs{{"y", m.forward(in.at("src"))}}; });
+        [](nn::TransformerEncoder& m, auto& in) { return Outputs{{"y", m->forward(in.at("src"))}}; });
   nn::TransformerDecoder dec(nn::TransformerDecoderOptions(layer(), 2).norm(true));
   check("transformer_decoder", dec, [](nn::TransformerDecoder& m, auto& in) {
-    return Outputs{{"y", m.forward(in.at("tgt"), in.at("memory"), nn::AttentionMask().causal())}};
+    return Outputs{{"y", m->forward(in.at("tgt"), in.at("memory"), nn::AttentionMask().causal())}};
   });
   nn::Transformer tr(nn::TransformerOptions(E, H).num_encoder_layers(1).num_decoder_layers(1).dim_feedforward(FF).dropout(0));
   check("transformer", tr, [](nn::Transformer& m, auto& in) {
-    return Outputs{{"y", m.forward(in.at("src"), in.at("tgt"), {}, nn::AttentionMask().causal())}};
+    return Outputs{{"y", m->forward(in.at("src"), in.at("tgt"), {}, nn::AttentionMask().causal())}};
   });
 }
 }

@@ -94,12 +94,12 @@ nn::AttentionMask padding(const Leaves& in) { return nn::AttentionMask().key_pad
 
 TEST_CASE("golden scorers: AdditiveAttention(4, 6, 5), a decoder step (values = keys) and 3 queries") {
   nn::AdditiveAttention step(nn::AdditiveAttentionOptions(4, 6, 5));
-  check_scorer("additive_2d", step, {"query", "keys"}, kPad, kCW, [&](const Leaves& in) {
-    return both(step.forward(in.at("query"), in.at("keys"), Tensor(), padding(in)));
+  check_scorer("additive_2d", *step, {"query", "keys"}, kPad, kCW, [&](const Leaves& in) {
+    return both(step->forward(in.at("query"), in.at("keys"), Tensor(), padding(in)));
   });
   nn::AdditiveAttention many(nn::AdditiveAttentionOptions(4, 6, 5));
-  check_scorer("additive_3d", many, kQKV, kPad, kCW, [&](const Leaves& in) {
-    return both(many.forward(in.at("query"), in.at("keys"), in.at("values"), padding(in)));
+  check_scorer("additive_3d", *many, kQKV, kPad, kCW, [&](const Leaves& in) {
+    return both(many->forward(in.at("query"), in.at("keys"), in.at("values"), padding(in)));
   });
 }
 
@@ -119,31 +119,31 @@ TEST_CASE("golden scorers: LuongAttention dot, general, general rank 2, concat; 
   for (const Case& k : cases) {
     CAPTURE(k.name);
     nn::LuongAttention attn(k.opts);
-    check_scorer(k.name, attn, kQKV, kPad, kCW, [&](const Leaves& in) {
-      return both(attn.forward(in.at("query"), in.at("keys"), in.at("values"), padding(in)));
+    check_scorer(k.name, *attn, kQKV, kPad, kCW, [&](const Leaves& in) {
+      return both(attn->forward(in.at("query"), in.at("keys"), in.at("values"), padding(in)));
     });
   }
   nn::LuongCombine comb(nn::LuongCombineOptions(3, 4, 5));
-  check_scorer("luong_combine", comb, {"context", "query"}, {}, {"out"}, [&](const Leaves& in) {
-    return std::vector<Tensor>{comb.forward(in.at("context"), in.at("query"))};
+  check_scorer("luong_combine", *comb, {"context", "query"}, {}, {"out"}, [&](const Leaves& in) {
+    return std::vector<Tensor>{comb->forward(in.at("context"), in.at("query"))};
   });
 }
 
 TEST_CASE("golden scorers: LocalAttention local-m (p_t = t; given positions) and local-p") {
   using O = nn::LocalAttentionOptions;
   nn::LocalAttention m3(O(4, 6).mode("local-m").window(1));
-  check_scorer("local_m_3d", m3, kQKV, kPad, kCW, [&](const Leaves& in) {
-    return both(m3.forward(in.at("query"), in.at("keys"), in.at("values"), padding(in)));
+  check_scorer("local_m_3d", *m3, kQKV, kPad, kCW, [&](const Leaves& in) {
+    return both(m3->forward(in.at("query"), in.at("keys"), in.at("values"), padding(in)));
   });
   nn::LocalAttention m2(O(4, 6).mode("local-m").window(1));
-  check_scorer("local_m_2d", m2, kQKV, {"key_padding", "positions"}, kCW, [&](const Leaves& in) {
-    return both(m2.forward(in.at("query"), in.at("keys"), in.at("values"), padding(in), in.at("positions")));
+  check_scorer("local_m_2d", *m2, kQKV, {"key_padding", "positions"}, kCW, [&](const Leaves& in) {
+    return both(m2->forward(in.at("query"), in.at("keys"), in.at("values"), padding(in), in.at("positions")));
   });
   for (const char* name : {"local_p_3d", "local_p_2d"}) {
     CAPTURE(name);
     nn::LocalAttention p(O(4, 6).mode("local-p").window(2));
-    check_scorer(name, p, kQKV, kPad, kCW, [&](const Leaves& in) {
-      return both(p.forward(in.at("query"), in.at("keys"), in.at("values"), padding(in)));
+    check_scorer(name, *p, kQKV, kPad, kCW, [&](const Leaves& in) {
+      return both(p->forward(in.at("query"), in.at("keys"), in.at("values"), padding(in)));
     });
   }
 }

@@ -28,16 +28,16 @@ gpt::GPTConfig tiny(const std::string& pos) {
 // the row and take the argmax of the last position's logits.
 std::vector<int64_t> greedy_by_hand(gpt::GPT& model, std::vector<int64_t> ids, int64_t n) {
   NoGradGuard no_grad;
-  model.eval();
-  const int64_t block = model.config().block_size();
+  model->eval();
+  const int64_t block = model->config().block_size();
   for (int64_t i = 0; i < n; ++i) {
     const int64_t T = std::min<int64_t>(ids.size(), block);
-    const Tensor logits = model.forward(IndexTensor(std::vector<int64_t>(ids.end() - T, ids.end()), {1, T}));
+    const Tensor logits = model->forward(IndexTensor(std::vector<int64_t>(ids.end() - T, ids.end()), {1, T}));
     const int64_t V = logits.size(2);
     const real* last = logits.data() + (T - 1) * V;
     ids.push_back(std::max_element(last, last + V) - last);
   }
-  model.train();
+  model->train();
   return ids;
 }
 
@@ -49,12 +49,12 @@ TEST_CASE("gpt generate: greedy equals an argmax loop, past the block's crop") {
     gpt::GPT model(tiny(pos));
     const std::vector<int64_t> prompt = {3, 1, 4, 1, 5};
     const int64_t n = 20;  // 25 tokens: the context slides 17 times past block_size 8
-    const IndexTensor out = gpt::generate(model, IndexTensor(prompt, {1, 5}), n, nn::SamplingOptions().temperature(0),
-                                          gpt::recompute_step(model));
+    const IndexTensor out = gpt::generate(*model, IndexTensor(prompt, {1, 5}), n, nn::SamplingOptions().temperature(0),
+                                          gpt::recompute_step(*model));
     INFO("pos ", pos);
     CHECK(out.shape() == Shape({1, 25}));
     CHECK(out.vec() == greedy_by_hand(model, prompt, n));
-    CHECK(model.is_training());  // restored
+    CHECK(model->is_training());  // restored
   }
 }
 
@@ -64,9 +64,9 @@ TEST_CASE("gpt generate: rows are decoded together, the prompt is kept, a seed r
   const IndexTensor prompt({1, 2, 3, 7, 7, 7}, {2, 3});
   const auto o = nn::SamplingOptions().temperature(1.2).top_k(6).top_p(0.9);
   manual_seed(9);
-  const IndexTensor a = gpt::generate(model, prompt, 12, o, gpt::recompute_step(model));
+  const IndexTensor a = gpt::generate(*model, prompt, 12, o, gpt::recompute_step(*model));
   manual_seed(9);
-  const IndexTensor b = gpt::generate(model, prompt, 12, o, gpt::recompute_step(model));
+  const IndexTensor b = gpt::generate(*model, prompt, 12, o, gpt::recompute_step(*model));
   CHECK(a.shape() == Shape({2, 15}));
   CHECK(a.vec() == b.vec());
   for (int64_t j = 0; j < 3; ++j) {
@@ -74,29 +74,29 @@ TEST_CASE("gpt generate: rows are decoded together, the prompt is kept, a seed r
     CHECK(a.data()[15 + j] == prompt.data()[3 + j]);
   }
   // greedy on two equal rows gives two equal rows
-  const IndexTensor twice = gpt::generate(model, IndexTensor({4, 2, 4, 2}, {2, 2}), 10, nn::SamplingOptions().temperature(0),
-                                          gpt::recompute_step(model));
+  const IndexTensor twice = gpt::generate(*model, IndexTensor({4, 2, 4, 2}, {2, 2}), 10, nn::SamplingOptions().temperature(0),
+                                          gpt::recompute_step(*model));
   CHECK(std::vector<int64_t>(twice.vec().begin(), twice.vec().begin() + 12) ==
         std::vector<int64_t>(twice.vec().begin() + 12, twice.vec().end()));
-  model.eval();
-  gpt::generate(model, prompt, 1, o, gpt::recompute_step(model));
-  CHECK(!model.is_training());  // an eval model stays in eval
+  model->eval();
+  gpt::generate(*model, prompt, 1, o, gpt::recompute_step(*model));
+  CHECK(!model->is_training());  // an eval model stays in eval
 }
 
 TEST_CASE("gpt generate: the step sees the whole sequence; recompute crops it to block_size") {
   manual_seed(3);
   gpt::GPT model(tiny("learned"));
   std::vector<int64_t> lengths;
-  const gpt::Step inner = gpt::recompute_step(model);
+  const gpt::Step inner = gpt::recompute_step(*model);
   const gpt::Step spy = [&](const IndexTensor& seq) {
     lengths.push_back(seq.size(1));
     return inner(seq);
   };
-  gpt::generate(model, IndexTensor({1, 2}, {1, 2}), 10, nn::SamplingOptions(), spy);
+  gpt::generate(*model, IndexTensor({1, 2}, {1, 2}), 10, nn::SamplingOptions(), spy);
   CHECK(lengths == std::vector<int64_t>({2, 3, 4, 5, 6, 7, 8, 9, 10, 11}));
   CHECK(gpt::last_columns(IndexTensor({1, 2, 3, 4, 5, 6}, {2, 3}), 2).vec() == std::vector<int64_t>({2, 3, 5, 6}));
   CHECK(gpt::last_columns(IndexTensor({1, 2, 3, 4, 5, 6}, {2, 3}), 9).vec() == std::vector<int64_t>({1, 2, 3, 4, 5, 6}));
-  CHECK(error_of([&] { gpt::generate(model, IndexTensor({1, 2}, {2}), 3, nn::SamplingOptions(), inner); }) ==
+  CHECK(error_of([&] { gpt::generate(*model, IndexTensor({1, 2}, {2}), 3, nn::SamplingOptions(), inner); }) ==
         "generate: the prompt must be (B, T0) with B, T0 >= 1, got shape (2)");
 }
 
@@ -124,8 +124,8 @@ TEST_CASE("gpt cached_step: the logits equal recompute's at every step, across b
       INFO("pos ", pos, ", batch ", B);
       manual_seed(11);
       gpt::GPT model(window64(pos));
-      model.eval();
-      const gpt::Step recompute = gpt::recompute_step(model), cached = gpt::cached_step(model, B);
+      model->eval();
+      const gpt::Step recompute = gpt::recompute_step(*model), cached = gpt::cached_step(*model, B);
       const auto sampling = nn::SamplingOptions().temperature(1.3);  // wander: the rows differ
       double worst = 0;
       const gpt::Step both = [&](const IndexTensor& seq) {  // generate samples from recompute's
@@ -135,7 +135,7 @@ TEST_CASE("gpt cached_step: the logits equal recompute's at every step, across b
           worst = std::max(worst, double(std::abs(got.data()[j] - want.data()[j])));
         return want;
       };
-      const IndexTensor seq = gpt::generate(model, random_prompt(B, 10, 13), 300, sampling, both);
+      const IndexTensor seq = gpt::generate(*model, random_prompt(B, 10, 13), 300, sampling, both);
       CHECK(seq.size(1) == 310);
       CHECK(worst <= 1e-5);
     }
@@ -144,8 +144,8 @@ TEST_CASE("gpt cached_step: the logits equal recompute's at every step, across b
 TEST_CASE("gpt cached_step: keys cached under other weights are refused, then re-encoded") {
   manual_seed(12);
   gpt::GPT model(window64("learned"));
-  model.eval();
-  const gpt::Step recompute = gpt::recompute_step(model), cached = gpt::cached_step(model, 2);
+  model->eval();
+  const gpt::Step recompute = gpt::recompute_step(*model), cached = gpt::cached_step(*model, 2);
   const IndexTensor prompt = random_prompt(2, 10, 13);  // (2, 10)
   std::vector<int64_t> ids;                               // (2, 11): the prompt, one more token
   for (int64_t b = 0; b < 2; ++b) {
@@ -155,7 +155,7 @@ TEST_CASE("gpt cached_step: keys cached under other weights are refused, then re
   const IndexTensor seq(ids, {2, 11});
   (void)cached(prompt);
   int changed = 0;
-  for (auto& [name, p] : model.named_parameters())
+  for (auto& [name, p] : model->named_parameters())
     if (name.find("c_attn.weight") != std::string::npos) {
       heed::NoGradGuard no_grad;
       p.mul_(real(1.01));  // what an optimizer step does: a write that bumps the version
@@ -179,20 +179,20 @@ TEST_CASE("gpt cached_step: the same seed samples the same tokens as recompute o
       const IndexTensor prompt = random_prompt(B, 10, 13);
       const auto sampling = nn::SamplingOptions().temperature(0.9).top_k(8);
       manual_seed(5);
-      const IndexTensor a = gpt::generate(model, prompt, 300, sampling, gpt::recompute_step(model));
+      const IndexTensor a = gpt::generate(*model, prompt, 300, sampling, gpt::recompute_step(*model));
       manual_seed(5);
-      const IndexTensor b = gpt::generate(model, prompt, 300, sampling, gpt::cached_step(model, B));
+      const IndexTensor b = gpt::generate(*model, prompt, 300, sampling, gpt::cached_step(*model, B));
       CHECK(b.shape() == Shape({B, 310}));
       CHECK(a.vec() == b.vec());
-      CHECK(model.is_training());  // restored
+      CHECK(model->is_training());  // restored
     }
 }
 
 TEST_CASE("gpt cached_step: a sequence that does not extend the cache starts afresh; bad calls are errors") {
   manual_seed(13);
   gpt::GPT model(tiny("rope"));
-  model.eval();
-  const gpt::Step recompute = gpt::recompute_step(model), cached = gpt::cached_step(model, 1);
+  model->eval();
+  const gpt::Step recompute = gpt::recompute_step(*model), cached = gpt::cached_step(*model, 1);
   auto agree = [&](const std::vector<int64_t>& ids) {
     const IndexTensor seq(ids, {1, int64_t(ids.size())});
     const Tensor want = recompute(seq), got = cached(seq);
@@ -209,18 +209,18 @@ TEST_CASE("gpt cached_step: a sequence that does not extend the cache starts afr
   CHECK(agree({3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5}));
   // the step works from one cache per block: a second generate with the same step equals a fresh one
   const auto greedy = nn::SamplingOptions().temperature(0);
-  const gpt::Step shared = gpt::cached_step(model, 1);
+  const gpt::Step shared = gpt::cached_step(*model, 1);
   const IndexTensor p1({2, 7, 1}, {1, 3}), p2({5}, {1, 1});
-  gpt::generate(model, p1, 12, greedy, shared);
-  CHECK(gpt::generate(model, p2, 12, greedy, shared).vec() ==
-        gpt::generate(model, p2, 12, greedy, gpt::recompute_step(model)).vec());
+  gpt::generate(*model, p1, 12, greedy, shared);
+  CHECK(gpt::generate(*model, p2, 12, greedy, shared).vec() ==
+        gpt::generate(*model, p2, 12, greedy, gpt::recompute_step(*model)).vec());
 
   CHECK(error_of([&] { cached(IndexTensor({1, 2, 3, 4}, {2, 2})); }) ==
         "cached_step: seq must be (batch, t) = (1, t >= 1), got shape (2,2)");
-  CHECK(error_of([&] { gpt::cached_step(model, 0); }) == "cached_step: batch must be >= 1, got 0");
-  model.train();
+  CHECK(error_of([&] { gpt::cached_step(*model, 0); }) == "cached_step: batch must be >= 1, got 0");
+  model->train();
   CHECK(error_of([&] { cached(IndexTensor({1, 2}, {1, 2})); }) ==
-        "cached_step: the model is in training mode (dropout would differ per call): call model.eval()");
+        "cached_step: the model is in training mode (dropout would differ per call): call model->eval()");
 }
 
 TEST_CASE("gpt GPTConfig: a config that cannot build a model is refused, naming the field") {
@@ -248,12 +248,12 @@ TEST_CASE("gpt: a model with no blocks (n_layer 0) runs, caches and generates, a
     INFO("pos ", pos);
     manual_seed(14);
     gpt::GPT model(tiny(pos).n_layer(0));
-    CHECK(model.transformer->h->size() == 0);
+    CHECK(model->transformer->h->size() == 0);
     const IndexTensor prompt({3, 1, 4}, {1, 3});
-    CHECK(model.forward(prompt).shape() == Shape({1, 3, 11}));
+    CHECK(model->forward(prompt).shape() == Shape({1, 3, 11}));
     const auto greedy = nn::SamplingOptions().temperature(0);
-    const IndexTensor a = gpt::generate(model, prompt, 12, greedy, gpt::recompute_step(model));
-    const IndexTensor b = gpt::generate(model, prompt, 12, greedy, gpt::cached_step(model, 1));
+    const IndexTensor a = gpt::generate(*model, prompt, 12, greedy, gpt::recompute_step(*model));
+    const IndexTensor b = gpt::generate(*model, prompt, 12, greedy, gpt::cached_step(*model, 1));
     CHECK(a.shape() == Shape({1, 15}));
     CHECK(a.vec() == b.vec());
   }
@@ -261,24 +261,24 @@ TEST_CASE("gpt: a model with no blocks (n_layer 0) runs, caches and generates, a
 
 TEST_CASE("gpt: GPT cannot be copied; a throwing generate or cached step leaves the state as it was") {
   // A copy would share every submodule (shared_ptr): deleted, not silently aliased.
-  static_assert(!std::is_copy_constructible_v<gpt::GPT> && !std::is_copy_assignable_v<gpt::GPT>);
+  static_assert(!std::is_copy_constructible_v<gpt::GPTImpl> && !std::is_copy_assignable_v<gpt::GPTImpl>);
   manual_seed(15);
   gpt::GPT model(tiny("learned"));
   const IndexTensor prompt({3, 1, 4}, {1, 3});
   for (const bool training : {true, false}) {
     const gpt::Step throws_later = [&, calls = 0](const IndexTensor& seq) mutable {
       if (++calls == 3) heed::fail("test step", "fails at its third call");
-      return gpt::recompute_step(model)(seq);
+      return gpt::recompute_step(*model)(seq);
     };
-    model.train(training);
-    CHECK(error_of([&] { gpt::generate(model, prompt, 5, nn::SamplingOptions(), throws_later); }) ==
+    model->train(training);
+    CHECK(error_of([&] { gpt::generate(*model, prompt, 5, nn::SamplingOptions(), throws_later); }) ==
           "test step: fails at its third call");
-    CHECK(model.is_training() == training);
-    CHECK((*model.transformer->h)[0].attn->c_attn->is_training() == training);
+    CHECK(model->is_training() == training);
+    CHECK((*model->transformer->h)[0].attn->c_attn->is_training() == training);
   }
   // A cached step whose call throws (a token outside the vocabulary) starts afresh after it.
-  model.eval();
-  const gpt::Step cached = gpt::cached_step(model, 1), recompute = gpt::recompute_step(model);
+  model->eval();
+  const gpt::Step cached = gpt::cached_step(*model, 1), recompute = gpt::recompute_step(*model);
   cached(IndexTensor({1, 2}, {1, 2}));
   CHECK(!error_of([&] { cached(IndexTensor({1, 2, 99}, {1, 3})); }).empty());
   const IndexTensor next({1, 2, 5}, {1, 3});

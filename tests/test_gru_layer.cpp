@@ -66,7 +66,7 @@ TEST_CASE("gru_layer (fused) == the composed per-step loop: outputs and every gr
 TEST_CASE("nn::GRU (fused layers) == the same layers composed: 2 layers, bidirectional, padded") {
   manual_seed(44);
   const int64_t B = 3, T = 4, In = 3, H = 5;
-  auto gru = std::make_shared<nn::GRU>(nn::GRUOptions(In, H).num_layers(2).bidirectional(true));
+  auto gru = nn::GRU(nn::GRUOptions(In, H).num_layers(2).bidirectional(true));
   const Tensor x = randn({B, T, In}), h0 = randn({4, B, H});
   const std::vector<int64_t> len = {4, 2, 3};
   nn::GRUOutput r = gru->forward(x, h0, len);

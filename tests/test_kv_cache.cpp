@@ -248,7 +248,7 @@ std::vector<std::vector<int64_t>> chunkings(int64_t T) {
 
 // Self-attention of x (B, T, E), fed chunk by chunk through a cache, against one causal
 // forward over all T: the outputs of every position, and (need_weights) the weights rows.
-void check_self_attention(nn::MultiheadAttention& mha, const Tensor& x, const Tensor& pad,
+void check_self_attention(nn::MultiheadAttentionImpl& mha, const Tensor& x, const Tensor& pad,
                           bool need_weights) {
   const int64_t B = x.size(0), T = x.size(1), H = mha.options.num_heads();
   AttentionMask full_mask = AttentionMask().causal();
@@ -287,8 +287,8 @@ TEST_CASE("MultiheadAttention with a KV cache equals the full causal forward at 
         nn::MultiheadAttentionOptions(E, 4).bias(false)}) {
     nn::MultiheadAttention mha(o);
     for (bool need_weights : {false, true}) {  // the flash path and the composed reference
-      check_self_attention(mha, x, Tensor(), need_weights);
-      check_self_attention(mha, x, pad, need_weights);
+      check_self_attention(*mha, x, Tensor(), need_weights);
+      check_self_attention(*mha, x, pad, need_weights);
     }
   }
 }
@@ -310,8 +310,8 @@ TEST_CASE("MultiheadAttention cross-attention: the memory projected once, cached
       int64_t at = 0;
       for (int64_t t : {2, 1, 1, 1}) {
         const Tensor yt = narrow(y, 1, at, t);
-        const nn::AttentionOutput ref = mha.forward(yt, mk, mv, m, {}, need_weights);
-        const nn::AttentionOutput got = mha.forward(yt, mk, mv, m, {}, need_weights, true, &cache, nn::Attending::cross);
+        const nn::AttentionOutput ref = mha->forward(yt, mk, mv, m, {}, need_weights);
+        const nn::AttentionOutput got = mha->forward(yt, mk, mv, m, {}, need_weights, true, &cache, nn::Attending::cross);
         CHECK(cache.size() == Ts);
         CHECK(cache.max_len() == Ts);
         CHECK(allclose(got.output, ref.output, 1e-5, 1e-6));
@@ -320,8 +320,8 @@ TEST_CASE("MultiheadAttention cross-attention: the memory projected once, cached
       }
       // later calls read the cache, not key: a different memory of the same shape is ignored
       const Tensor y1 = narrow(y, 1, 0, 1);
-      const Tensor before = mha.forward(y1, mk, mv, m, {}, need_weights, true, &cache, nn::Attending::cross).output;
-      CHECK(allclose(mha.forward(y1, mk * 2, mv * 2, m, {}, need_weights, true, &cache, nn::Attending::cross).output, before, 0, 0));
+      const Tensor before = mha->forward(y1, mk, mv, m, {}, need_weights, true, &cache, nn::Attending::cross).output;
+      CHECK(allclose(mha->forward(y1, mk * 2, mv * 2, m, {}, need_weights, true, &cache, nn::Attending::cross).output, before, 0, 0));
     }
   }
 }
@@ -333,32 +333,32 @@ TEST_CASE("MultiheadAttention with a cache: errors name the op and the values") 
   {
     NoGradGuard no_grad;
     KVCache none;
-    CHECK(contains(error_of([&] { mha.forward(x, x, x, {}, {}, false, true, &none, nn::Attending::self); }),
+    CHECK(contains(error_of([&] { mha->forward(x, x, x, {}, {}, false, true, &none, nn::Attending::self); }),
                    "self-attention with an undefined KVCache"));
     KVCache wrong_heads(2, 4, 8, 2, 2);
-    CHECK(contains(error_of([&] { mha.forward(x, x, x, {}, {}, false, true, &wrong_heads, nn::Attending::self); }),
+    CHECK(contains(error_of([&] { mha->forward(x, x, x, {}, {}, false, true, &wrong_heads, nn::Attending::self); }),
                    "(2, 4, 2, 2)"));
     KVCache small(2, 2, 4, 4, 4);
-    mha.forward(x, x, x, AttentionMask().causal(), {}, false, true, &small, nn::Attending::self);
-    const std::string over = error_of([&] { mha.forward(x, x, x, {}, {}, false, true, &small, nn::Attending::self); });
+    mha->forward(x, x, x, AttentionMask().causal(), {}, false, true, &small, nn::Attending::self);
+    const std::string over = error_of([&] { mha->forward(x, x, x, {}, {}, false, true, &small, nn::Attending::self); });
     CHECK(contains(over, "KVCache"));
     CHECK(contains(over, "overflows max_len 4"));
     CHECK(small.size() == 3);
     // the mask is for (Tq, size() + Tq) keys
     KVCache c(2, 2, 8, 4, 4);
-    mha.forward(x, x, x, {}, {}, false, true, &c, nn::Attending::self);
-    CHECK(contains(error_of([&] { mha.forward(x, x, x, AttentionMask().key_padding(ones({2, 3})),
+    mha->forward(x, x, x, {}, {}, false, true, &c, nn::Attending::self);
+    CHECK(contains(error_of([&] { mha->forward(x, x, x, AttentionMask().key_padding(ones({2, 3})),
                                                {}, false, true, &c, nn::Attending::self); }),
                    "MultiheadAttention"));
     CHECK(c.size() == 3);  // nothing appended by the failed call
     KVCache cross;
-    mha.forward(x, mem, mem, {}, {}, false, true, &cross, nn::Attending::cross);
+    mha->forward(x, mem, mem, {}, {}, false, true, &cross, nn::Attending::cross);
     const Tensor other = randn({2, 4, 8});
-    CHECK(contains(error_of([&] { mha.forward(x, other, other, {}, {}, false, true, &cross, nn::Attending::cross); }),
+    CHECK(contains(error_of([&] { mha->forward(x, other, other, {}, {}, false, true, &cross, nn::Attending::cross); }),
                    "holds 5 memory keys but key has 4"));
   }
   KVCache c(2, 2, 8, 4, 4);  // grad mode on, parameters require grad: refused
-  CHECK(contains(error_of([&] { mha.forward(x, x, x, {}, {}, false, true, &c, nn::Attending::self); }), "NoGradGuard"));
+  CHECK(contains(error_of([&] { mha->forward(x, x, x, {}, {}, false, true, &c, nn::Attending::self); }), "NoGradGuard"));
   CHECK(c.size() == 0);
 }
 
@@ -366,8 +366,8 @@ TEST_CASE("MultiheadAttention with a cache: errors name the op and the values") 
 
 namespace {
 
-std::shared_ptr<nn::TransformerDecoder> small_decoder(bool norm_first) {
-  auto dec = std::make_shared<nn::TransformerDecoder>(nn::TransformerDecoderOptions(
+nn::TransformerDecoder small_decoder(bool norm_first) {
+  auto dec = nn::TransformerDecoder(nn::TransformerDecoderOptions(
       nn::TransformerDecoderLayerOptions(8, 2).dim_feedforward(16).norm_first(norm_first), 2)
                                                           .norm(true));
   dec->eval();  // dropout 0.1 by default: off
@@ -376,7 +376,7 @@ std::shared_ptr<nn::TransformerDecoder> small_decoder(bool norm_first) {
 
 // Feeds tgt[:, from : from + sum(chunks)] through the cache, checking each step's output
 // against the same rows of `full`.
-void decode_and_check(nn::TransformerDecoder& dec, nn::TransformerDecoderCache& cache,
+void decode_and_check(nn::TransformerDecoderImpl& dec, nn::TransformerDecoderCache& cache,
                       const Tensor& tgt, const Tensor& memory, const AttentionMask& mem_mask,
                       const Tensor& full, int64_t from, const std::vector<int64_t>& chunks) {
   int64_t at = from;
@@ -489,23 +489,23 @@ TEST_CASE("positions with an offset equal slices of the full positions (rotary, 
   nn::SinusoidalPositionalEncoding sin_pe(D, 16);
   nn::LearnedPositionalEmbedding learned(16, D);
   const Tensor xr = randn({B, H, T, D}), xa = randn({B, T, D});
-  const Tensor rope_full = rope.forward(xr), sin_full = sin_pe.forward(xa), learned_full = learned.forward(xa);
+  const Tensor rope_full = rope->forward(xr), sin_full = sin_pe->forward(xa), learned_full = learned->forward(xa);
   for (const auto& chunks : chunkings(T)) {
     int64_t at = 0;
     for (int64_t t : chunks) {
       CAPTURE(at); CAPTURE(t);
-      CHECK(allclose(rope.forward(narrow(xr, 2, at, t), at), narrow(rope_full, 2, at, t), 1e-6, 1e-6));
-      CHECK(allclose(sin_pe.forward(narrow(xa, 1, at, t), at), narrow(sin_full, 1, at, t), 0, 0));
-      CHECK(allclose(learned.forward(narrow(xa, 1, at, t), at), narrow(learned_full, 1, at, t), 0, 0));
+      CHECK(allclose(rope->forward(narrow(xr, 2, at, t), at), narrow(rope_full, 2, at, t), 1e-6, 1e-6));
+      CHECK(allclose(sin_pe->forward(narrow(xa, 1, at, t), at), narrow(sin_full, 1, at, t), 0, 0));
+      CHECK(allclose(learned->forward(narrow(xa, 1, at, t), at), narrow(learned_full, 1, at, t), 0, 0));
       at += t;
     }
   }
   // past the table: an error naming the module and the positions
-  const std::string past = error_of([&] { learned.forward(randn({1, 2, D}), 15); });
+  const std::string past = error_of([&] { learned->forward(randn({1, 2, D}), 15); });
   CHECK(contains(past, "LearnedPositionalEmbedding"));
   CHECK(contains(past, "15 .. 16"));
-  CHECK(contains(error_of([&] { sin_pe.forward(randn({1, 1, D}), 16); }), "SinusoidalPositionalEncoding"));
-  CHECK(contains(error_of([&] { learned.forward(randn({1, 1, D}), -1); }), "LearnedPositionalEmbedding"));
+  CHECK(contains(error_of([&] { sin_pe->forward(randn({1, 1, D}), 16); }), "SinusoidalPositionalEncoding"));
+  CHECK(contains(error_of([&] { learned->forward(randn({1, 1, D}), -1); }), "LearnedPositionalEmbedding"));
 }
 
 TEST_CASE("a user module's rotary attention decoded through KVCache equals the full causal pass") {
@@ -513,13 +513,13 @@ TEST_CASE("a user module's rotary attention decoded through KVCache equals the f
   const int64_t B = 2, H = 3, T = 10, D = 4;
   nn::RotaryEmbedding rope(D);
   const Tensor q = randn({B, H, T, D}), k = randn({B, H, T, D}), v = randn({B, H, T, D});
-  const Tensor full = flash_attention(rope.forward(q), rope.forward(k), v, AttentionMask().causal());
+  const Tensor full = flash_attention(rope->forward(q), rope->forward(k), v, AttentionMask().causal());
   NoGradGuard no_grad;
   KVCache cache(B, H, T, D, D);
   for (int64_t t : {4, 1, 1, 1, 1, 1, 1}) {
     const int64_t at = cache.size();  // the position of the first new token
-    cache.append(rope.forward(narrow(k, 2, at, t), at), narrow(v, 2, at, t));
-    const Tensor o = cache.attend(rope.forward(narrow(q, 2, at, t), at), AttentionMask().causal());
+    cache.append(rope->forward(narrow(k, 2, at, t), at), narrow(v, 2, at, t));
+    const Tensor o = cache.attend(rope->forward(narrow(q, 2, at, t), at), AttentionMask().causal());
     CHECK(allclose(o, narrow(full, 2, at, t), 1e-5, 1e-5));
   }
 }

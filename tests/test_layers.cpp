@@ -55,25 +55,25 @@ Stats stats(const Tensor& t) {
 // A user-defined model: children named as members, nested containers.
 struct Net : nn::Module {
   Net() {
-    embed = register_module("embed", std::make_shared<nn::Embedding>(nn::EmbeddingOptions(10, 4).padding_idx(0)));
-    body = register_module("body", std::make_shared<nn::Sequential>(nn::Sequential{
-        std::make_shared<nn::Linear>(4, 8), std::make_shared<nn::ReLU>(), std::make_shared<nn::Dropout>(0.2),
-        std::make_shared<nn::Sequential>(nn::Sequential{std::make_shared<nn::LayerNorm>(std::vector<int64_t>{8}),
-                                                        std::make_shared<nn::Linear>(8, 2)})}));
+    embed = register_module("embed", nn::Embedding(nn::EmbeddingOptions(10, 4).padding_idx(0)));
+    body = register_module("body", nn::Sequential(nn::Sequential{
+        nn::Linear(4, 8), nn::ReLU(), nn::Dropout(0.2),
+        nn::Sequential(nn::Sequential{nn::LayerNorm(std::vector<int64_t>{8}),
+                                                        nn::Linear(8, 2)})}));
   }
   std::string repr() const override { return "Net"; }
-  std::shared_ptr<nn::Embedding> embed;
-  std::shared_ptr<nn::Sequential> body;
+  nn::Embedding embed{nullptr};
+  nn::Sequential body{nullptr};
 };
 
 }  // namespace
 
 TEST_CASE("layers: named_parameters names and order, flat and nested; num_parameters") {
-  nn::Sequential seq{std::make_shared<nn::Linear>(4, 3), std::make_shared<nn::ReLU>(),
-                     std::make_shared<nn::Linear>(nn::LinearOptions(3, 2).bias(false))};
-  CHECK(names(seq.named_parameters()) == std::vector<std::string>{"0.weight", "0.bias", "2.weight"});
-  CHECK(seq.num_parameters() == 4 * 3 + 3 + 3 * 2);
-  CHECK(seq.size() == 3);
+  nn::Sequential seq{nn::Linear(4, 3), nn::ReLU(),
+                     nn::Linear(nn::LinearOptions(3, 2).bias(false))};
+  CHECK(names(seq->named_parameters()) == std::vector<std::string>{"0.weight", "0.bias", "2.weight"});
+  CHECK(seq->num_parameters() == 4 * 3 + 3 + 3 * 2);
+  CHECK(seq->size() == 3);
   CHECK(seq[1]->repr() == "ReLU()");
   CHECK_THROWS_AS(seq[3], Error);
 
@@ -88,7 +88,7 @@ TEST_CASE("layers: named_parameters names and order, flat and nested; num_parame
 
 TEST_CASE("layers: train()/eval() reach every submodule; zero_grad") {
   Net net;
-  auto drop = std::dynamic_pointer_cast<nn::Dropout>((*net.body)[2]);
+  auto drop = std::dynamic_pointer_cast<nn::DropoutImpl>((*net.body)[2]);
   REQUIRE(drop);
   CHECK(drop->is_training());
   net.eval();
@@ -108,11 +108,11 @@ TEST_CASE("layers: train()/eval() reach every submodule; zero_grad") {
 TEST_CASE("layers: Dropout is the identity in eval and preserves the mean in training") {
   nn::Dropout drop(0.3);
   Tensor x = ones({100000});
-  drop.eval();
-  CHECK(drop.forward(x).data() == x.data());
-  drop.train();
+  drop->eval();
+  CHECK(drop->forward(x).data() == x.data());
+  drop->train();
   manual_seed(5);
-  Tensor y = drop.forward(x);
+  Tensor y = drop->forward(x);
   int64_t dropped = 0;
   for (int64_t i = 0; i < y.numel(); ++i) {
     if (y.data()[i] == 0) ++dropped;
@@ -121,8 +121,8 @@ TEST_CASE("layers: Dropout is the identity in eval and preserves the mean in tra
   CHECK(std::fabs(mean(y).item() - 1) < 0.02);               // sd of the mean ~0.002
   CHECK(std::fabs(double(dropped) / 100000 - 0.3) < 0.01);  // sd ~0.0015
   manual_seed(5);
-  CHECK(drop.forward(x).to_vector() == y.to_vector());  // the seed fixes the mask
-  CHECK(nn::Dropout(0.0).forward(x).data() == x.data());
+  CHECK(drop->forward(x).to_vector() == y.to_vector());  // the seed fixes the mask
+  CHECK(nn::Dropout(0.0)->forward(x).data() == x.data());
   CHECK_THROWS_AS(nn::Dropout(1.0), Error);
   CHECK_THROWS_AS(nn::Dropout(-0.1), Error);
   CHECK_THROWS_AS(dropout(x, 1.5, true), Error);
@@ -234,33 +234,33 @@ TEST_CASE("layers: PyTorch's default initialisation of Linear, Embedding, LayerN
   manual_seed(23);
   nn::Linear fc(64, 32);
   const double bound = 1 / std::sqrt(64.0);
-  CHECK(stats(fc.weight).max_abs <= bound);
-  CHECK(stats(fc.weight).std == doctest::Approx(bound / std::sqrt(3.0)).epsilon(0.1));
-  CHECK(stats(fc.bias).max_abs <= bound);
-  CHECK(fc.weight.requires_grad());
-  CHECK(fc.weight.shape() == Shape{32, 64});
-  CHECK_FALSE(nn::Linear(nn::LinearOptions(3, 2).bias(false)).bias.defined());
+  CHECK(stats(fc->weight).max_abs <= bound);
+  CHECK(stats(fc->weight).std == doctest::Approx(bound / std::sqrt(3.0)).epsilon(0.1));
+  CHECK(stats(fc->bias).max_abs <= bound);
+  CHECK(fc->weight.requires_grad());
+  CHECK(fc->weight.shape() == Shape{32, 64});
+  CHECK_FALSE(nn::Linear(nn::LinearOptions(3, 2).bias(false))->bias.defined());
 
   nn::Embedding emb(nn::EmbeddingOptions(100, 50).padding_idx(-1));  // -1: the last row
-  CHECK(*emb.options.padding_idx() == 99);
-  for (int j = 0; j < 50; ++j) CHECK(emb.weight.at({99, j}) == 0);
-  CHECK(stats(emb.weight).std == doctest::Approx(1).epsilon(0.05));
+  CHECK(*emb->options.padding_idx() == 99);
+  for (int j = 0; j < 50; ++j) CHECK(emb->weight.at({99, j}) == 0);
+  CHECK(stats(emb->weight).std == doctest::Approx(1).epsilon(0.05));
 
   nn::LayerNorm ln(nn::LayerNormOptions({3, 4}));
-  CHECK(ln.weight.to_vector() == std::vector<real>(12, 1));
-  CHECK(ln.bias.to_vector() == std::vector<real>(12, 0));
-  CHECK(ln.weight.shape() == Shape{3, 4});
-  CHECK(nn::LayerNorm(nn::LayerNormOptions({4}).elementwise_affine(false)).num_parameters() == 0);
+  CHECK(ln->weight.to_vector() == std::vector<real>(12, 1));
+  CHECK(ln->bias.to_vector() == std::vector<real>(12, 0));
+  CHECK(ln->weight.shape() == Shape{3, 4});
+  CHECK(nn::LayerNorm(nn::LayerNormOptions({4}).elementwise_affine(false))->num_parameters() == 0);
 }
 
 TEST_CASE("layers: forward values of Linear, Embedding, LayerNorm") {
   nn::Linear fc(3, 2);
   {
     NoGradGuard g;
-    fc.weight.copy_(from_vector({1, 2, 3, -1, 0, 1}, {2, 3}));
-    fc.bias.copy_(from_vector({0.5, -0.5}, {2}));
+    fc->weight.copy_(from_vector({1, 2, 3, -1, 0, 1}, {2, 3}));
+    fc->bias.copy_(from_vector({0.5, -0.5}, {2}));
   }
-  Tensor y = fc.forward(from_vector({1, 1, 1, 2, 0, -1}, {1, 2, 3}));
+  Tensor y = fc->forward(from_vector({1, 1, 1, 2, 0, -1}, {1, 2, 3}));
   CHECK(y.shape() == Shape{1, 2, 2});
   CHECK(y.to_vector() == std::vector<real>{6.5, -0.5, -0.5, -3.5});
 
@@ -278,7 +278,7 @@ TEST_CASE("layers: forward values of Linear, Embedding, LayerNorm") {
   CHECK(trainable->weight.grad().to_vector() == std::vector<real>{0, 0, 2, 2, 0, 0});
 
   nn::LayerNorm ln(nn::LayerNormOptions({4}));
-  Tensor z = ln.forward(from_vector({1, 2, 3, 4, -2, -2, -2, -2}, {2, 4}));
+  Tensor z = ln->forward(from_vector({1, 2, 3, 4, -2, -2, -2, -2}, {2, 4}));
   const double s = 1 / std::sqrt(1.25 + 1e-5);  // biased variance of 1,2,3,4 is 1.25
   CHECK(z.at({0, 0}) == doctest::Approx(-1.5 * s));
   CHECK(z.at({0, 3}) == doctest::Approx(1.5 * s));
@@ -286,23 +286,23 @@ TEST_CASE("layers: forward values of Linear, Embedding, LayerNorm") {
 }
 
 TEST_CASE("layers: repr as PyTorch prints each module") {
-  CHECK(nn::Linear(4, 2).repr() == "Linear(in_features=4, out_features=2, bias=True)");
-  CHECK(nn::Linear(nn::LinearOptions(4, 2).bias(false)).repr() ==
+  CHECK(nn::Linear(4, 2)->repr() == "Linear(in_features=4, out_features=2, bias=True)");
+  CHECK(nn::Linear(nn::LinearOptions(4, 2).bias(false))->repr() ==
         "Linear(in_features=4, out_features=2, bias=False)");
-  CHECK(nn::Embedding(10, 3).repr() == "Embedding(10, 3)");
-  CHECK(nn::Embedding(nn::EmbeddingOptions(10, 3).padding_idx(0)).repr() == "Embedding(10, 3, padding_idx=0)");
-  CHECK(nn::Dropout().repr() == "Dropout(p=0.5, inplace=False)");
-  CHECK(nn::Dropout(0.1).repr() == "Dropout(p=0.1, inplace=False)");
-  CHECK(nn::LayerNorm(nn::LayerNormOptions({4})).repr() == "LayerNorm((4,), eps=1e-05, elementwise_affine=True)");
-  CHECK(nn::LayerNorm(nn::LayerNormOptions({3, 4}).eps(1e-6).elementwise_affine(false)).repr() ==
+  CHECK(nn::Embedding(10, 3)->repr() == "Embedding(10, 3)");
+  CHECK(nn::Embedding(nn::EmbeddingOptions(10, 3).padding_idx(0))->repr() == "Embedding(10, 3, padding_idx=0)");
+  CHECK(nn::Dropout()->repr() == "Dropout(p=0.5, inplace=False)");
+  CHECK(nn::Dropout(0.1)->repr() == "Dropout(p=0.1, inplace=False)");
+  CHECK(nn::LayerNorm(nn::LayerNormOptions({4}))->repr() == "LayerNorm((4,), eps=1e-05, elementwise_affine=True)");
+  CHECK(nn::LayerNorm(nn::LayerNormOptions({3, 4}).eps(1e-6).elementwise_affine(false))->repr() ==
         "LayerNorm((3, 4), eps=1e-06, elementwise_affine=False)");
-  CHECK(nn::ReLU().repr() == "ReLU()");
-  CHECK(nn::GELU().repr() == "GELU(approximate='none')");
-  CHECK(nn::GELU(nn::GELUOptions().approximate("tanh")).repr() == "GELU(approximate='tanh')");
-  CHECK(nn::Tanh().repr() == "Tanh()");
-  CHECK(nn::Sigmoid().repr() == "Sigmoid()");
-  CHECK(nn::ELU().repr() == "ELU(alpha=1.0)");
-  CHECK(nn::ELU(nn::ELUOptions().alpha(0.5)).repr() == "ELU(alpha=0.5)");
+  CHECK(nn::ReLU()->repr() == "ReLU()");
+  CHECK(nn::GELU()->repr() == "GELU(approximate='none')");
+  CHECK(nn::GELU(nn::GELUOptions().approximate("tanh"))->repr() == "GELU(approximate='tanh')");
+  CHECK(nn::Tanh()->repr() == "Tanh()");
+  CHECK(nn::Sigmoid()->repr() == "Sigmoid()");
+  CHECK(nn::ELU()->repr() == "ELU(alpha=1.0)");
+  CHECK(nn::ELU(nn::ELUOptions().alpha(0.5))->repr() == "ELU(alpha=0.5)");
   using nn::detail::py_float;  // Python's repr(float)
   CHECK(py_float(1e-5) == "1e-05");
   CHECK(py_float(0.0001) == "0.0001");
@@ -319,17 +319,17 @@ TEST_CASE("layers: repr as PyTorch prints each module") {
 
 TEST_CASE("layers: bad input is a heed::Error naming the layer and the problem") {
   nn::Linear fc(4, 2);
-  const std::string m1 = heed::test::error_of([&] { fc.forward(zeros({3, 5})); });
+  const std::string m1 = heed::test::error_of([&] { fc->forward(zeros({3, 5})); });
   CHECK_MESSAGE(m1.find("Linear: input (3,5) does not match in_features 4") == 0, m1);
-  CHECK_THROWS_AS(fc.forward(scalar_tensor(1)), Error);
+  CHECK_THROWS_AS(fc->forward(scalar_tensor(1)), Error);
   CHECK_THROWS_AS(nn::Linear(-1, 2), Error);
 
   nn::Embedding emb(5, 2);
-  const std::string m2 = heed::test::error_of([&] { emb.forward(IndexTensor({1, 7, 2})); });
+  const std::string m2 = heed::test::error_of([&] { emb->forward(IndexTensor({1, 7, 2})); });
   CHECK_MESSAGE(m2.find("Embedding: ") == 0, m2);
   CHECK_MESSAGE(m2.find("7") != std::string::npos, m2);
   CHECK_MESSAGE(m2.find("[0, 5)") != std::string::npos, m2);
-  CHECK_THROWS_AS(emb.forward(IndexTensor({-1})), Error);
+  CHECK_THROWS_AS(emb->forward(IndexTensor({-1})), Error);
   CHECK_THROWS_AS(nn::Embedding(nn::EmbeddingOptions(5, 2).padding_idx(5)), Error);
   CHECK_THROWS_AS(nn::Embedding::from_pretrained(zeros({5})), Error);
 
@@ -337,7 +337,7 @@ TEST_CASE("layers: bad input is a heed::Error naming the layer and the problem")
   CHECK_MESSAGE(m3.find("Dropout: p must be in [0, 1)") == 0, m3);
 
   nn::LayerNorm ln(nn::LayerNormOptions({3, 4}));
-  const std::string m4 = heed::test::error_of([&] { ln.forward(zeros({2, 4, 3})); });
+  const std::string m4 = heed::test::error_of([&] { ln->forward(zeros({2, 4, 3})); });
   CHECK_MESSAGE(m4.find("LayerNorm: input (2,4,3) does not end in normalized_shape (3, 4)") == 0, m4);
   CHECK_THROWS_AS(nn::LayerNorm(nn::LayerNormOptions({})), Error);
   CHECK_THROWS_AS(nn::GELU(nn::GELUOptions().approximate("fast")), Error);

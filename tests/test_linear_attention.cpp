@@ -178,7 +178,7 @@ TEST_CASE("linear_attention: shape errors name the op") {
 TEST_CASE("nn::LinearAttention: projections + heads around the op, causal, padding, repr") {
   manual_seed(15);
   const int64_t B = 2, T = 6, E = 8, H = 2;
-  auto att = std::make_shared<nn::LinearAttention>(nn::LinearAttentionOptions(E, H));
+  auto att = nn::LinearAttention(nn::LinearAttentionOptions(E, H));
   std::vector<std::string> names;
   for (auto& [n, p] : att->named_parameters()) names.push_back(n);
   CHECK(names == std::vector<std::string>{"q_proj.weight", "q_proj.bias", "k_proj.weight",
@@ -200,7 +200,7 @@ TEST_CASE("nn::LinearAttention: projections + heads around the op, causal, paddi
     CHECK(allclose(y, expect, 1e-5, 1e-5));
   }
   // causal: changing the last input row leaves every earlier output alone
-  auto causal_att = std::make_shared<nn::LinearAttention>(nn::LinearAttentionOptions(E, H).causal(true));
+  auto causal_att = nn::LinearAttention(nn::LinearAttentionOptions(E, H).causal(true));
   const Tensor y1 = causal_att->forward(x, x, x);
   const Tensor x2 = cat({slice(x, 1, 0, T - 1), randn({B, 1, E})}, 1);
   const Tensor y2 = causal_att->forward(x2, x2, x2);

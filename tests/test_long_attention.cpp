@@ -320,10 +320,10 @@ TEST_CASE("long_attention: sparse attention equals a naive loop over the allowed
 TEST_CASE("long_attention: modules, options and repr") {
   manual_seed(16);
   const Tensor q = randn({2, 2, 9, 4}), k = randn({2, 2, 9, 4}), v = randn({2, 2, 9, 4});
-  auto ca = std::make_shared<nn::ChunkedAttention>(nn::ChunkedAttentionOptions(4).causal(true));
+  auto ca = nn::ChunkedAttention(nn::ChunkedAttentionOptions(4).causal(true));
   CHECK(ca->repr() == "ChunkedAttention(chunk_size=4, causal=True, dropout=0.0, recompute=False)");
   CHECK(mismatch(ca->forward(q, k, v), full_attention(q, k, v, AttentionMask().causal())) <= 1);
-  auto sw = std::make_shared<nn::SlidingWindowAttention>(
+  auto sw = nn::SlidingWindowAttention(
       nn::SlidingWindowAttentionOptions(2).causal(true).dropout(0.1).block(3));
   CHECK(sw->repr() == "SlidingWindowAttention(window=2, causal=True, dropout=0.1)");
   sw->eval();  // no dropout
@@ -332,7 +332,7 @@ TEST_CASE("long_attention: modules, options and repr") {
   sw->train();
   const Tensor dropped = sw->forward(q, k, v);  // training: dropout on the weights
   CHECK(dropped.shape() == Shape({2, 2, 9, 4}));
-  auto sa = std::make_shared<nn::SparseAttention>(
+  auto sa = nn::SparseAttention(
       nn::SparseAttentionOptions(nn::sliding_window_pattern(4, 1, false)).scale(0.5));
   CHECK(sa->repr() == "SparseAttention(pattern=(4, 4), density=0.625, causal=False, dropout=0.0, scale=0.5)");
   CHECK_THROWS_WITH(nn::ChunkedAttention(nn::ChunkedAttentionOptions(0)),

@@ -324,35 +324,35 @@ TEST_CASE("loss modules: forward equals the function, repr, buffers, options") {
   manual_seed(26);
   Tensor x = randn({3, 4});
   const IndexTensor t = ids({3, 0, -100});
-  auto ce = std::make_shared<nn::CrossEntropyLoss>(
+  auto ce = nn::CrossEntropyLoss(
       nn::CrossEntropyOptions().ignore_index(-100).label_smoothing(0.1).reduction(Reduction::Mean));
   CHECK(ce->forward(x, t).item() ==
         F::cross_entropy(x, t, nn::CrossEntropyOptions().label_smoothing(0.1)).item());
   CHECK(ce->repr() == "CrossEntropyLoss(label_smoothing=0.1)");
   CHECK(ce->options.label_smoothing() == 0.1);
-  CHECK(nn::CrossEntropyLoss().repr() == "CrossEntropyLoss()");
+  CHECK(nn::CrossEntropyLoss()->repr() == "CrossEntropyLoss()");
   CHECK(nn::CrossEntropyLoss(nn::CrossEntropyLossOptions()  // the libtorch spelling
                                  .weight(ones({4}))
                                  .ignore_index(0)
                                  .reduction(Reduction::Sum))
-            .repr() == "CrossEntropyLoss(weight=(4,), ignore_index=0, reduction='sum')");
+            ->repr() == "CrossEntropyLoss(weight=(4,), ignore_index=0, reduction='sum')");
 
   nn::NLLLoss nll(nn::NLLOptions().weight(ones({4})));
-  CHECK(nll.repr() == "NLLLoss(weight=(4,))");
-  CHECK(nll.named_buffers().size() == 1);
-  CHECK(nll.named_buffers()[0].first == "weight");
-  CHECK(nll.parameters().empty());
-  CHECK(nll.forward(log_softmax(x, 1), t).item() == F::nll_loss(log_softmax(x, 1), t).item());
+  CHECK(nll->repr() == "NLLLoss(weight=(4,))");
+  CHECK(nll->named_buffers().size() == 1);
+  CHECK(nll->named_buffers()[0].first == "weight");
+  CHECK(nll->parameters().empty());
+  CHECK(nll->forward(log_softmax(x, 1), t).item() == F::nll_loss(log_softmax(x, 1), t).item());
 
   nn::MSELoss mse(nn::MSEOptions().reduction(Reduction::None));
-  CHECK(mse.repr() == "MSELoss(reduction='none')");
-  CHECK(mse.forward(x, x).to_vector() == Vec(12, 0));
-  CHECK(nn::MSELoss().repr() == "MSELoss()");
+  CHECK(mse->repr() == "MSELoss(reduction='none')");
+  CHECK(mse->forward(x, x).to_vector() == Vec(12, 0));
+  CHECK(nn::MSELoss()->repr() == "MSELoss()");
 
   nn::BCEWithLogitsLoss bce(nn::BCEWithLogitsLossOptions().pos_weight(ones({4}) * 2));
-  CHECK(bce.repr() == "BCEWithLogitsLoss(pos_weight=(4,))");
-  CHECK(bce.named_buffers()[0].first == "pos_weight");
+  CHECK(bce->repr() == "BCEWithLogitsLoss(pos_weight=(4,))");
+  CHECK(bce->named_buffers()[0].first == "pos_weight");
   Tensor y = rand({3, 4});
-  CHECK(bce.forward(x, y).item() ==
-        F::binary_cross_entropy_with_logits(x, y, bce.options).item());
+  CHECK(bce->forward(x, y).item() ==
+        F::binary_cross_entropy_with_logits(x, y, bce->options).item());
 }

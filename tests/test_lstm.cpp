@@ -85,7 +85,7 @@ TEST_CASE("LSTM parameter names and shapes are PyTorch's (2 layers, bidirectiona
       {"bias_ih_l1", {12}},              {"bias_hh_l1", {12}},
       {"weight_ih_l1_reverse", {12, 6}}, {"weight_hh_l1_reverse", {12, 3}},
       {"bias_ih_l1_reverse", {12}},      {"bias_hh_l1_reverse", {12}}};
-  const nn::NamedTensors got = lstm.named_parameters();
+  const nn::NamedTensors got = lstm->named_parameters();
   REQUIRE(got.size() == want.size());
   for (size_t i = 0; i < want.size(); ++i) {
     CHECK(got[i].first == want[i].first);
@@ -95,14 +95,14 @@ TEST_CASE("LSTM parameter names and shapes are PyTorch's (2 layers, bidirectiona
   const double k = 1 / std::sqrt(3.0);
   for (auto& [n, p] : got)
     for (real v : p.to_vector()) CHECK(std::fabs(v) <= k);
-  CHECK(lstm.repr() == "LSTM(5, 3, num_layers=2, batch_first=True, bidirectional=True)");
-  CHECK(nn::LSTM(nn::LSTMOptions(5, 3).bias(false).batch_first(false).dropout(0.5)).repr() ==
+  CHECK(lstm->repr() == "LSTM(5, 3, num_layers=2, batch_first=True, bidirectional=True)");
+  CHECK(nn::LSTM(nn::LSTMOptions(5, 3).bias(false).batch_first(false).dropout(0.5))->repr() ==
         "LSTM(5, 3, bias=False, dropout=0.5)");
   nn::LSTMCell cell(4, 2);
-  CHECK(cell.named_parameters().size() == 4);
-  CHECK(cell.named_parameters()[1].first == "weight_hh");
-  CHECK(cell.repr() == "LSTMCell(4, 2)");
-  CHECK(nn::LSTMCell(nn::LSTMCellOptions(4, 2).bias(false)).named_parameters().size() == 2);
+  CHECK(cell->named_parameters().size() == 4);
+  CHECK(cell->named_parameters()[1].first == "weight_hh");
+  CHECK(cell->repr() == "LSTMCell(4, 2)");
+  CHECK(nn::LSTMCell(nn::LSTMCellOptions(4, 2).bias(false))->named_parameters().size() == 2);
 }
 
 TEST_CASE("LSTM padded batch: each row equals that sequence run alone, cut to its length") {
@@ -110,7 +110,7 @@ TEST_CASE("LSTM padded batch: each row equals that sequence run alone, cut to it
   const int64_t B = 3, T = 4, In = 3, H = 2;
   for (bool bidir : {false, true}) {
     CAPTURE(bidir);
-    auto lstm = std::make_shared<nn::LSTM>(nn::LSTMOptions(In, H).num_layers(2).bidirectional(bidir));
+    auto lstm = nn::LSTM(nn::LSTMOptions(In, H).num_layers(2).bidirectional(bidir));
     const int64_t D = bidir ? 2 : 1;
     Tensor x = randn({B, T, In}), h0 = randn({2 * D, B, H}), c0 = randn({2 * D, B, H});
     const std::vector<int64_t> lengths = {4, 1, 3};
@@ -139,7 +139,7 @@ TEST_CASE("LSTM padded batch: each row equals that sequence run alone, cut to it
 TEST_CASE("LSTM padded steps receive no gradient and their values do not matter") {
   manual_seed(23);
   const int64_t B = 3, T = 3, In = 2, H = 3;
-  auto lstm = std::make_shared<nn::LSTM>(nn::LSTMOptions(In, H).num_layers(2).bidirectional(true));
+  auto lstm = nn::LSTM(nn::LSTMOptions(In, H).num_layers(2).bidirectional(true));
   const std::vector<int64_t> lengths = {3, 1, 2};
   Tensor x = randn({B, T, In});
   Tensor x2 = x.detach();  // the same values, except padded positions set to garbage
@@ -176,7 +176,7 @@ TEST_CASE("LSTM padded steps receive no gradient and their values do not matter"
 
 TEST_CASE("LSTM: a padding mask gives what its lengths give; batch_first(false)") {
   manual_seed(24);
-  auto lstm = std::make_shared<nn::LSTM>(nn::LSTMOptions(2, 3).bidirectional(true));
+  auto lstm = nn::LSTM(nn::LSTMOptions(2, 3).bidirectional(true));
   Tensor x = randn({2, 3, 2});
   Tensor mask = from_vector({1, 1, 0, 1, 1, 1}, {2, 3});
   auto [o1, h1, c1] = lstm->forward(x, {}, std::vector<int64_t>{2, 3});
@@ -188,7 +188,7 @@ TEST_CASE("LSTM: a padding mask gives what its lengths give; batch_first(false)"
   CHECK_THROWS_AS(lstm->forward(x, {}, from_vector({0, 0, 0, 1, 1, 1}, {2, 3})), Error);
   CHECK_THROWS_AS(lstm->forward(x, {}, ones({3, 2})), Error);
 
-  auto tm = std::make_shared<nn::LSTM>(nn::LSTMOptions(2, 3).bidirectional(true).batch_first(false));
+  auto tm = nn::LSTM(nn::LSTMOptions(2, 3).bidirectional(true).batch_first(false));
   for (size_t i = 0; i < lstm->parameters().size(); ++i) {
     Tensor p = tm->parameters()[i];
     NoGradGuard ng;
@@ -202,7 +202,7 @@ TEST_CASE("LSTM: a padding mask gives what its lengths give; batch_first(false)"
 
 TEST_CASE("LSTMCell: zero state by default, the fused op underneath, errors") {
   manual_seed(25);
-  auto cell = std::make_shared<nn::LSTMCell>(nn::LSTMCellOptions(3, 2));
+  auto cell = nn::LSTMCell(nn::LSTMCellOptions(3, 2));
   Tensor x = randn({4, 3});
   auto [h, c] = cell->forward(x);
   auto [h2, c2] = cell->forward(x, std::make_tuple(zeros({4, 2}), zeros({4, 2})));
@@ -220,7 +220,7 @@ TEST_CASE("LSTMCell: zero state by default, the fused op underneath, errors") {
 }
 
 TEST_CASE("LSTM errors: width, rank, lengths, initial state, options") {
-  auto lstm = std::make_shared<nn::LSTM>(nn::LSTMOptions(3, 2).num_layers(2));
+  auto lstm = nn::LSTM(nn::LSTMOptions(3, 2).num_layers(2));
   Tensor x = zeros({2, 4, 3});
   CHECK_NOTHROW(lstm->forward(x));
   CHECK_THROWS_WITH_AS(lstm->forward(zeros({2, 4, 5})), doctest::Contains("input_size is 3"), Error);
@@ -245,7 +245,7 @@ TEST_CASE("LSTM errors: width, rank, lengths, initial state, options") {
 
 TEST_CASE("LSTM inter-layer dropout: only in training, only between layers") {
   manual_seed(26);
-  auto lstm = std::make_shared<nn::LSTM>(nn::LSTMOptions(3, 4).num_layers(2).dropout(0.5));
+  auto lstm = nn::LSTM(nn::LSTMOptions(3, 4).num_layers(2).dropout(0.5));
   Tensor x = randn({2, 5, 3});
   lstm->eval();
   const Tensor e1 = lstm->forward(x).output, e2 = lstm->forward(x).output;
@@ -254,14 +254,14 @@ TEST_CASE("LSTM inter-layer dropout: only in training, only between layers") {
   const Tensor t1 = lstm->forward(x).output;
   CHECK_FALSE(allclose(t1, e1, 1e-3, 1e-4));
   // one layer: the dropout option has no effect
-  auto one = std::make_shared<nn::LSTM>(nn::LSTMOptions(3, 4).dropout(0.5));
+  auto one = nn::LSTM(nn::LSTMOptions(3, 4).dropout(0.5));
   one->train();
   CHECK(allclose(one->forward(x).output, one->forward(x).output, 0, 0));
 }
 
 TEST_CASE("GRU: names, padded rows equal the sequence alone, errors") {
   manual_seed(27);
-  auto gru = std::make_shared<nn::GRU>(nn::GRUOptions(3, 2).num_layers(2).bidirectional(true));
+  auto gru = nn::GRU(nn::GRUOptions(3, 2).num_layers(2).bidirectional(true));
   const nn::NamedTensors ps = gru->named_parameters();
   REQUIRE(ps.size() == 16);
   CHECK(ps[0].first == "weight_ih_l0");
@@ -281,7 +281,7 @@ TEST_CASE("GRU: names, padded rows equal the sequence alone, errors") {
   CHECK_THROWS_AS(gru->forward(zeros({2, 3, 4})), Error);
   CHECK_THROWS_AS(gru->forward(x, zeros({4, 2, 3})), Error);
   CHECK_THROWS_AS(gru->forward(x, Tensor(), std::vector<int64_t>{4, 1}), Error);
-  auto cell = std::make_shared<nn::GRUCell>(3, 2);
+  auto cell = nn::GRUCell(3, 2);
   CHECK(cell->forward(zeros({5, 3})).shape() == Shape({5, 2}));
   CHECK_THROWS_AS(cell->forward(zeros({5, 2})), Error);
   CHECK(cell->repr() == "GRUCell(3, 2)");
@@ -289,7 +289,7 @@ TEST_CASE("GRU: names, padded rows equal the sequence alone, errors") {
 
 TEST_CASE("LSTM: backward twice with retain_graph accumulates twice (the input's step buffer)") {
   manual_seed(28);
-  auto lstm = std::make_shared<nn::LSTM>(nn::LSTMOptions(2, 3).bidirectional(true));
+  auto lstm = nn::LSTM(nn::LSTMOptions(2, 3).bidirectional(true));
   Tensor x = randn({2, 4, 2}).requires_grad_();
   Tensor loss = sum(lstm->forward(x, {}, std::vector<int64_t>{4, 2}).output);
   loss.backward(Tensor(), true);

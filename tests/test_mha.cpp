@@ -51,7 +51,7 @@ real max_abs(const Tensor& t) {
 
 // MultiHead(Q, K, V) = Concat(head_1..head_h) W^O, head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V),
 // written one head at a time from the module's weights (the reference for forward()).
-Tensor mha_by_hand(const nn::MultiheadAttention& mha, const Tensor& q, const Tensor& k,
+Tensor mha_by_hand(const nn::MultiheadAttentionImpl& mha, const Tensor& q, const Tensor& k,
                    const Tensor& v, const nn::AttentionMask& m) {
   const int64_t H = mha.options.num_heads(), dk = mha.options.head_dim_k(), dv = mha.options.head_dim_v();
   const bool packed = mha.in_proj_weight.defined();
@@ -76,36 +76,36 @@ Tensor mha_by_hand(const nn::MultiheadAttention& mha, const Tensor& q, const Ten
 
 TEST_CASE("MultiheadAttention: parameter names and shapes are torch's state_dict keys") {
   nn::MultiheadAttention packed(nn::MultiheadAttentionOptions(8, 2));
-  CHECK(names(packed) == std::vector<std::string>{"in_proj_weight (24,8)", "in_proj_bias (24)",
+  CHECK(names(*packed) == std::vector<std::string>{"in_proj_weight (24,8)", "in_proj_bias (24)",
                                                   "out_proj.weight (8,8)", "out_proj.bias (8)"});
   nn::MultiheadAttention kv(nn::MultiheadAttentionOptions(8, 2).kdim(5).vdim(3));
-  CHECK(names(kv) == std::vector<std::string>{"q_proj_weight (8,8)", "k_proj_weight (8,5)",
+  CHECK(names(*kv) == std::vector<std::string>{"q_proj_weight (8,8)", "k_proj_weight (8,5)",
                                               "v_proj_weight (8,3)", "in_proj_bias (24)",
                                               "out_proj.weight (8,8)", "out_proj.bias (8)"});
   nn::MultiheadAttention heads(nn::MultiheadAttentionOptions(6, 2).head_dim_k(4).head_dim_v(5));
-  CHECK(names(heads) == std::vector<std::string>{"q_proj_weight (8,6)", "k_proj_weight (8,6)",
+  CHECK(names(*heads) == std::vector<std::string>{"q_proj_weight (8,6)", "k_proj_weight (8,6)",
                                                  "v_proj_weight (10,6)", "in_proj_bias (26)",
                                                  "out_proj.weight (6,10)", "out_proj.bias (6)"});
   nn::MultiheadAttention nobias(nn::MultiheadAttentionOptions(8, 4).bias(false));
-  CHECK(names(nobias) == std::vector<std::string>{"in_proj_weight (24,8)", "out_proj.weight (8,8)"});
+  CHECK(names(*nobias) == std::vector<std::string>{"in_proj_weight (24,8)", "out_proj.weight (8,8)"});
   nn::MultiheadAttention odd(nn::MultiheadAttentionOptions(7, 2).head_dim_k(3).head_dim_v(3));
-  CHECK(odd.out_proj->weight.shape() == Shape{7, 6});  // 7 % 2 != 0 is fine with explicit d_k, d_v
+  CHECK(odd->out_proj->weight.shape() == Shape{7, 6});  // 7 % 2 != 0 is fine with explicit d_k, d_v
 }
 
 TEST_CASE("MultiheadAttention: torch's initialisation (xavier_uniform_, zero biases, Linear's W^O)") {
   manual_seed(601);
   nn::MultiheadAttention mha(nn::MultiheadAttentionOptions(16, 4));
   const real a = real(std::sqrt(6.0 / (16 + 48)));  // xavier on (3E, E): fan_in E, fan_out 3E
-  CHECK(max_abs(mha.in_proj_weight) <= a);
-  CHECK(max_abs(mha.in_proj_weight) > 0.9 * a);
-  CHECK(max_abs(mha.in_proj_bias) == 0);
-  CHECK(max_abs(mha.out_proj->bias) == 0);
+  CHECK(max_abs(mha->in_proj_weight) <= a);
+  CHECK(max_abs(mha->in_proj_weight) > 0.9 * a);
+  CHECK(max_abs(mha->in_proj_bias) == 0);
+  CHECK(max_abs(mha->out_proj->bias) == 0);
   const real b = real(1 / std::sqrt(16.0));  // kaiming_uniform_(a = sqrt(5)): 1/sqrt(fan_in)
-  CHECK(max_abs(mha.out_proj->weight) <= b);
-  CHECK(max_abs(mha.out_proj->weight) > 0.9 * b);
+  CHECK(max_abs(mha->out_proj->weight) <= b);
+  CHECK(max_abs(mha->out_proj->weight) > 0.9 * b);
   nn::MultiheadAttention kv(nn::MultiheadAttentionOptions(16, 4).kdim(8));
-  CHECK(max_abs(kv.k_proj_weight) <= real(std::sqrt(6.0 / (16 + 8))));
-  CHECK(max_abs(kv.k_proj_weight) > real(std::sqrt(6.0 / (16 + 32))));  // not the packed bound
+  CHECK(max_abs(kv->k_proj_weight) <= real(std::sqrt(6.0 / (16 + 8))));
+  CHECK(max_abs(kv->k_proj_weight) > real(std::sqrt(6.0 / (16 + 32))));  // not the packed bound
 }
 
 TEST_CASE("MultiheadAttention: forward equals the formula written head by head") {
@@ -114,37 +114,37 @@ TEST_CASE("MultiheadAttention: forward equals the formula written head by head")
   nn::MultiheadAttention mha(nn::MultiheadAttentionOptions(8, 2));
   {
     NoGradGuard g;
-    mha.in_proj_bias.copy_(randn({24}));
-    mha.out_proj->bias.copy_(randn({8}));
+    mha->in_proj_bias.copy_(randn({24}));
+    mha->out_proj->bias.copy_(randn({8}));
   }
   const nn::AttentionMask causal = nn::AttentionMask().causal();
-  CHECK(allclose(mha.forward(x, x, x).output, mha_by_hand(mha, x, x, x, {}), 1e-5, 1e-5));
-  CHECK(allclose(mha.forward(x, x, x, causal).output, mha_by_hand(mha, x, x, x, causal), 1e-5, 1e-5));
-  CHECK(allclose(mha.forward(x, mem, mem).output, mha_by_hand(mha, x, mem, mem, {}), 1e-5, 1e-5));
+  CHECK(allclose(mha->forward(x, x, x).output, mha_by_hand(*mha, x, x, x, {}), 1e-5, 1e-5));
+  CHECK(allclose(mha->forward(x, x, x, causal).output, mha_by_hand(*mha, x, x, x, causal), 1e-5, 1e-5));
+  CHECK(allclose(mha->forward(x, mem, mem).output, mha_by_hand(*mha, x, mem, mem, {}), 1e-5, 1e-5));
 
   nn::MultiheadAttention sep(nn::MultiheadAttentionOptions(8, 3).kdim(4).vdim(6).head_dim_k(2).head_dim_v(5));
   Tensor k = randn({2, 3, 4}), v = randn({2, 3, 6});
-  const nn::AttentionOutput o = sep.forward(x, k, v, causal);
+  const nn::AttentionOutput o = sep->forward(x, k, v, causal);
   CHECK(o.output.shape() == Shape{2, 5, 8});
   CHECK(o.weights.shape() == Shape{2, 5, 3});
-  CHECK(allclose(o.output, mha_by_hand(sep, x, k, v, causal), 1e-5, 1e-5));
+  CHECK(allclose(o.output, mha_by_hand(*sep, x, k, v, causal), 1e-5, 1e-5));
 
   nn::MultiheadAttention nb(nn::MultiheadAttentionOptions(8, 4).bias(false));
-  CHECK(allclose(nb.forward(x, mem, mem).output, mha_by_hand(nb, x, mem, mem, {}), 1e-5, 1e-5));
+  CHECK(allclose(nb->forward(x, mem, mem).output, mha_by_hand(*nb, x, mem, mem, {}), 1e-5, 1e-5));
 }
 
 TEST_CASE("MultiheadAttention: weights averaged over heads or per head; need_weights = false") {
   manual_seed(603);
   Tensor x = randn({2, 4, 6}), mem = randn({2, 7, 6});
   nn::MultiheadAttention mha(nn::MultiheadAttentionOptions(6, 3));
-  const nn::AttentionOutput avg = mha.forward(x, mem, mem);
-  const nn::AttentionOutput per = mha.forward(x, mem, mem, {}, {}, true, false);
+  const nn::AttentionOutput avg = mha->forward(x, mem, mem);
+  const nn::AttentionOutput per = mha->forward(x, mem, mem, {}, {}, true, false);
   CHECK(avg.weights.shape() == Shape{2, 4, 7});
   CHECK(per.weights.shape() == Shape{2, 3, 4, 7});
   CHECK(allclose(avg.weights, mean(per.weights, 1)));
   for (real s : sum(per.weights, -1).to_vector()) CHECK(s == doctest::Approx(1).epsilon(1e-5));
   CHECK(allclose(avg.output, per.output, 0, 0));
-  const nn::AttentionOutput none = mha.forward(x, mem, mem, {}, {}, false);
+  const nn::AttentionOutput none = mha->forward(x, mem, mem, {}, {}, false);
   CHECK_FALSE(none.weights.defined());
   CHECK(allclose(none.output, avg.output, 1e-5, 1e-6));  // flash kernel vs composed
 }
@@ -154,18 +154,18 @@ TEST_CASE("MultiheadAttention: masks; a query that sees nothing outputs out_proj
   nn::MultiheadAttention mha(nn::MultiheadAttentionOptions(4, 2));
   {
     NoGradGuard g;
-    mha.out_proj->bias.copy_(randn({4}));
+    mha->out_proj->bias.copy_(randn({4}));
   }
   Tensor x = test::param({2, 3, 4});
   Tensor pad = ones({2, 3});
   for (int j = 0; j < 3; ++j) pad.data()[3 + j] = 0;  // batch 1: every key is padding
   pad.data()[2] = 0;                                  // batch 0: key 2 is padding
-  const nn::AttentionOutput o = mha.forward(x, x, x, nn::AttentionMask().key_padding(pad), {}, true, false);
+  const nn::AttentionOutput o = mha->forward(x, x, x, nn::AttentionMask().key_padding(pad), {}, true, false);
   sum(o.output * randn(o.output.shape())).backward();
   CHECK(all_finite(o.output));
   CHECK(all_finite(x.grad()));
   for (int64_t i = 0; i < 3; ++i)
-    for (int64_t d = 0; d < 4; ++d) CHECK(o.output.at({1, i, d}) == mha.out_proj->bias.at({d}));
+    for (int64_t d = 0; d < 4; ++d) CHECK(o.output.at({1, i, d}) == mha->out_proj->bias.at({d}));
   for (int64_t i = 0; i < 3 * 4; ++i) CHECK(x.grad().data()[12 + i] == 0);  // batch 1
   for (int64_t h = 0; h < 2; ++h)
     for (int64_t i = 0; i < 3; ++i) {
@@ -175,10 +175,10 @@ TEST_CASE("MultiheadAttention: masks; a query that sees nothing outputs out_proj
 
   // cross-attention, causal with Tq 4 > Tk 2: queries 0 and 1 see no key
   Tensor q = randn({1, 4, 4}), mem = randn({1, 2, 4});
-  const nn::AttentionOutput c = mha.forward(q, mem, mem, nn::AttentionMask().causal());
+  const nn::AttentionOutput c = mha->forward(q, mem, mem, nn::AttentionMask().causal());
   for (int64_t d = 0; d < 4; ++d) {
-    CHECK(c.output.at({0, 0, d}) == mha.out_proj->bias.at({d}));
-    CHECK(c.output.at({0, 1, d}) == mha.out_proj->bias.at({d}));
+    CHECK(c.output.at({0, 0, d}) == mha->out_proj->bias.at({d}));
+    CHECK(c.output.at({0, 1, d}) == mha->out_proj->bias.at({d}));
   }
   CHECK(c.weights.at({0, 2, 1}) == 0);
   CHECK(c.weights.at({0, 3, 1}) > 0);
@@ -186,7 +186,7 @@ TEST_CASE("MultiheadAttention: masks; a query that sees nothing outputs out_proj
   // a 3-D mask is (B, Tq, Tk), one per batch element
   Tensor m3 = ones({2, 3, 3});
   m3.data()[9 + 1] = 0;  // batch 1, query 0 may not see key 1
-  const nn::AttentionOutput p = mha.forward(x, x, x, nn::AttentionMask().mask(m3), {}, true, false);
+  const nn::AttentionOutput p = mha->forward(x, x, x, nn::AttentionMask().mask(m3), {}, true, false);
   CHECK(p.weights.at({1, 0, 0, 1}) == 0);
   CHECK(p.weights.at({1, 1, 0, 1}) == 0);
   CHECK(p.weights.at({0, 0, 0, 1}) > 0);
@@ -196,12 +196,12 @@ TEST_CASE("MultiheadAttention: dropout on the weights in training only") {
   manual_seed(605);
   nn::MultiheadAttention mha(nn::MultiheadAttentionOptions(4, 2).dropout(0.5));
   Tensor x = randn({2, 5, 4});
-  const nn::AttentionOutput train = mha.forward(x, x, x, {}, {}, true, false);
+  const nn::AttentionOutput train = mha->forward(x, x, x, {}, {}, true, false);
   int zeros = 0;
   for (real w : train.weights.to_vector()) zeros += w == 0;
   CHECK(zeros > 0);
-  mha.eval();
-  const nn::AttentionOutput eval = mha.forward(x, x, x, {}, {}, true, false);
+  mha->eval();
+  const nn::AttentionOutput eval = mha->forward(x, x, x, {}, {}, true, false);
   for (real s : sum(eval.weights, -1).to_vector()) CHECK(s == doctest::Approx(1).epsilon(1e-5));
 }
 
@@ -218,7 +218,7 @@ TEST_CASE("MultiheadAttention: errors name the layer and the shapes") {
   nn::MultiheadAttention mha(nn::MultiheadAttentionOptions(8, 2).kdim(4));
   Tensor x = randn({2, 3, 8}), k = randn({2, 5, 4}), v = randn({2, 5, 8});
   const auto fwd = [&](const Tensor& a, const Tensor& b, const Tensor& c, const nn::AttentionMask& m = {}) {
-    return error_of([&] { mha.forward(a, b, c, m); });
+    return error_of([&] { mha->forward(a, b, c, m); });
   };
   CHECK(fwd(x, k, v) == "(no heed::Error thrown)");  // a valid call
   CHECK(fwd(randn({2, 3, 6}), k, v) == "MultiheadAttention: query (2,3,6) is not (B, Tq, embed_dim = 8)");
@@ -238,25 +238,25 @@ TEST_CASE("MultiheadAttention: errors name the layer and the shapes") {
 }
 
 TEST_CASE("MultiheadAttention: repr") {
-  CHECK(nn::MultiheadAttention(nn::MultiheadAttentionOptions(8, 2)).repr() ==
+  CHECK(nn::MultiheadAttention(nn::MultiheadAttentionOptions(8, 2))->repr() ==
         "MultiheadAttention(embed_dim=8, num_heads=2)");
-  CHECK(nn::MultiheadAttention(nn::MultiheadAttentionOptions(8, 2).dropout(0.1).bias(false).kdim(4)).repr() ==
+  CHECK(nn::MultiheadAttention(nn::MultiheadAttentionOptions(8, 2).dropout(0.1).bias(false).kdim(4))->repr() ==
         "MultiheadAttention(embed_dim=8, num_heads=2, dropout=0.1, bias=False, kdim=4)");
-  CHECK(nn::MultiheadAttention(nn::MultiheadAttentionOptions(8, 2)).summary().find(
+  CHECK(nn::MultiheadAttention(nn::MultiheadAttentionOptions(8, 2))->summary().find(
             "  (out_proj): Linear(in_features=8, out_features=8, bias=True)") != std::string::npos);
 }
 
 TEST_CASE("SelfAttention: a single head, returning the context and the weights") {
   manual_seed(606);
   nn::SelfAttention attn(nn::SelfAttentionOptions(6).d_k(4).d_v(3));
-  CHECK(names(attn) == std::vector<std::string>{"W_q.weight (4,6)", "W_q.bias (4)", "W_k.weight (4,6)",
+  CHECK(names(*attn) == std::vector<std::string>{"W_q.weight (4,6)", "W_q.bias (4)", "W_k.weight (4,6)",
                                                 "W_k.bias (4)", "W_v.weight (3,6)", "W_v.bias (3)"});
   Tensor x = randn({2, 5, 6});
   const nn::AttentionMask m = nn::AttentionMask().causal();
-  const auto [out, weights] = attn.forward(x, m);
+  const auto [out, weights] = attn->forward(x, m);
   CHECK(out.shape() == Shape{2, 5, 3});
   CHECK(weights.shape() == Shape{2, 5, 5});
-  const Tensor Q = attn.W_q->forward(x), K = attn.W_k->forward(x), V = attn.W_v->forward(x);
+  const Tensor Q = attn->W_q->forward(x), K = attn->W_k->forward(x), V = attn->W_v->forward(x);
   const Tensor scores = masked_fill(matmul(Q, K.transpose(1, 2)) / real(2), triu(ones({5, 5}), 1),
                                     -INFINITY);  // / sqrt(d_k) = 2
   CHECK(allclose(weights, softmax(scores, -1)));
@@ -264,9 +264,9 @@ TEST_CASE("SelfAttention: a single head, returning the context and the weights")
   CHECK(weights.at({0, 1, 2}) == 0);
 
   nn::SelfAttention plain(nn::SelfAttentionOptions(4).bias(false));
-  CHECK(names(plain) == std::vector<std::string>{"W_q.weight (4,4)", "W_k.weight (4,4)", "W_v.weight (4,4)"});
-  CHECK(plain.repr() == "SelfAttention(d_model=4, d_k=4, d_v=4, bias=False)");
-  CHECK(error_of([&] { plain.forward(randn({2, 3, 5})); }) ==
+  CHECK(names(*plain) == std::vector<std::string>{"W_q.weight (4,4)", "W_k.weight (4,4)", "W_v.weight (4,4)"});
+  CHECK(plain->repr() == "SelfAttention(d_model=4, d_k=4, d_v=4, bias=False)");
+  CHECK(error_of([&] { plain->forward(randn({2, 3, 5})); }) ==
         "SelfAttention: input (2,3,5) is not (B, T, d_model = 4)");
   CHECK_THROWS_AS(nn::SelfAttention(nn::SelfAttentionOptions(4).dropout(-1)), Error);
 }
@@ -291,7 +291,7 @@ std::set<std::string> ops_behind(const Tensor& t) {
 // need_weights = false (the flash path, heads read in place) against need_weights = true
 // (the composed reference): the output and the gradients of the inputs and of every
 // parameter. Returns the ops of the flash path's graph.
-std::set<std::string> fast_equals_composed(nn::MultiheadAttention& mha, const Tensor& q,
+std::set<std::string> fast_equals_composed(nn::MultiheadAttentionImpl& mha, const Tensor& q,
                                            const Tensor& k, const Tensor& v,
                                            const nn::AttentionMask& mask) {
   const bool self = q.impl() == k.impl() && k.impl() == v.impl();  // stays self-attention
@@ -326,7 +326,7 @@ std::set<std::string> fast_equals_composed(nn::MultiheadAttention& mha, const Te
 
 TEST_CASE("MultiheadAttention: need_weights=false takes the flash kernel and gives the same output and gradients") {
   manual_seed(11);
-  auto mha = std::make_shared<nn::MultiheadAttention>(nn::MultiheadAttentionOptions(16, 4));
+  auto mha = nn::MultiheadAttention(nn::MultiheadAttentionOptions(16, 4));
   {
     NoGradGuard g;
     mha->in_proj_bias.copy_(randn(mha->in_proj_bias.shape()));  // torch's zeros test nothing
@@ -358,10 +358,10 @@ TEST_CASE("MultiheadAttention: need_weights=false takes the flash kernel and giv
     CHECK(ops_kv.count("permute") == 0);
   }
   SUBCASE("kdim / vdim and separate head widths d_k != d_v") {
-    auto sep = std::make_shared<nn::MultiheadAttention>(
+    auto sep = nn::MultiheadAttention(
         nn::MultiheadAttentionOptions(16, 4).kdim(6).vdim(10).head_dim_k(3).head_dim_v(5));
     fast_equals_composed(*sep, x, randn({2, 7, 6}), randn({2, 7, 10}), nn::AttentionMask().causal());
-    auto own = std::make_shared<nn::MultiheadAttention>(
+    auto own = nn::MultiheadAttention(
         nn::MultiheadAttentionOptions(12, 3).head_dim_k(2).head_dim_v(6));
     const Tensor x12 = randn({2, 9, 12});
     CHECK(ops_behind(own->forward(x12, x12, x12, mask, {}, false).output)

@@ -15,9 +15,9 @@ namespace {
 
 // What a program writes: parts registered, a forward, and no repr() override.
 struct TinyTagger : nn::Module {
-  std::shared_ptr<nn::Embedding> emb = register_module("emb", std::make_shared<nn::Embedding>(
+  nn::Embedding emb = register_module("emb", nn::Embedding(
                                                                   nn::EmbeddingOptions(10, 4)));
-  std::shared_ptr<nn::Linear> out = register_module("out", std::make_shared<nn::Linear>(
+  nn::Linear out = register_module("out", nn::Linear(
                                                                nn::LinearOptions(4, 3)));
   Tensor forward(const IndexTensor& ids) { return out->forward(emb->forward(ids)); }
 };
@@ -44,5 +44,5 @@ TEST_CASE("Module::repr: a user module without repr() prints its class name; sum
   CHECK(model->forward(IndexTensor({1, 2}, {1, 2})).shape() == Shape{1, 2, 3});
   CHECK(app::Decoder().repr() == "Decoder");
   CHECK(Box<int>().repr() == "Box<int>");
-  CHECK(nn::Linear(nn::LinearOptions(2, 1)).repr() == "Linear(in_features=2, out_features=1, bias=True)");
+  CHECK(nn::Linear(nn::LinearOptions(2, 1))->repr() == "Linear(in_features=2, out_features=1, bias=True)");
 }

@@ -303,12 +303,12 @@ TEST_CASE("NaN and inf propagate through linear attention as through its compose
 TEST_CASE("NaN in the input reaches MultiheadAttention's output on the flash path") {
   manual_seed(36);
   nn::MultiheadAttention mha(nn::MultiheadAttentionOptions(8, 2));
-  mha.eval();
+  mha->eval();
   Tensor x = randn({2, 6, 8});
   x.data()[(1 * 6 + 2) * 8 + 3] = kNaN;  // batch 1, position 2
   for (const AttentionMask& m : {AttentionMask(), AttentionMask().causal()}) {
-    const Tensor fast = mha.forward(x, x, x, m, {}, /*need_weights=*/false).output;
-    const Tensor slow = mha.forward(x, x, x, m, {}, /*need_weights=*/true).output;
+    const Tensor fast = mha->forward(x, x, x, m, {}, /*need_weights=*/false).output;
+    const Tensor slow = mha->forward(x, x, x, m, {}, /*need_weights=*/true).output;
     same(fast, slow, m.is_causal() ? "causal" : "no mask");
     int64_t nans = 0;
     for (int64_t i = 0; i < fast.numel(); ++i) nans += std::isnan(fast.data()[i]);

@@ -78,33 +78,33 @@ TEST_CASE("positional: SinusoidalPositionalEncoding adds rows offset.., checks T
   nn::SinusoidalPositionalEncoding enc(8, 20);
   const Tensor table = nn::sinusoidal_table(20, 8);
   Tensor x = randn({2, 5, 8}).requires_grad_();
-  Tensor y = enc.forward(x, 3);
+  Tensor y = enc->forward(x, 3);
   for (int64_t b = 0; b < 2; ++b)
     for (int64_t t = 0; t < 5; ++t)
       for (int64_t c = 0; c < 8; ++c)
         CHECK(y.at({b, t, c}) == x.at({b, t, c}) + table.at({t + 3, c}));
   sum(y).backward();
   CHECK(allclose(x.grad(), ones({2, 5, 8})));
-  CHECK(enc.forward(randn({20, 8})).shape() == Shape{20, 8});  // (T, d_model) works too
+  CHECK(enc->forward(randn({20, 8})).shape() == Shape{20, 8});  // (T, d_model) works too
 
-  CHECK_THROWS_AS(enc.forward(randn({1, 21, 8})), Error);     // T > max_len
-  CHECK_THROWS_AS(enc.forward(randn({1, 5, 8}), 16), Error);  // offset + T > max_len
-  CHECK_THROWS_AS(enc.forward(randn({1, 5, 9})), Error);      // wrong d_model
+  CHECK_THROWS_AS(enc->forward(randn({1, 21, 8})), Error);     // T > max_len
+  CHECK_THROWS_AS(enc->forward(randn({1, 5, 8}), 16), Error);  // offset + T > max_len
+  CHECK_THROWS_AS(enc->forward(randn({1, 5, 9})), Error);      // wrong d_model
   CHECK_THROWS_AS(nn::SinusoidalPositionalEncoding(8, 20, 1.0), Error);
-  REQUIRE(enc.named_buffers().size() == 1);
-  CHECK(enc.named_buffers()[0].first == "pe");
-  CHECK(enc.named_buffers()[0].second.shape() == Shape{1, 20, 8});
-  CHECK(enc.named_parameters().empty());
-  CHECK(enc.repr() == "SinusoidalPositionalEncoding(d_model=8, max_len=20, dropout=0.0)");
+  REQUIRE(enc->named_buffers().size() == 1);
+  CHECK(enc->named_buffers()[0].first == "pe");
+  CHECK(enc->named_buffers()[0].second.shape() == Shape{1, 20, 8});
+  CHECK(enc->named_parameters().empty());
+  CHECK(enc->repr() == "SinusoidalPositionalEncoding(d_model=8, max_len=20, dropout=0.0)");
 
   nn::SinusoidalPositionalEncoding drop(nn::SinusoidalPositionalEncodingOptions(8).max_len(10).dropout(0.5));
   const Tensor ones_in = ones({4, 10, 8});
-  const Tensor yt = drop.forward(ones_in);
+  const Tensor yt = drop->forward(ones_in);
   int zeros_seen = 0;
   for (int64_t i = 0; i < yt.numel(); ++i) zeros_seen += yt.data()[i] == 0;
   CHECK(zeros_seen > 100);  // ~160 of 320 dropped while training
-  drop.eval();
-  CHECK(allclose(drop.forward(ones_in), ones_in + nn::sinusoidal_table(10, 8)));
+  drop->eval();
+  CHECK(allclose(drop->forward(ones_in), ones_in + nn::sinusoidal_table(10, 8)));
 }
 
 // ---------------------------------------------------------------- learned
@@ -114,25 +114,25 @@ TEST_CASE("positional: LearnedPositionalEmbedding: gradient reaches only the row
   nn::LearnedPositionalEmbedding pos(10, 4);
   Tensor x = randn({2, 3, 4}).requires_grad_();
   const Tensor w = randn({2, 3, 4});
-  Tensor y = pos.forward(x, 2);  // positions 2, 3, 4
+  Tensor y = pos->forward(x, 2);  // positions 2, 3, 4
   for (int64_t t = 0; t < 3; ++t)
-    for (int64_t c = 0; c < 4; ++c) CHECK(y.at({1, t, c}) == x.at({1, t, c}) + pos.weight.at({t + 2, c}));
+    for (int64_t c = 0; c < 4; ++c) CHECK(y.at({1, t, c}) == x.at({1, t, c}) + pos->weight.at({t + 2, c}));
   sum(y * w).backward();
   CHECK(allclose(x.grad(), w));
   for (int64_t r = 0; r < 10; ++r)
     for (int64_t c = 0; c < 4; ++c) {
       const bool used = r >= 2 && r < 5;
       const real want = used ? w.at({0, r - 2, c}) + w.at({1, r - 2, c}) : real(0);  // summed over B
-      CHECK(pos.weight.grad().at({r, c}) == doctest::Approx(want).epsilon(1e-6));
+      CHECK(pos->weight.grad().at({r, c}) == doctest::Approx(want).epsilon(1e-6));
     }
-  CHECK_THROWS_AS(pos.forward(randn({1, 11, 4})), Error);
-  CHECK_THROWS_AS(pos.forward(randn({1, 3, 4}), 8), Error);
-  CHECK(pos.repr() == "LearnedPositionalEmbedding(10, 4)");
-  CHECK(pos.named_parameters()[0].first == "weight");
+  CHECK_THROWS_AS(pos->forward(randn({1, 11, 4})), Error);
+  CHECK_THROWS_AS(pos->forward(randn({1, 3, 4}), 8), Error);
+  CHECK(pos->repr() == "LearnedPositionalEmbedding(10, 4)");
+  CHECK(pos->named_parameters()[0].first == "weight");
 
   nn::LearnedPositionalEmbedding big(1000, 64);  // N(0, 1), as nn.Embedding
-  CHECK(std::fabs(mean(big.weight).item()) < 0.02);
-  CHECK(std::sqrt(var(big.weight).item()) == doctest::Approx(1).epsilon(0.02));
+  CHECK(std::fabs(mean(big->weight).item()) < 0.02);
+  CHECK(std::sqrt(var(big->weight).item()) == doctest::Approx(1).epsilon(0.02));
 }
 
 // ---------------------------------------------------------------- RoPE
@@ -218,14 +218,14 @@ TEST_CASE("positional: RotaryEmbedding's growing cache gives apply_rotary's valu
   for (int64_t T : {4, 1, 1, 9, 1, 30, 2}) {  // prefill, then decoding steps, then a long chunk
     CAPTURE(offset);
     const Tensor x = randn({2, 2, T, 6});
-    CHECK(allclose(rope.forward(x, offset), nn::apply_rotary(x, offset, 500), 0, 0));
+    CHECK(allclose(rope->forward(x, offset), nn::apply_rotary(x, offset, 500), 0, 0));
     offset += T;
   }
-  CHECK(rope.parameters().empty());
-  CHECK(rope.named_buffers().empty());
-  CHECK(rope.repr() == "RotaryEmbedding(dim=6, base=500.0)");
+  CHECK(rope->parameters().empty());
+  CHECK(rope->named_buffers().empty());
+  CHECK(rope->repr() == "RotaryEmbedding(dim=6, base=500.0)");
   CHECK_THROWS_AS(nn::RotaryEmbedding(7), Error);
-  CHECK_THROWS_AS(rope.forward(randn({2, 3, 8})), Error);
-  CHECK_THROWS_AS(rope.forward(randn({2, 3, 6}), -1), Error);
+  CHECK_THROWS_AS(rope->forward(randn({2, 3, 8})), Error);
+  CHECK_THROWS_AS(rope->forward(randn({2, 3, 6}), -1), Error);
   CHECK_THROWS_AS(nn::apply_rotary(randn({2, 3, 5})), Error);
 }

@@ -93,14 +93,14 @@ TEST_CASE("positional relative: RelativeSelfAttention is invariant under shiftin
     for (int64_t j = 0; j < S; ++j) see.data()[i * (S + T) + j] = 0;
   for (bool causal : {false, true}) {
     CAPTURE(causal);
-    const Tensor alone = attn.forward(x, nn::AttentionMask().causal(causal)).output;
+    const Tensor alone = attn->forward(x, nn::AttentionMask().causal(causal)).output;
     const nn::AttentionMask m = nn::AttentionMask().mask(see).causal(causal);
-    const Tensor shifted = attn.forward(cat({extra, x}, 1), m).output;
+    const Tensor shifted = attn->forward(cat({extra, x}, 1), m).output;
     CHECK(allclose(narrow(shifted, 1, S, T), alone, 1e-5, 1e-5));
   }
   nn::SinusoidalPositionalEncoding pe(E, 50);  // the negative control
-  const Tensor alone = attn.forward(pe.forward(x)).output;
-  const Tensor shifted = attn.forward(pe.forward(cat({extra, x}, 1)), nn::AttentionMask().mask(see)).output;
+  const Tensor alone = attn->forward(pe->forward(x)).output;
+  const Tensor shifted = attn->forward(pe->forward(cat({extra, x}, 1)), nn::AttentionMask().mask(see)).output;
   CHECK_FALSE(allclose(narrow(shifted, 1, S, T), alone, 1e-3, 1e-3));
 }
 
@@ -108,34 +108,34 @@ TEST_CASE("positional relative: RelativeSelfAttention shapes, weights, masked ro
   manual_seed(24);
   nn::RelativeSelfAttention attn(nn::RelativeSelfAttentionOptions(6, 3, 4));
   const Tensor x = randn({2, 5, 6});
-  const nn::AttentionOutput avg = attn.forward(x);
+  const nn::AttentionOutput avg = attn->forward(x);
   CHECK(avg.output.shape() == Shape{2, 5, 6});
   CHECK(avg.weights.shape() == Shape{2, 5, 5});
   CHECK(allclose(sum(avg.weights, -1), ones({2, 5})));
-  const nn::AttentionOutput per = attn.forward(x, nn::AttentionMask().causal(), false);
+  const nn::AttentionOutput per = attn->forward(x, nn::AttentionMask().causal(), false);
   CHECK(per.weights.shape() == Shape{2, 3, 5, 5});
   CHECK(per.weights.at({1, 2, 1, 3}) == 0);  // causal: key 3 is after query 1
 
   // every key of batch 1 masked: zero context, so the output is out_proj's bias, no NaN
   const Tensor pad = from_vector({1, 1, 1, 0, 0, 0, 0, 0, 0, 0}, {2, 5});
   Tensor xg = x.detach().requires_grad_();
-  const nn::AttentionOutput r = attn.forward(xg, nn::AttentionMask().key_padding(pad));
+  const nn::AttentionOutput r = attn->forward(xg, nn::AttentionMask().key_padding(pad));
   for (int64_t t = 0; t < 5; ++t)
-    for (int64_t c = 0; c < 6; ++c) CHECK(r.output.at({1, t, c}) == attn.out_proj->bias.at({c}));
+    for (int64_t c = 0; c < 6; ++c) CHECK(r.output.at({1, t, c}) == attn->out_proj->bias.at({c}));
   sum(r.output * r.output).backward();
   for (int64_t i = 0; i < xg.grad().numel(); ++i) CHECK(std::isfinite(xg.grad().data()[i]));
 
   std::vector<std::string> names;
-  for (auto& [n, p] : attn.named_parameters()) names.push_back(n);
+  for (auto& [n, p] : attn->named_parameters()) names.push_back(n);
   CHECK(names == std::vector<std::string>{"q_proj.weight", "q_proj.bias", "k_proj.weight",
                                           "k_proj.bias", "v_proj.weight", "v_proj.bias",
                                           "out_proj.weight", "out_proj.bias",
                                           "relative.key_table", "relative.value_table"});
-  CHECK(attn.relative->key_table.shape() == Shape{9, 2});
-  CHECK(attn.repr() == "RelativeSelfAttention(embed_dim=6, num_heads=3, max_relative_position=4, "
+  CHECK(attn->relative->key_table.shape() == Shape{9, 2});
+  CHECK(attn->repr() == "RelativeSelfAttention(embed_dim=6, num_heads=3, max_relative_position=4, "
                        "dropout=0.0, bias=True)");
   CHECK_THROWS_AS(nn::RelativeSelfAttention(nn::RelativeSelfAttentionOptions(6, 4, 2)), Error);
-  CHECK_THROWS_AS(attn.forward(randn({2, 5, 7})), Error);
+  CHECK_THROWS_AS(attn->forward(randn({2, 5, 7})), Error);
 }
 
 // ---------------------------------------------------------------- ALiBi

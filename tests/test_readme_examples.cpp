@@ -16,6 +16,10 @@
 #include <heed/layers/dropout.h>
 #include <heed/layers/sampling.h>
 #include <heed/layers/transformer_model.h>
+#include <heed/layers/transformer_encoder.h>
+#include <heed/layers/attention/multihead_attention.h>
+#include <heed/optim/safetensors.h>
+#include <heed/autograd/grad_mode.h>
 #include <heed/layers/embedding.h>
 #include <heed/layers/gru.h>
 #include <heed/layers/init.h>
@@ -37,20 +41,20 @@ namespace F = heed::nn::functional;
 
 TEST_CASE("README one-line examples compile and run") {
   Tensor x = randn({2, 784});
-  nn::Linear fc(nn::LinearOptions(784, 10).bias(false)); Tensor y = fc.forward(x);
+  nn::Linear fc(nn::LinearOptions(784, 10).bias(false)); Tensor y = fc(x);
   int64_t V = 10; IndexTensor ids({1, 2, 0});
-  nn::Embedding emb(nn::EmbeddingOptions(V, 64).padding_idx(0)); y = emb.forward(ids);
+  nn::Embedding emb(nn::EmbeddingOptions(V, 64).padding_idx(0)); y = emb(ids);
   auto emb2 = nn::Embedding::from_pretrained(randn({5, 3}), /*freeze=*/true);
-  nn::Dropout drop(0.1); y = drop.forward(x);
-  nn::LayerNorm ln(nn::LayerNormOptions({784}).eps(1e-5)); y = ln.forward(x);
+  nn::Dropout drop(0.1); y = drop(x);
+  nn::LayerNorm ln(nn::LayerNormOptions({784}).eps(1e-5)); y = ln(x);
   nn::GELU gelu(nn::GELUOptions().approximate("tanh"));
-  nn::Sequential mlp(std::make_shared<nn::Linear>(4, 8), std::make_shared<nn::ReLU>());
+  nn::Sequential mlp(nn::Linear(4, 8), nn::ReLU());
   nn::LSTMCell cell(nn::LSTMCellOptions(64, 128)); Tensor xt = randn({2, 64}), h = zeros({2,128}), c = zeros({2,128});
-  auto [h2, c2] = cell.forward(xt, std::make_tuple(h, c));
+  auto [h2, c2] = cell(xt, std::make_tuple(h, c));
   nn::LSTM lstm(nn::LSTMOptions(64, 128).num_layers(2).bidirectional(true)); std::vector<int64_t> lengths{3, 2};
   Tensor xs = randn({2, 3, 64});
-  auto [out, h_n, c_n] = lstm.forward(xs, {}, lengths);
-  nn::GRU gru(nn::GRUOptions(64, 128)); auto [gout, gh_n] = gru.forward(xs);
+  auto [out, h_n, c_n] = lstm->forward(xs, {}, lengths);
+  nn::GRU gru(nn::GRUOptions(64, 128)); auto [gout, gh_n] = gru(xs);
   Tensor w = randn({8, 8});
   nn::init::xavier_uniform_(w); nn::init::kaiming_normal_(w, 0, "fan_out", "relu"); nn::init::orthogonal_(w);
   Tensor logits = randn({3, 5}); IndexTensor targets({1, 0, 4});
@@ -62,22 +66,22 @@ TEST_CASE("README one-line examples compile and run") {
   {
     nn::Transformer model(nn::TransformerOptions(8, 2).num_encoder_layers(1).num_decoder_layers(1).norm_first(true));
     Tensor src = randn({2, 5, 8}), tgt = randn({2, 3, 8}), src_real = ones({2, 5});
-    auto pad = nn::AttentionMask().key_padding(src_real); Tensor y = model.forward(src, tgt, pad, nn::AttentionMask().causal(), pad);
+    auto pad = nn::AttentionMask().key_padding(src_real); Tensor y = model(src, tgt, pad, nn::AttentionMask().causal(), pad);
     CHECK(y.shape() == Shape({2, 3, 8}));
   }
   CHECK(next.shape() == Shape({3}));
-  auto params = fc.parameters(); auto body = params; auto head = params;
+  auto params = fc->parameters(); auto body = params; auto head = params;
   { optim::SGD opt(params, optim::SGDOptions(0.1).momentum(0.9).nesterov(true).weight_decay(1e-4)); }
   { optim::Adam opt(params, optim::AdamOptions(1e-3).betas({0.9, 0.98}).eps(1e-9).amsgrad(true)); }
   { optim::AdamW opt(params, optim::AdamWOptions(1e-3).weight_decay(0.01)); }
-  auto p2 = mlp.parameters();
+  auto p2 = mlp->parameters();
   optim::Adam opt({optim::ParamGroup(p2), optim::ParamGroup(head, optim::AdamOptions(1e-2))});
   optim::TransformerWarmup s(optim::TransformerWarmupOptions(512, 4000)); s.apply(opt, opt.step_count());
   optim::LinearWarmupCosine s2(optim::WarmupDecayOptions(3e-4, 1000, 100000));
   optim::LinearWarmupLinearDecay s3(optim::WarmupDecayOptions(3e-4, 1000, 100000));
   optim::StepDecay s4(optim::StepDecayOptions(0.1, 30).gamma(0.1));
-  double norm = optim::clip_grad_norm_(fc.parameters(), 1.0); (void)norm;
-  optim::clip_grad_value_(fc.parameters(), 0.5);
+  double norm = optim::clip_grad_norm_(fc->parameters(), 1.0); (void)norm;
+  optim::clip_grad_value_(fc->parameters(), 0.5);
   heed::save_checkpoint("/tmp/heed_readme_ckpt.bin", mlp, opt); heed::load_checkpoint("/tmp/heed_readme_ckpt.bin", mlp, opt);
     CHECK(out.shape() == Shape{2, 3, 256});
   CHECK(h_n.shape() == Shape{4, 2, 128});
@@ -92,12 +96,10 @@ double readme_program() {
   manual_seed(0);
   Tensor x = rand({256, 1}) * 4 - 2;  // (N, 1) inputs in [-2, 2)
   Tensor y = exp(-4 * x * x);         // (N, 1) the bump to learn
-  auto model = std::make_shared<nn::Sequential>(std::make_shared<nn::Linear>(1, 32),
-                                                std::make_shared<nn::Tanh>(),
-                                                std::make_shared<nn::Linear>(32, 1));
+  nn::Sequential model(nn::Linear(1, 32), nn::Tanh(), nn::Linear(32, 1));
   optim::Adam opt(model->parameters(), optim::AdamOptions(1e-2));
   for (int step = 0; step <= 1000; ++step) {
-    Tensor loss = nn::functional::mse_loss(model->forward(x), y);
+    Tensor loss = nn::functional::mse_loss(model(x), y);
     opt.zero_grad();
     loss.backward();
     opt.step();
@@ -183,4 +185,42 @@ TEST_CASE("README: each code excerpt that starts with a file name appears verbat
     ++checked;
   }
   CHECK(checked >= 6);  // the "Adding an op" walkthrough's five excerpts, the Hessian-vector product
+}
+
+// The heed column of README's "Coming from libtorch" table, each row that exists here.
+struct PortNetImpl : nn::Module {
+  nn::Linear fc{nullptr};
+  PortNetImpl() { fc = register_module("fc", nn::Linear(4, 3)); }
+  Tensor forward(const Tensor& x) { return fc(x); }
+};
+HEED_MODULE(PortNet);
+
+TEST_CASE("README: coming from libtorch, the heed column") {
+  const Tensor x = randn({2, 4});
+  nn::LSTM lstm(nn::LSTMOptions(4, 5).batch_first(false));
+  CHECK(lstm(randn({3, 2, 4})).output.shape() == Shape({3, 2, 5}));  // (T, B, H)
+  nn::Linear fc(4, 3); Tensor w = fc->weight; Tensor y = fc(x);
+  CHECK(y.shape() == Shape({2, 3}));
+  PortNet net;
+  CHECK(net(x).shape() == Shape({2, 3}));
+  nn::Linear b = fc->clone();
+  CHECK(b->weight.impl() != fc->weight.impl());
+  nn::Linear nb(nn::LinearOptions(4, 3).bias(false));
+  CHECK_FALSE(nb->bias.defined());
+  Tensor real = ones({2, 5});
+  nn::AttentionMask pad = nn::AttentionMask().key_padding(real);
+  nn::TransformerEncoder enc(nn::TransformerEncoderOptions(nn::TransformerEncoderLayerOptions(8, 2), 1));
+  Tensor src = randn({2, 5, 8}), bias = zeros({5, 5});
+  CHECK(enc(src, nn::AttentionMask(), bias).shape() == Shape({2, 5, 8}));
+  CHECK(enc(src, pad).shape() == Shape({2, 5, 8}));
+  nn::MultiheadAttention mha(nn::MultiheadAttentionOptions(8, 2));
+  CHECK(mha->forward(src, src, src, {}, bias).output.shape() == Shape({2, 5, 8}));
+  Tensor t = from_vector({1, 2, 3, 4}, {2, 2});
+  IndexTensor ids({1, 0, 2});
+  safetensors::save_model(fc, "/tmp/heed_readme_port.safetensors");
+  CHECK(safetensors::load_model(b, "/tmp/heed_readme_port.safetensors").empty());
+  CHECK(b->weight.to_vector() == fc->weight.to_vector());
+  Tensor p = fc->weight;
+  { NoGradGuard g; p.mul_(2); }
+  CHECK(t.shape() == Shape({2, 2}));
 }

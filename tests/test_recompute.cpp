@@ -24,7 +24,7 @@ namespace {
 // x + fc2(dropout(tanh(fc1(x))))   (B, W) -> (B, W), hidden 4W
 struct Block {
   Block(int64_t W, double p) : fc1(nn::Linear(W, 4 * W)), fc2(nn::Linear(4 * W, W)), p(p) {}
-  Tensor forward(const Tensor& x) { return x + fc2.forward(dropout(tanh(fc1.forward(x)), p, p > 0)); }
+  Tensor forward(const Tensor& x) { return x + fc2->forward(dropout(tanh(fc1->forward(x)), p, p > 0)); }
   nn::Linear fc1, fc2;
   double p;
 };
@@ -41,13 +41,13 @@ struct Stack {
   std::vector<Tensor> grads() const {
     std::vector<Tensor> g;
     for (const Block& b : blocks)
-      for (const nn::Linear* l : {&b.fc1, &b.fc2}) g.insert(g.end(), {l->weight.grad(), l->bias.grad()});
+      for (const nn::LinearImpl* l : {b.fc1.get(), b.fc2.get()}) g.insert(g.end(), {l->weight.grad(), l->bias.grad()});
     return g;
   }
   void zero_grad() {
     for (Block& b : blocks) {
-      b.fc1.zero_grad();
-      b.fc2.zero_grad();
+      b.fc1->zero_grad();
+      b.fc2->zero_grad();
     }
   }
   std::vector<Block> blocks;

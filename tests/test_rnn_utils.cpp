@@ -70,15 +70,15 @@ TEST_CASE("pad_sequence: an LSTM fed the padded batch gives every sequence its o
   nn::Embedding emb(nn::EmbeddingOptions(10, 4));
   nn::LSTM lstm(nn::LSTMOptions(4, 3).num_layers(2).bidirectional(true));
   const U::PaddedIds batch = U::pad_sequence(sentences);
-  const Tensor x = emb.forward(batch.ids);  // (3, 5, 4)
-  const nn::LSTMOutput by_lengths = lstm.forward(x, {}, batch.lengths);
-  const nn::LSTMOutput by_mask = lstm.forward(x, std::nullopt, batch.mask);
+  const Tensor x = emb->forward(batch.ids);  // (3, 5, 4)
+  const nn::LSTMOutput by_lengths = lstm->forward(x, {}, batch.lengths);
+  const nn::LSTMOutput by_mask = lstm->forward(x, std::nullopt, batch.mask);
   CHECK(allclose(by_mask.output, by_lengths.output));
   CHECK(allclose(by_mask.h_n, by_lengths.h_n));
   for (size_t b = 0; b < sentences.size(); ++b) {
     CAPTURE(b);
     const int64_t T = int64_t(sentences[b].size());
-    const nn::LSTMOutput one = lstm.forward(emb.forward(IndexTensor(sentences[b], {1, T})));
+    const nn::LSTMOutput one = lstm->forward(emb->forward(IndexTensor(sentences[b], {1, T})));
     CHECK(allclose(narrow(by_lengths.output.select(0, int64_t(b)), 0, 0, T), one.output.select(0, 0),
                    1e-5, 1e-6));
     CHECK(allclose(by_lengths.h_n.select(1, int64_t(b)), one.h_n.select(1, 0), 1e-5, 1e-6));

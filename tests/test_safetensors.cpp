@@ -280,22 +280,22 @@ TEST_CASE("safetensors: save_model and load_model move a model's state") {
   test::TmpDir dir;
   manual_seed(4);
   auto make = [] {
-    return nn::Sequential(std::make_shared<nn::Linear>(3, 4), std::make_shared<nn::Tanh>(),
-                          std::make_shared<nn::LayerNorm>(nn::LayerNormOptions({4})));
+    return nn::Sequential(nn::Linear(3, 4), nn::Tanh(),
+                          nn::LayerNorm(nn::LayerNormOptions({4})));
   };
   nn::Sequential a = make(), b = make();
-  st::save_model(a, dir.file("m.safetensors"), {{"note", "x"}});
+  st::save_model(*a, dir.file("m.safetensors"), {{"note", "x"}});
   CHECK(st::load_file(dir.file("m.safetensors")).metadata.at("note") == "x");
-  CHECK(st::load_model(b, dir.file("m.safetensors")).empty());
+  CHECK(st::load_model(*b, dir.file("m.safetensors")).empty());
   const Tensor x = randn({2, 3});
-  CHECK(test::allclose(b.forward(x), a.forward(x), 0, 0));
+  CHECK(test::allclose(b->forward(x), a->forward(x), 0, 0));
   // A file for another model: strict names the path and the keys; non-strict reports them.
   nn::Linear other(3, 4);
-  CHECK(error_of([&] { st::load_model(other, dir.file("m.safetensors")); }) ==
+  CHECK(error_of([&] { st::load_model(*other, dir.file("m.safetensors")); }) ==
         "safetensors::load_model: '" + dir.file("m.safetensors") +
             "': load_state_dict: the state dict does not match the model: missing keys ['weight', 'bias'], unexpected "
             "keys ['0.weight', '0.bias', '2.weight', '2.bias']");
-  CHECK(st::load_model(other, dir.file("m.safetensors"), false).missing_keys.size() == 2);
+  CHECK(st::load_model(*other, dir.file("m.safetensors"), false).missing_keys.size() == 2);
 }
 
 TEST_CASE("safetensors: a tied parameter is saved under both names and loads into one tensor") {
@@ -304,7 +304,7 @@ TEST_CASE("safetensors: a tied parameter is saved under both names and loads int
     explicit Head(const Tensor& w) { weight = register_parameter("weight", w); }
   };
   struct Tied : nn::Module {
-    std::shared_ptr<nn::Embedding> wte = register_module("wte", std::make_shared<nn::Embedding>(4, 2));
+    nn::Embedding wte = register_module("wte", nn::Embedding(4, 2));
     std::shared_ptr<Head> lm_head = register_module("lm_head", std::make_shared<Head>(wte->weight));
   };
   test::TmpDir dir;
@@ -357,19 +357,19 @@ TEST_CASE("safetensors: a non-strict load_model skips entries the model lacks, w
     data.insert(data.end(), b.begin(), b.end());
   test::TmpDir dir;
   test::write_bytes(dir.file("hf.safetensors"), file_of(header, data), 8 + header.size() + data.size());
-  const nn::IncompatibleKeys r = st::load_model(model, dir.file("hf.safetensors"), false);
+  const nn::IncompatibleKeys r = st::load_model(*model, dir.file("hf.safetensors"), false);
   CHECK(r.missing_keys.empty());
   CHECK(r.unexpected_keys == std::vector<std::string>{"position_ids"});
-  CHECK(test::allclose(model.weight, from_vector({1, 2}, {1, 2}), 0, 0));
-  CHECK(model.bias.item() == 3);
+  CHECK(test::allclose(model->weight, from_vector({1, 2}, {1, 2}), 0, 0));
+  CHECK(model->bias.item() == 3);
   // Strict reports it as PyTorch does, and changes nothing.
   nn::Linear fresh(2, 1);
-  const Tensor before = fresh.weight.clone();
-  CHECK(error_of([&] { st::load_model(fresh, dir.file("hf.safetensors")); }) ==
+  const Tensor before = fresh->weight.clone();
+  CHECK(error_of([&] { st::load_model(*fresh, dir.file("hf.safetensors")); }) ==
         "safetensors::load_model: '" + dir.file("hf.safetensors") +
             "': load_state_dict: the state dict does not match the model: missing keys [], unexpected keys "
             "['position_ids']");
-  CHECK(test::allclose(fresh.weight, before, 0, 0));
+  CHECK(test::allclose(fresh->weight, before, 0, 0));
   // An entry the model does use is still converted, and one heed cannot load is an error.
   struct Ids : nn::Module {
     Tensor position_ids = register_buffer("position_ids", zeros({1, 2}));

@@ -47,19 +47,19 @@ struct Scorer {
 };
 
 std::vector<Scorer> scorers() {
-  auto add = std::make_shared<nn::AdditiveAttention>(nn::AdditiveAttentionOptions(4, 6, 5));
-  auto dot = std::make_shared<nn::LuongAttention>(nn::LuongAttentionOptions(4, 4).score("dot"));
-  auto gen = std::make_shared<nn::LuongAttention>(nn::LuongAttentionOptions(4, 6));
-  auto low = std::make_shared<nn::LuongAttention>(nn::LuongAttentionOptions(4, 6).rank(2));
-  auto con = std::make_shared<nn::LuongAttention>(nn::LuongAttentionOptions(4, 6).score("concat"));
-  auto luong = [](std::shared_ptr<nn::LuongAttention> m) {
-    return [m](const Tensor& q, const Tensor& k, const nn::AttentionMask& mk) { return m->forward(q, k, Tensor(), mk); };
+  auto add = nn::AdditiveAttention(nn::AdditiveAttentionOptions(4, 6, 5));
+  auto dot = nn::LuongAttention(nn::LuongAttentionOptions(4, 4).score("dot"));
+  auto gen = nn::LuongAttention(nn::LuongAttentionOptions(4, 6));
+  auto low = nn::LuongAttention(nn::LuongAttentionOptions(4, 6).rank(2));
+  auto con = nn::LuongAttention(nn::LuongAttentionOptions(4, 6).score("concat"));
+  auto luong = [](nn::LuongAttention m) {
+    return [m](const Tensor& q, const Tensor& k, const nn::AttentionMask& mk) mutable { return m->forward(q, k, Tensor(), mk); };
   };
-  return {{"additive", 6, add, [add](auto& q, auto& k, auto& m) { return add->forward(q, k, Tensor(), m); }},
-          {"dot", 4, dot, luong(dot)},
-          {"general", 6, gen, luong(gen)},
-          {"general rank 2", 6, low, luong(low)},
-          {"concat", 6, con, luong(con)}};
+  return {{"additive", 6, add.ptr(), [add](auto& q, auto& k, auto& m) mutable { return add->forward(q, k, Tensor(), m); }},
+          {"dot", 4, dot.ptr(), luong(dot)},
+          {"general", 6, gen.ptr(), luong(gen)},
+          {"general rank 2", 6, low.ptr(), luong(low)},
+          {"concat", 6, con.ptr(), luong(con)}};
 }
 
 }  // namespace
@@ -110,37 +110,37 @@ TEST_CASE("scorers: forward_projected(precompute_keys(h)) is forward(h), step by
   nn::LocalAttention loc(nn::LocalAttentionOptions(4, 6).window(2));
   const Tensor h = randn({2, 5, 6}), v = randn({2, 5, 3});
   const nn::AttentionMask pad = nn::AttentionMask().key_padding(padding());
-  const Tensor hp_add = add.precompute_keys(h), hp_con = con.precompute_keys(h),
-               hp_low = low.precompute_keys(h), hp_loc = loc.precompute_keys(h);  // once
+  const Tensor hp_add = add->precompute_keys(h), hp_con = con->precompute_keys(h),
+               hp_low = low->precompute_keys(h), hp_loc = loc->precompute_keys(h);  // once
   CHECK(hp_add.shape() == Shape{2, 5, 5});
   CHECK(hp_low.shape() == Shape{2, 5, 3});
   for (int t = 0; t < 4; ++t) {  // a decoder loop: a new s_t at every step
     const Tensor s = randn({2, 4});
-    CHECK(allclose(add.forward_projected(s, hp_add, v, pad).context, add.forward(s, h, v, pad).context, 1e-6, 1e-7));
-    CHECK(allclose(con.forward_projected(s, hp_con, v, pad).context, con.forward(s, h, v, pad).context, 1e-6, 1e-7));
-    CHECK(allclose(low.forward_projected(s, hp_low, v, pad).weights, low.forward(s, h, v, pad).weights, 1e-6, 1e-7));
-    CHECK(allclose(loc.forward_projected(s, hp_loc, v, pad).weights, loc.forward(s, h, v, pad).weights, 1e-6, 1e-7));
+    CHECK(allclose(add->forward_projected(s, hp_add, v, pad).context, add->forward(s, h, v, pad).context, 1e-6, 1e-7));
+    CHECK(allclose(con->forward_projected(s, hp_con, v, pad).context, con->forward(s, h, v, pad).context, 1e-6, 1e-7));
+    CHECK(allclose(low->forward_projected(s, hp_low, v, pad).weights, low->forward(s, h, v, pad).weights, 1e-6, 1e-7));
+    CHECK(allclose(loc->forward_projected(s, hp_loc, v, pad).weights, loc->forward(s, h, v, pad).weights, 1e-6, 1e-7));
   }
 }
 
 TEST_CASE("scorers: parameter counts; low-rank general has r * (Dq + Dk), as computed by hand") {
   // worked example: d = 512, d_Q = 64 -> 262,144 for M, 65,536 for Q and K
-  CHECK(nn::LuongAttention(nn::LuongAttentionOptions(512, 512)).num_parameters() == 262144);
-  CHECK(nn::LuongAttention(nn::LuongAttentionOptions(512, 512).rank(64)).num_parameters() == 65536);
+  CHECK(nn::LuongAttention(nn::LuongAttentionOptions(512, 512))->num_parameters() == 262144);
+  CHECK(nn::LuongAttention(nn::LuongAttentionOptions(512, 512).rank(64))->num_parameters() == 65536);
   nn::LuongAttention low(nn::LuongAttentionOptions(4, 6).rank(2));
-  CHECK(low.num_parameters() == 2 * (4 + 6));
-  CHECK(low.Q.shape() == Shape{2, 4});
-  CHECK(low.K.shape() == Shape{2, 6});
-  CHECK(!low.W_a.defined());
-  CHECK(nn::LuongAttention(nn::LuongAttentionOptions(4, 4).score("dot")).num_parameters() == 0);
-  CHECK(nn::LuongAttention(nn::LuongAttentionOptions(4, 6).score("concat").attn_dim(5)).num_parameters() ==
+  CHECK(low->num_parameters() == 2 * (4 + 6));
+  CHECK(low->Q.shape() == Shape{2, 4});
+  CHECK(low->K.shape() == Shape{2, 6});
+  CHECK(!low->W_a.defined());
+  CHECK(nn::LuongAttention(nn::LuongAttentionOptions(4, 4).score("dot"))->num_parameters() == 0);
+  CHECK(nn::LuongAttention(nn::LuongAttentionOptions(4, 6).score("concat").attn_dim(5))->num_parameters() ==
         5 * 10 + 5);
-  CHECK(nn::AdditiveAttention(nn::AdditiveAttentionOptions(4, 6, 5)).num_parameters() == 5 * 4 + 5 * 6 + 5 + 5);
-  CHECK(nn::LuongCombine(nn::LuongCombineOptions(3, 4, 5)).num_parameters() == 5 * 7);
+  CHECK(nn::AdditiveAttention(nn::AdditiveAttentionOptions(4, 6, 5))->num_parameters() == 5 * 4 + 5 * 6 + 5 + 5);
+  CHECK(nn::LuongCombine(nn::LuongCombineOptions(3, 4, 5))->num_parameters() == 5 * 7);
   nn::LocalAttention p(nn::LocalAttentionOptions(4, 6).predict_dim(3));
-  CHECK(p.num_parameters() == 4 * 6 + 3 * 4 + 3);
+  CHECK(p->num_parameters() == 4 * 6 + 3 * 4 + 3);
   std::vector<std::string> names;
-  for (auto& [n, t] : p.named_parameters()) names.push_back(n);
+  for (auto& [n, t] : p->named_parameters()) names.push_back(n);
   CHECK(names == std::vector<std::string>{"W_p", "v_p", "align.W_a"});
 }
 
@@ -152,37 +152,37 @@ TEST_CASE("scorers: PyTorch-style init bounds and repr") {
     for (int64_t i = 0; i < t.numel(); ++i) m = std::max(m, double(std::fabs(t.data()[i])));
     return m <= bound && m > 0.5 * bound;
   };
-  CHECK(within(add.W_s, 1 / 4.0));
-  CHECK(within(add.W_h, 1 / 5.0));
-  CHECK(within(add.b, 1 / 4.0));
-  CHECK(within(add.v, 1 / 3.0));
+  CHECK(within(add->W_s, 1 / 4.0));
+  CHECK(within(add->W_h, 1 / 5.0));
+  CHECK(within(add->b, 1 / 4.0));
+  CHECK(within(add->v, 1 / 3.0));
   nn::LuongAttention con(nn::LuongAttentionOptions(16, 9).score("concat").attn_dim(4));
-  CHECK(within(con.W_a, 1 / 5.0));
-  CHECK(within(con.v_a, 1 / 2.0));
-  CHECK(add.repr() == "AdditiveAttention(query_dim=16, key_dim=25, attn_dim=9, bias=True, dropout=0.0)");
-  CHECK(con.repr() == "LuongAttention(query_dim=16, key_dim=9, score='concat', attn_dim=4, dropout=0.0)");
-  CHECK(nn::LuongAttention(nn::LuongAttentionOptions(4, 6).rank(2)).repr() ==
+  CHECK(within(con->W_a, 1 / 5.0));
+  CHECK(within(con->v_a, 1 / 2.0));
+  CHECK(add->repr() == "AdditiveAttention(query_dim=16, key_dim=25, attn_dim=9, bias=True, dropout=0.0)");
+  CHECK(con->repr() == "LuongAttention(query_dim=16, key_dim=9, score='concat', attn_dim=4, dropout=0.0)");
+  CHECK(nn::LuongAttention(nn::LuongAttentionOptions(4, 6).rank(2))->repr() ==
         "LuongAttention(query_dim=4, key_dim=6, score='general', rank=2, dropout=0.0)");
-  CHECK(nn::LuongCombine(nn::LuongCombineOptions(6, 4, 5)).repr() == "LuongCombine(context_dim=6, query_dim=4, out_dim=5)");
+  CHECK(nn::LuongCombine(nn::LuongCombineOptions(6, 4, 5))->repr() == "LuongCombine(context_dim=6, query_dim=4, out_dim=5)");
   nn::LocalAttention loc(nn::LocalAttentionOptions(4, 6).window(2).dropout(0.1));
-  CHECK(loc.repr() == "LocalAttention(query_dim=4, key_dim=6, mode='local-p', window=2, predict_dim=4, dropout=0.1)");
-  CHECK(loc.summary().find("(align): LuongAttention(query_dim=4, key_dim=6, score='general'") != std::string::npos);
+  CHECK(loc->repr() == "LocalAttention(query_dim=4, key_dim=6, mode='local-p', window=2, predict_dim=4, dropout=0.1)");
+  CHECK(loc->summary().find("(align): LuongAttention(query_dim=4, key_dim=6, score='general'") != std::string::npos);
 }
 
 TEST_CASE("scorers: LuongCombine is tanh(W_c [c; s]); concat's split W_a is the literal [s_t; h_j]") {
   manual_seed(605);
   nn::LuongCombine comb(nn::LuongCombineOptions(3, 4, 5));
   const Tensor c = randn({2, 3}), s = randn({2, 4});
-  CHECK(allclose(comb.forward(c, s), tanh(matmul(cat({c, s}, 1), transpose(comb.W_c, 0, 1))), 1e-5, 1e-6));
+  CHECK(allclose(comb->forward(c, s), tanh(matmul(cat({c, s}, 1), transpose(comb->W_c, 0, 1))), 1e-5, 1e-6));
 
   nn::LuongAttention con(nn::LuongAttentionOptions(4, 6).score("concat").attn_dim(5));
   const Tensor q = randn({1, 2, 4}), h = randn({1, 3, 6});
-  const Tensor e = con.score(q, con.precompute_keys(h));  // (1, 2, 3)
+  const Tensor e = con->score(q, con->precompute_keys(h));  // (1, 2, 3)
   for (int t = 0; t < 2; ++t)
     for (int j = 0; j < 3; ++j) {
       const Tensor pair = cat({slice(q.reshape({2, 4}), 0, t, t + 1),
                                slice(h.reshape({3, 6}), 0, j, j + 1)}, 1);  // [s_t; h_j] (1, 10)
-      const real lit = matmul(tanh(matmul(pair, transpose(con.W_a, 0, 1))), con.v_a).item();
+      const real lit = matmul(tanh(matmul(pair, transpose(con->W_a, 0, 1))), con->v_a).item();
       CHECK(e.at({0, t, j}) == doctest::Approx(lit).epsilon(1e-5));
     }
 }
@@ -191,10 +191,10 @@ TEST_CASE("scorers: local-m weights are zero outside [p_t - D, p_t + D] and sum 
   manual_seed(606);
   nn::LocalAttention attn(nn::LocalAttentionOptions(4, 6).mode("local-m").window(1));
   const Tensor q = randn({2, 6, 4}), h = randn({2, 9, 6});
-  const nn::Attended a = attn.forward(q, h);  // p_t = t
+  const nn::Attended a = attn->forward(q, h);  // p_t = t
   const Tensor pos = from_vector({3, 8, 0, 5}, {2, 2});
-  const nn::Attended g = attn.forward(randn({2, 2, 4}), h, Tensor(), {}, pos);
-  const Tensor one = attn.forward(randn({2, 4}), h, Tensor(), {}, from_vector({7, 2}, {2})).weights;
+  const nn::Attended g = attn->forward(randn({2, 2, 4}), h, Tensor(), {}, pos);
+  const Tensor one = attn->forward(randn({2, 4}), h, Tensor(), {}, from_vector({7, 2}, {2})).weights;
   for (int b = 0; b < 2; ++b)
     for (int j = 0; j < 9; ++j) {
       for (int t = 0; t < 6; ++t) CHECK((std::abs(j - t) <= 1 || a.weights.at({b, t, j}) == 0));
@@ -211,14 +211,14 @@ TEST_CASE("scorers: local-p weights are the Gaussian around p_t when the scores 
   nn::LocalAttention attn(nn::LocalAttentionOptions(4, 4).mode("local-p").window(4).score("dot"));
   {
     NoGradGuard ng;
-    attn.W_p.mul_(4);  // spread the positions
+    attn->W_p.mul_(4);  // spread the positions
   }
   const Tensor q = randn({2, 5, 4}), h = zeros({2, 12, 4}), v = randn({2, 12, 3});  // e_tj = 0
   const Tensor nine = from_vector({1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0}, {1, 12});
   const Tensor pad = cat({ones({1, 12}), nine}, 0);  // lengths 12 and 9
   const nn::AttentionMask mask = nn::AttentionMask().key_padding(pad);
-  const nn::Attended a = attn.forward(q, h, v, mask);
-  const Tensor p = attn.predict_position(q, mask, 12);  // (2, 5)
+  const nn::Attended a = attn->forward(q, h, v, mask);
+  const Tensor p = attn->predict_position(q, mask, 12);  // (2, 5)
   for (int b = 0; b < 2; ++b)
     for (int t = 0; t < 5; ++t) {
       const double pt = p.at({b, t});
@@ -244,9 +244,9 @@ TEST_CASE("scorers: dropout on the weights in training, none in eval") {
   manual_seed(608);
   nn::LuongAttention attn(nn::LuongAttentionOptions(4, 4).score("dot").dropout(0.5));
   const Tensor q = randn({2, 3, 4}), h = randn({2, 50, 4});
-  const Tensor w_train = attn.forward(q, h).weights;
-  attn.eval();
-  const Tensor w_eval = attn.forward(q, h).weights;
+  const Tensor w_train = attn->forward(q, h).weights;
+  attn->eval();
+  const Tensor w_eval = attn->forward(q, h).weights;
   int zeros = 0;
   for (int64_t i = 0; i < w_train.numel(); ++i) zeros += w_train.data()[i] == 0;
   CHECK(zeros > 50);
@@ -255,19 +255,19 @@ TEST_CASE("scorers: dropout on the weights in training, none in eval") {
 
 TEST_CASE("scorers: bad input is a heed::Error naming the module and the shapes") {
   nn::AdditiveAttention add(nn::AdditiveAttentionOptions(4, 6, 5));
-  const std::string m1 = error_of([&] { add.forward(zeros({2, 3, 5}), zeros({2, 5, 6})); });
+  const std::string m1 = error_of([&] { add->forward(zeros({2, 3, 5}), zeros({2, 5, 6})); });
   CHECK_MESSAGE(m1.find("AdditiveAttention: query (2,3,5) must be (B, 4) or (B, Tq, 4)") == 0, m1);
-  const std::string m2 = error_of([&] { add.forward(zeros({2, 4}), zeros({2, 5, 7})); });
+  const std::string m2 = error_of([&] { add->forward(zeros({2, 4}), zeros({2, 5, 7})); });
   CHECK_MESSAGE(m2.find("AdditiveAttention: keys (2,5,7) must be (2, Tk, 6) for query (2,4)") == 0, m2);
-  const std::string m3 = error_of([&] { add.forward(zeros({2, 4}), zeros({3, 5, 6})); });
+  const std::string m3 = error_of([&] { add->forward(zeros({2, 4}), zeros({3, 5, 6})); });
   CHECK_MESSAGE(m3.find("AdditiveAttention: keys (3,5,6) must be (2, Tk, 6) for query (2,4)") == 0, m3);
-  const std::string m3b = error_of([&] { add.forward_projected(zeros({2, 4}), zeros({2, 5, 6}), zeros({2, 5, 3})); });
+  const std::string m3b = error_of([&] { add->forward_projected(zeros({2, 4}), zeros({2, 5, 6}), zeros({2, 5, 3})); });
   CHECK_MESSAGE(m3b.find("AdditiveAttention: projected keys (2,5,6) must be (2, Tk, 5)") == 0, m3b);
-  CHECK_THROWS_AS(add.precompute_keys(zeros({2, 5})), Error);
-  const std::string m4 = error_of([&] { add.forward(zeros({2, 4}), zeros({2, 5, 6}), zeros({2, 4, 3})); });
+  CHECK_THROWS_AS(add->precompute_keys(zeros({2, 5})), Error);
+  const std::string m4 = error_of([&] { add->forward(zeros({2, 4}), zeros({2, 5, 6}), zeros({2, 4, 3})); });
   CHECK_MESSAGE(m4.find("AdditiveAttention: values (2,4,3) must be (2, 5, Dv)") == 0, m4);
   const std::string m5 = error_of(
-      [&] { add.forward(zeros({2, 4}), zeros({2, 5, 6}), Tensor(), nn::AttentionMask().key_padding(ones({2, 4}))); });
+      [&] { add->forward(zeros({2, 4}), zeros({2, 5, 6}), Tensor(), nn::AttentionMask().key_padding(ones({2, 4}))); });
   CHECK_MESSAGE(m5.find("AdditiveAttention: key padding mask (2,4)") == 0, m5);
 
   const std::string m6 = error_of([] { nn::LuongAttention(nn::LuongAttentionOptions(4, 6).score("dot")); });
@@ -275,19 +275,19 @@ TEST_CASE("scorers: bad input is a heed::Error naming the module and the shapes"
   CHECK_THROWS_AS(nn::LuongAttention(nn::LuongAttentionOptions(4, 6).score("bilinear")), Error);
   CHECK_THROWS_AS(nn::LuongAttention(nn::LuongAttentionOptions(4, 6).score("concat").rank(2)), Error);
   nn::LuongAttention gen(nn::LuongAttentionOptions(4, 6));
-  const std::string m7 = error_of([&] { gen.forward(zeros({2, 4}), zeros({2, 5, 4})); });
+  const std::string m7 = error_of([&] { gen->forward(zeros({2, 4}), zeros({2, 5, 4})); });
   CHECK_MESSAGE(m7.find("LuongAttention: keys (2,5,4) must be (2, Tk, 6) for query (2,4)") == 0, m7);
   nn::LuongCombine comb(nn::LuongCombineOptions(3, 4, 5));
-  const std::string m8 = error_of([&] { comb.forward(zeros({2, 3}), zeros({3, 4})); });
+  const std::string m8 = error_of([&] { comb->forward(zeros({2, 3}), zeros({3, 4})); });
   CHECK_MESSAGE(m8.find("LuongCombine: context (2,3) and query (3,4)") == 0, m8);
 
   nn::LocalAttention locm(nn::LocalAttentionOptions(4, 6).mode("local-m"));
-  const std::string m9 = error_of([&] { locm.forward(zeros({2, 4}), zeros({2, 5, 6})); });
+  const std::string m9 = error_of([&] { locm->forward(zeros({2, 4}), zeros({2, 5, 6})); });
   CHECK_MESSAGE(m9.find("LocalAttention: local-m with a 2-D query (2,4)") == 0, m9);
-  const std::string m10 = error_of([&] { locm.forward(zeros({2, 3, 4}), zeros({2, 5, 6}), Tensor(), {}, zeros({2})); });
+  const std::string m10 = error_of([&] { locm->forward(zeros({2, 3, 4}), zeros({2, 5, 6}), Tensor(), {}, zeros({2})); });
   CHECK_MESSAGE(m10.find("LocalAttention: positions (2) must be (2,3)") == 0, m10);
   nn::LocalAttention locp(nn::LocalAttentionOptions(4, 6));
-  CHECK_THROWS_AS(locp.forward(zeros({2, 3, 4}), zeros({2, 5, 6}), Tensor(), {}, zeros({2, 3})), Error);
+  CHECK_THROWS_AS(locp->forward(zeros({2, 3, 4}), zeros({2, 5, 6}), Tensor(), {}, zeros({2, 3})), Error);
   CHECK_THROWS_AS(nn::LocalAttention(nn::LocalAttentionOptions(4, 6).mode("local-x")), Error);
   CHECK_THROWS_AS(nn::LocalAttention(nn::LocalAttentionOptions(4, 6).window(0)), Error);
   CHECK_THROWS_AS(nn::AdditiveAttention(nn::AdditiveAttentionOptions(4, 6, 0)), Error);
@@ -302,19 +302,19 @@ TEST_CASE("scorers: AdditiveAttention equals the three-nn.Linear form under the 
   nn::AdditiveAttention attn(nn::AdditiveAttentionOptions(Dq, Dk, A));
   {
     NoGradGuard ng;
-    attn.W_s.copy_(query_layer.weight);
-    attn.W_h.copy_(key_layer.weight);
-    attn.b.copy_(query_layer.bias + key_layer.bias);
-    attn.v.copy_(energy_layer.weight);  // (1, A) into (A); energy_layer.bias cancels in the softmax
+    attn->W_s.copy_(query_layer->weight);
+    attn->W_h.copy_(key_layer->weight);
+    attn->b.copy_(query_layer->bias + key_layer->bias);
+    attn->v.copy_(energy_layer->weight);  // (1, A) into (A); energy_layer.bias cancels in the softmax
   }
   const Tensor s = randn({2, 3, Dq}), h = randn({2, 5, Dk});
-  const Tensor scores = energy_layer.forward(tanh(query_layer.forward(s).unsqueeze(2) +
-                                                  key_layer.forward(h).unsqueeze(1)))
+  const Tensor scores = energy_layer->forward(tanh(query_layer->forward(s).unsqueeze(2) +
+                                                  key_layer->forward(h).unsqueeze(1)))
                             .squeeze(-1);  // (B, Tq, Tk)
   const nn::AttentionMask m = nn::AttentionMask().key_padding(padding());
-  const nn::Attended a = attn.forward(s, h, h, m);
+  const nn::Attended a = attn->forward(s, h, h, m);
   CHECK(allclose(a.weights, nn::attend("by hand", scores, h, m).weights, 1e-5, 1e-6));
-  CHECK(allclose(attn.score(s, attn.precompute_keys(h)) + energy_layer.bias, scores, 1e-5, 1e-6));
+  CHECK(allclose(attn->score(s, attn->precompute_keys(h)) + energy_layer->bias, scores, 1e-5, 1e-6));
 }
 
 TEST_CASE("additive_score: the fused op equals its composed twin (float, fast tanh), any thread count") {

@@ -86,7 +86,7 @@ TEST_CASE("stability: attention with every key masked gives zero context and zer
   // The flash path (multi-head attention without weights) does the same.
   nn::MultiheadAttention mha(nn::MultiheadAttentionOptions(8, 2));
   Tensor x = randn({2, 5, 8}).requires_grad_();
-  Tensor out = mha.forward(x, x, x, nn::AttentionMask().key_padding(pad), {}, false).output;
+  Tensor out = mha->forward(x, x, x, nn::AttentionMask().key_padding(pad), {}, false).output;
   REQUIRE(all_finite(out));
   sum(out).backward();
   CHECK(all_finite(x.grad()));

@@ -32,8 +32,8 @@ struct TiedHead : nn::Module {
   explicit TiedHead(const Tensor& shared) { weight = register_parameter("weight", shared); }
 };
 struct TiedLM : nn::Module {
-  std::shared_ptr<nn::Embedding> wte = register_module("wte", std::make_shared<nn::Embedding>(5, 3));
-  std::shared_ptr<nn::Linear> mid = register_module("mid", std::make_shared<nn::Linear>(3, 3));
+  nn::Embedding wte = register_module("wte", nn::Embedding(5, 3));
+  nn::Linear mid = register_module("mid", nn::Linear(3, 3));
   std::shared_ptr<TiedHead> head = register_module("head", std::make_shared<TiedHead>(wte->weight));
   Tensor forward(const IndexTensor& ids) {  // (T) -> (T, 5)
     return matmul(tanh(mid->forward(wte->forward(ids))), head->weight.transpose(0, 1));
@@ -53,69 +53,69 @@ TEST_CASE("state_dict lists parameters and buffers in PyTorch's order") {
   // Registered child first, then a buffer, then a parameter: the order is still p, buf, child.
   struct M : nn::Module {
     M() {
-      register_module("child", std::make_shared<nn::Linear>(1, 1));
+      register_module("child", nn::Linear(1, 1));
       register_buffer("buf", zeros({2}));
       register_parameter("p", ones({1}));
     }
   } m;
   CHECK(names(m.state_dict()) == std::vector<std::string>{"p", "buf", "child.weight", "child.bias"});
-  nn::Sequential seq(std::make_shared<nn::Linear>(2, 3), std::make_shared<nn::LayerNorm>(nn::LayerNormOptions({3})));
-  CHECK(names(seq.state_dict()) == std::vector<std::string>{"0.weight", "0.bias", "1.weight", "1.bias"});
+  nn::Sequential seq(nn::Linear(2, 3), nn::LayerNorm(nn::LayerNormOptions({3})));
+  CHECK(names(seq->state_dict()) == std::vector<std::string>{"0.weight", "0.bias", "1.weight", "1.bias"});
   // The tensors are the model's own.
-  CHECK(seq.state_dict()[0].second.impl() == seq.named_parameters()[0].second.impl());
+  CHECK(seq->state_dict()[0].second.impl() == seq->named_parameters()[0].second.impl());
 }
 
 TEST_CASE("load_state_dict copies values into the model's own tensors") {
   manual_seed(3);
   nn::Linear a(4, 2), b(4, 2);
-  const Tensor w_before = b.weight;
-  optim::SGD opt(b.parameters(), optim::SGDOptions(0.5));  // built before the load
-  const nn::IncompatibleKeys r = b.load_state_dict(a.state_dict());
+  const Tensor w_before = b->weight;
+  optim::SGD opt(b->parameters(), optim::SGDOptions(0.5));  // built before the load
+  const nn::IncompatibleKeys r = b->load_state_dict(a->state_dict());
   CHECK(r.empty());
-  CHECK(b.weight.impl() == w_before.impl());  // same tensor, new values
-  CHECK(test::allclose(b.weight, a.weight, 0, 0));
-  CHECK(test::allclose(b.bias, a.bias, 0, 0));
-  CHECK(b.weight.requires_grad());
-  CHECK(b.weight.grad_fn() == nullptr);  // no history recorded
+  CHECK(b->weight.impl() == w_before.impl());  // same tensor, new values
+  CHECK(test::allclose(b->weight, a->weight, 0, 0));
+  CHECK(test::allclose(b->bias, a->bias, 0, 0));
+  CHECK(b->weight.requires_grad());
+  CHECK(b->weight.grad_fn() == nullptr);  // no history recorded
   // The optimizer still steps the loaded tensor.
-  sum(b.forward(ones({1, 4}))).backward();
-  const Tensor g = b.weight.grad().clone(), w0 = b.weight.clone();
+  sum(b->forward(ones({1, 4}))).backward();
+  const Tensor g = b->weight.grad().clone(), w0 = b->weight.clone();
   opt.step();
-  CHECK(test::allclose(b.weight, w0 - g * real(0.5), 1e-6, 1e-7));
+  CHECK(test::allclose(b->weight, w0 - g * real(0.5), 1e-6, 1e-7));
 }
 
 TEST_CASE("load_state_dict reports missing and unexpected keys; strict refuses them") {
   nn::Linear a(3, 2), b(3, 2);
-  NamedTensors d = a.state_dict();
+  NamedTensors d = a->state_dict();
   d.erase(d.begin() + 1);                  // drop "bias"
   d.emplace_back("extra.weight", ones({2}));
-  const Tensor b_bias = b.bias.clone(), a_w = a.weight.clone();
-  const std::string e = error_of([&] { b.load_state_dict(d); });
+  const Tensor b_bias = b->bias.clone(), a_w = a->weight.clone();
+  const std::string e = error_of([&] { b->load_state_dict(d); });
   CHECK(e == "load_state_dict: the state dict does not match the model: missing keys ['bias'], "
              "unexpected keys ['extra.weight']");
-  CHECK(!test::allclose(b.weight, a_w, 0, 0));  // strict refusal changed nothing
+  CHECK(!test::allclose(b->weight, a_w, 0, 0));  // strict refusal changed nothing
 
-  const nn::IncompatibleKeys r = b.load_state_dict(d, /*strict=*/false);
+  const nn::IncompatibleKeys r = b->load_state_dict(d, /*strict=*/false);
   CHECK(r.missing_keys == std::vector<std::string>{"bias"});
   CHECK(r.unexpected_keys == std::vector<std::string>{"extra.weight"});
-  CHECK(test::allclose(b.weight, a_w, 0, 0));    // what matched was loaded
-  CHECK(test::allclose(b.bias, b_bias, 0, 0));   // what was missing kept its value
+  CHECK(test::allclose(b->weight, a_w, 0, 0));    // what matched was loaded
+  CHECK(test::allclose(b->bias, b_bias, 0, 0));   // what was missing kept its value
 }
 
 TEST_CASE("load_state_dict names the key and both shapes of a mismatch, and refuses duplicates") {
   nn::Linear b(3, 2);
-  const Tensor w = b.weight.clone();
-  CHECK(error_of([&] { b.load_state_dict({{"weight", ones({3, 2})}, {"bias", ones({2})}}); }) ==
+  const Tensor w = b->weight.clone();
+  CHECK(error_of([&] { b->load_state_dict({{"weight", ones({3, 2})}, {"bias", ones({2})}}); }) ==
         "load_state_dict: size mismatch for 'weight': copying a tensor of shape (3,2) from the state dict, "
         "the shape in the model is (2,3)");
-  CHECK(error_of([&] { b.load_state_dict({{"weight", ones({2, 3})}, {"weight", ones({2, 3})}}, false); }) ==
+  CHECK(error_of([&] { b->load_state_dict({{"weight", ones({2, 3})}, {"weight", ones({2, 3})}}, false); }) ==
         "load_state_dict: the state dict has key 'weight' twice");
-  CHECK(error_of([&] { b.load_state_dict({{"weight", Tensor()}}, false); }) ==
+  CHECK(error_of([&] { b->load_state_dict({{"weight", Tensor()}}, false); }) ==
         "load_state_dict: the state dict's tensor 'weight' is undefined");
   CHECK(error_of([&] {  // a mismatch even in non-strict mode, and nothing is loaded before it
-          b.load_state_dict({{"bias", zeros({2})}, {"weight", ones({1, 3})}}, false);
+          b->load_state_dict({{"bias", zeros({2})}, {"weight", ones({1, 3})}}, false);
         }) != "(no heed::Error thrown)");
-  CHECK(test::allclose(b.weight, w, 0, 0));
+  CHECK(test::allclose(b->weight, w, 0, 0));
 }
 
 TEST_CASE("a tied parameter: one in named_parameters, both names in state_dict") {
@@ -179,8 +179,8 @@ TEST_CASE("a checkpoint stores a tied parameter once and restores the tie's valu
   CHECK(b.head->weight.impl() == b.wte->weight.impl());
   // The tensor is written once: the file is byte for byte that of the model without the head.
   struct NoHead : nn::Module {
-    std::shared_ptr<nn::Embedding> wte = register_module("wte", std::make_shared<nn::Embedding>(5, 3));
-    std::shared_ptr<nn::Linear> mid = register_module("mid", std::make_shared<nn::Linear>(3, 3));
+    nn::Embedding wte = register_module("wte", nn::Embedding(5, 3));
+    nn::Linear mid = register_module("mid", nn::Linear(3, 3));
   } c;
   c.load_state_dict(a.state_dict(), /*strict=*/false);
   save_checkpoint(dir.file("untied.ckpt"), c);

@@ -13,8 +13,13 @@
 #include <heed/core/allocator.h>
 #include <heed/core/error.h>
 #include <heed/core/random.h>
+#include <heed/layers/activation.h>
+#include <heed/layers/dropout.h>
+#include <heed/layers/embedding.h>
 #include <heed/layers/linear.h>
+#include <heed/layers/lstm.h>
 #include <heed/layers/sampling.h>
+#include <heed/layers/sequential.h>
 #include <heed/layers/transformer_decoder.h>
 #include <heed/optim/distributed_sampler.h>
 #include <heed/optim/schedule.h>
@@ -32,18 +37,121 @@ static_assert(!std::is_copy_constructible_v<Draws>);
 static_assert(!std::is_copy_constructible_v<optim::SGD>);
 static_assert(!std::is_copy_constructible_v<nn::KVCache::Rollback>);
 
-TEST_CASE("Module: a copy is shallow, sharing parameters; only the training flag is its own") {
+// A module does not copy (a copy would alias every parameter); a holder copies as a
+// shared_ptr (libtorch's ModuleHolder); clone() is the deep copy.
+static_assert(!std::is_copy_constructible_v<nn::Module> && !std::is_copy_assignable_v<nn::Module>);
+static_assert(!std::is_copy_constructible_v<nn::LinearImpl> && !std::is_copy_assignable_v<nn::LinearImpl>);
+static_assert(!std::is_copy_constructible_v<nn::TransformerDecoderLayerImpl>);
+static_assert(!std::is_copy_constructible_v<nn::SequentialImpl>);
+static_assert(std::is_copy_constructible_v<nn::Linear>);  // the holder: shares its module
+
+TEST_CASE("Module holder: a copy of the holder is the same module, training flag included") {
   nn::Linear fc(nn::LinearOptions(3, 2));
   nn::Linear copy = fc;
-  CHECK(copy.weight.impl() == fc.weight.impl());
-  CHECK(copy.parameters()[0].impl() == fc.parameters()[0].impl());
+  CHECK(copy.get() == fc.get());
+  CHECK(copy->parameters()[0].impl() == fc->parameters()[0].impl());
+  copy->eval();
+  CHECK_FALSE(fc->is_training());
+}
+
+TEST_CASE("Module holder: operator() is forward with every overload; the empty holder is an error") {
+  nn::Linear fc(3, 2);
+  const Tensor x = randn({4, 3});
+  CHECK(allclose(fc(x), fc->forward(x), 0, 0));
+  CHECK(&*fc == fc.get());
+  CHECK(fc.ptr().get() == fc.get());
+  nn::Linear same = std::make_shared<nn::LinearImpl>(3, 2);  // from the module's shared_ptr
+  CHECK_FALSE(same.is_empty());
+  nn::LSTM lstm(nn::LSTMOptions(3, 5));
+  const Tensor xs = randn({2, 4, 3});
+  CHECK(allclose(lstm(xs).output, lstm->forward(xs).output, 0, 0));  // default arguments
+  const std::vector<int64_t> lengths{4, 2};
+  CHECK(allclose(lstm(xs, std::nullopt, lengths).output, lstm->forward(xs, {}, lengths).output, 0, 0));
+  nn::Linear none{nullptr};
+  CHECK(none.is_empty());
+  CHECK_FALSE(none);
+  CHECK(error_of([&] { none(x); }).find("Linear: the module holder is empty") == 0);
+  struct HolderParent : nn::Module {
+    nn::Linear fc = register_module("fc", nn::Linear(3, 2));  // returns the holder
+  };
+  HolderParent parent;
+  CHECK(parent.named_children()[0].second.get() == parent.fc.get());
+}
+
+TEST_CASE("Module::clone: new parameters with the same values, flags and structure") {
+  manual_seed(3);
+  nn::TransformerDecoderLayer layer(nn::TransformerDecoderLayerOptions(4, 2).dim_feedforward(6).dropout(0));
+  layer->linear1->bias.requires_grad_(false);
+  layer->norm2->eval();
+  nn::TransformerDecoderLayer copy = layer->clone();
+  REQUIRE(copy.get() != layer.get());
+  const NamedTensors a = layer->named_parameters(), b = copy->named_parameters();
+  REQUIRE(a.size() == b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    CAPTURE(a[i].first);
+    CHECK(a[i].first == b[i].first);
+    CHECK(a[i].second.impl() != b[i].second.impl());
+    CHECK(a[i].second.to_vector() == b[i].second.to_vector());
+    CHECK(a[i].second.requires_grad() == b[i].second.requires_grad());
+  }
+  CHECK_FALSE(copy->linear1->bias.requires_grad());
+  CHECK_FALSE(copy->norm2->is_training());
+  CHECK(copy->norm1->is_training());
+  // same outputs, then independent: a write to the copy leaves the original as it was
+  const Tensor tgt = randn({2, 3, 4}), mem = randn({2, 5, 4});
+  CHECK(allclose(copy->forward(tgt, mem), layer->forward(tgt, mem), 0, 0));
+  const std::vector<real> before = layer->linear2->weight.to_vector();
   {
     NoGradGuard no_grad;
-    copy.weight.fill_(2);
+    copy->linear2->weight.fill_(7);
   }
-  CHECK(fc.weight.data()[0] == 2);
-  copy.eval();
-  CHECK(fc.is_training());
+  CHECK(layer->linear2->weight.to_vector() == before);
+}
+
+TEST_CASE("Module::clone: Sequential, Embedding.from_pretrained, and a module without clone") {
+  nn::Sequential seq(nn::Linear(2, 3), nn::Tanh(), nn::Linear(3, 1));
+  seq[1]->eval();
+  nn::Sequential c = seq->clone();
+  REQUIRE(c->size() == 3);
+  CHECK(c->parameters()[0].impl() != seq->parameters()[0].impl());
+  CHECK(c->parameters()[0].to_vector() == seq->parameters()[0].to_vector());
+  CHECK_FALSE(c[1]->is_training());
+  CHECK(c[0]->is_training());
+  const Tensor x = randn({4, 2});
+  CHECK(allclose(c(x), seq(x), 0, 0));
+
+  const Tensor w = randn({5, 3});
+  auto emb = nn::Embedding::from_pretrained(w, /*freeze=*/true);
+  nn::Embedding e2 = emb->clone();
+  CHECK(e2->weight.impl() != emb->weight.impl());
+  CHECK(e2->weight.to_vector() == w.to_vector());
+  CHECK_FALSE(e2->weight.requires_grad());
+
+  struct Plain : nn::Module {};  // derives from Module, not Cloneable
+  Plain plain;
+  CHECK(error_of([&] { plain.clone(); }) ==
+        "clone: Plain does not implement clone(): derive it from nn::Cloneable<PlainImpl> (or "
+        "override clone_module())");
+}
+
+TEST_CASE("Module: registering many submodules and parameters is linear (hashed duplicate check)") {
+  struct Wide : nn::Module {
+    explicit Wide(int n) {
+      for (int i = 0; i < n; ++i) {
+        register_module("m" + std::to_string(i), nn::Dropout(0.0));
+        register_parameter("p" + std::to_string(i), zeros({1}));
+      }
+    }
+    void add(const std::string& name) { register_module(name, nn::Dropout(0.0)); }
+    void add_param(const std::string& name) { register_parameter(name, zeros({1})); }
+  };
+  // 100k of each: a scan per registration (the quadratic check) takes minutes here
+  Wide wide(100000);
+  CHECK(wide.named_children().size() == 100000);
+  CHECK(wide.named_parameters(false).size() == 100000);
+  CHECK(error_of([&] { wide.add("m99999"); }) == "register_module: submodule 'm99999' already registered");
+  CHECK(error_of([&] { wide.add_param("p5"); }) == "register_parameter: parameter 'p5' already registered");
+  CHECK(wide.named_children().size() == 100000);  // the failed calls added nothing
 }
 
 TEST_CASE("Optimizer: a step that throws updates nothing and does not count") {
@@ -108,15 +216,15 @@ TEST_CASE("TransformerDecoderCache: a copy is deep, decoding on it leaves the or
   manual_seed(6);
   nn::TransformerDecoder dec(nn::TransformerDecoderOptions(
       nn::TransformerDecoderLayerOptions(8, 2).dim_feedforward(16), 2));
-  dec.eval();
+  dec->eval();
   const Tensor x = randn({1, 3, 8}), memory = randn({1, 2, 8});
   NoGradGuard no_grad;
-  nn::TransformerDecoderCache cache = dec.make_cache(1, 4);
-  dec.forward(narrow(x, 1, 0, 2), memory, nn::AttentionMask().causal(), {}, &cache);
+  nn::TransformerDecoderCache cache = dec->make_cache(1, 4);
+  dec->forward(narrow(x, 1, 0, 2), memory, nn::AttentionMask().causal(), {}, &cache);
   const Tensor keys = cache.layers[1].self_attn.keys();
   nn::TransformerDecoderCache branch = cache;
   branch.crop(1);
-  dec.forward(narrow(x, 1, 2, 1), memory, nn::AttentionMask().causal(), {}, &branch);
+  dec->forward(narrow(x, 1, 2, 1), memory, nn::AttentionMask().causal(), {}, &branch);
   CHECK(cache.size() == 2);
   CHECK(allclose(cache.layers[1].self_attn.keys(), keys, 0, 0));
 }

@@ -29,16 +29,16 @@ using namespace heed;
 namespace {
 
 struct Job {
-  std::shared_ptr<nn::Sequential> model;
+  nn::Sequential model{nullptr};
   Tensor x, y;  // (N, 16) inputs, (N, 4) targets
 };
 
 Job make_job(uint64_t seed) {
   manual_seed(seed);
   Job j;
-  j.model = std::make_shared<nn::Sequential>(std::make_shared<nn::Linear>(16, 64),
-                                             std::make_shared<nn::Tanh>(),
-                                             std::make_shared<nn::Linear>(64, 4));
+  j.model = nn::Sequential(nn::Linear(16, 64),
+                                             nn::Tanh(),
+                                             nn::Linear(64, 4));
   j.x = randn({256, 16});
   j.y = randn({256, 4});
   return j;
@@ -111,7 +111,7 @@ TEST_CASE("threads: one RotaryEmbedding's forward from several threads at once, 
     for (int th = 0; th < 3; ++th)
       threads.emplace_back([&, th] {
         for (int64_t offset = 0; offset < 200; ++offset)
-          wrong[th] += !test::allclose(rope.forward(x, offset), nn::apply_rotary(x, offset, 100), 0, 0);
+          wrong[th] += !test::allclose(rope->forward(x, offset), nn::apply_rotary(x, offset, 100), 0, 0);
       });
     for (std::thread& t : threads) t.join();
     CHECK(wrong == std::vector<int>(3, 0));

@@ -86,66 +86,66 @@ TEST_CASE("transformer options: torch's defaults, and repr") {
   CHECK(o.activation() == "relu");
   CHECK(o.layer_norm_eps() == doctest::Approx(1e-5));
   CHECK(!o.norm_first());
-  CHECK(nn::TransformerEncoderLayer(tiny()).repr() ==
+  CHECK(nn::TransformerEncoderLayer(tiny())->repr() ==
         "TransformerEncoderLayer(d_model=4, nhead=2, dim_feedforward=6, dropout=0.1, "
         "activation='relu', layer_norm_eps=1e-05, norm_first=False)");
-  CHECK(nn::TransformerDecoderLayer(tiny().norm_first(true).activation("gelu")).repr() ==
+  CHECK(nn::TransformerDecoderLayer(tiny().norm_first(true).activation("gelu"))->repr() ==
         "TransformerDecoderLayer(d_model=4, nhead=2, dim_feedforward=6, dropout=0.1, "
         "activation='gelu', layer_norm_eps=1e-05, norm_first=True)");
-  CHECK(nn::TransformerEncoder(nn::TransformerEncoderOptions(tiny(), 2)).repr() ==
+  CHECK(nn::TransformerEncoder(nn::TransformerEncoderOptions(tiny(), 2))->repr() ==
         "TransformerEncoder(num_layers=2, norm=False)");
-  CHECK(nn::PositionwiseFeedForward(nn::FeedForwardOptions(4, 6)).repr() ==
+  CHECK(nn::PositionwiseFeedForward(nn::FeedForwardOptions(4, 6))->repr() ==
         "PositionwiseFeedForward(d_model=4, dim_feedforward=6, dropout=0.1, activation='relu')");
 }
 
 TEST_CASE("transformer layers: parameter names and shapes are torch's state_dict keys, in order") {
-  check_names(nn::TransformerEncoderLayer(tiny()), kEncoderLayer);
-  check_names(nn::TransformerEncoderLayer(tiny().norm_first(true)), kEncoderLayer);
-  check_names(nn::TransformerDecoderLayer(tiny()), kDecoderLayer);
+  check_names(*nn::TransformerEncoderLayer(tiny()), kEncoderLayer);
+  check_names(*nn::TransformerEncoderLayer(tiny().norm_first(true)), kEncoderLayer);
+  check_names(*nn::TransformerDecoderLayer(tiny()), kDecoderLayer);
 
   NameShapes enc = prefixed("layers.0.", kEncoderLayer), enc1 = prefixed("layers.1.", kEncoderLayer);
   enc.insert(enc.end(), enc1.begin(), enc1.end());
-  check_names(nn::TransformerEncoder(nn::TransformerEncoderOptions(tiny(), 2)), enc);
+  check_names(*nn::TransformerEncoder(nn::TransformerEncoderOptions(tiny(), 2)), enc);
   enc.push_back({"norm.weight", {4}});
   enc.push_back({"norm.bias", {4}});
-  check_names(nn::TransformerEncoder(nn::TransformerEncoderOptions(tiny(), 2).norm(true)), enc);
+  check_names(*nn::TransformerEncoder(nn::TransformerEncoderOptions(tiny(), 2).norm(true)), enc);
 
   NameShapes dec = prefixed("layers.0.", kDecoderLayer);
   dec.push_back({"norm.weight", {4}});
   dec.push_back({"norm.bias", {4}});
-  check_names(nn::TransformerDecoder(nn::TransformerDecoderOptions(tiny(), 1).norm(true)), dec);
+  check_names(*nn::TransformerDecoder(nn::TransformerDecoderOptions(tiny(), 1).norm(true)), dec);
 
-  check_names(nn::PositionwiseFeedForward(nn::FeedForwardOptions(4, 6)),
+  check_names(*nn::PositionwiseFeedForward(nn::FeedForwardOptions(4, 6)),
               {{"linear1.weight", {6, 4}}, {"linear1.bias", {6}}, {"linear2.weight", {4, 6}}, {"linear2.bias", {4}}});
 }
 
 TEST_CASE("transformer layers: parameter counts 4E^2 + 2EF + 9E + F and 8E^2 + 2EF + 15E + F") {
   // torch: sum(p.numel() for p in TransformerEncoderLayer(512, 8).parameters()) == 3152384
-  CHECK(nn::TransformerEncoderLayer(nn::TransformerEncoderLayerOptions(512, 8)).num_parameters() == 3152384);
-  CHECK(nn::TransformerDecoderLayer(nn::TransformerDecoderLayerOptions(512, 8)).num_parameters() == 4204032);
-  CHECK(nn::TransformerEncoderLayer(tiny()).num_parameters() == 4 * 16 + 2 * 24 + 9 * 4 + 6);
-  CHECK(nn::TransformerDecoderLayer(tiny()).num_parameters() == 8 * 16 + 2 * 24 + 15 * 4 + 6);
+  CHECK(nn::TransformerEncoderLayer(nn::TransformerEncoderLayerOptions(512, 8))->num_parameters() == 3152384);
+  CHECK(nn::TransformerDecoderLayer(nn::TransformerDecoderLayerOptions(512, 8))->num_parameters() == 4204032);
+  CHECK(nn::TransformerEncoderLayer(tiny())->num_parameters() == 4 * 16 + 2 * 24 + 9 * 4 + 6);
+  CHECK(nn::TransformerDecoderLayer(tiny())->num_parameters() == 8 * 16 + 2 * 24 + 15 * 4 + 6);
 }
 
 TEST_CASE("transformer layers: eval() disables every dropout; training with dropout is random") {
   manual_seed(1);
   nn::TransformerEncoderLayer enc(tiny().dropout(0.5));
   nn::TransformerEncoderLayer enc0(tiny().dropout(0));
-  copy_parameters(enc, enc0);
+  copy_parameters(*enc, *enc0);
   const Tensor x = randn({2, 3, 4});
-  CHECK(!allclose(enc.forward(x), enc.forward(x)));  // training: fresh masks each call
-  enc.eval();
-  const Tensor y = enc.forward(x);
-  CHECK(allclose(y, enc.forward(x), 0, 0));          // eval: deterministic
-  CHECK(allclose(y, enc0.forward(x), 0, 0));         // ... and equal to dropout 0
+  CHECK(!allclose(enc->forward(x), enc->forward(x)));  // training: fresh masks each call
+  enc->eval();
+  const Tensor y = enc->forward(x);
+  CHECK(allclose(y, enc->forward(x), 0, 0));          // eval: deterministic
+  CHECK(allclose(y, enc0->forward(x), 0, 0));         // ... and equal to dropout 0
 
   nn::TransformerDecoderLayer dec(tiny().dropout(0.5).norm_first(true));
   nn::TransformerDecoderLayer dec0(tiny().dropout(0).norm_first(true));
-  copy_parameters(dec, dec0);
+  copy_parameters(*dec, *dec0);
   const Tensor m = randn({2, 5, 4});
-  CHECK(!allclose(dec.forward(x, m), dec.forward(x, m)));
-  dec.eval();
-  CHECK(allclose(dec.forward(x, m), dec0.forward(x, m), 0, 0));
+  CHECK(!allclose(dec->forward(x, m), dec->forward(x, m)));
+  dec->eval();
+  CHECK(allclose(dec->forward(x, m), dec0->forward(x, m), 0, 0));
 }
 
 TEST_CASE("feed-forward: linear2(act(linear1(x))), relu and gelu; the layers use the same FFN") {
@@ -154,21 +154,21 @@ TEST_CASE("feed-forward: linear2(act(linear1(x))), relu and gelu; the layers use
   for (const std::string act : {"relu", "gelu"}) {
     CAPTURE(act);
     nn::PositionwiseFeedForward ff(nn::FeedForwardOptions(4, 6).activation(act).dropout(0.3));
-    ff.eval();
-    const Tensor h = ff.linear1->forward(x);
-    const Tensor want = ff.linear2->forward(act == "relu" ? relu(h) : gelu(h));
-    CHECK(allclose(ff.forward(x), want, 0, 0));
+    ff->eval();
+    const Tensor h = ff->linear1->forward(x);
+    const Tensor want = ff->linear2->forward(act == "relu" ? relu(h) : gelu(h));
+    CHECK(allclose(ff->forward(x), want, 0, 0));
   }
   // pre-norm without attention: zero the attention's output projection, so that
   // layer(x) = x + FFN(norm2(x)) exactly
   nn::TransformerEncoderLayer layer(tiny().norm_first(true).dropout(0));
   {
     NoGradGuard ng;
-    layer.self_attn->out_proj->weight.zero_();
-    layer.self_attn->out_proj->bias.zero_();
+    layer->self_attn->out_proj->weight.zero_();
+    layer->self_attn->out_proj->bias.zero_();
   }
-  const Tensor ffn = layer.linear2->forward(relu(layer.linear1->forward(layer.norm2->forward(x))));
-  CHECK(allclose(layer.forward(x), x + ffn, 1e-6, 1e-6));
+  const Tensor ffn = layer->linear2->forward(relu(layer->linear1->forward(layer->norm2->forward(x))));
+  CHECK(allclose(layer->forward(x), x + ffn, 1e-6, 1e-6));
 }
 
 TEST_CASE("transformer stacks: equal their layers applied in turn, then the final norm") {
@@ -177,17 +177,17 @@ TEST_CASE("transformer stacks: equal their layers applied in turn, then the fina
   const Tensor x = randn({2, 3, 4});
   const nn::AttentionMask pad = nn::AttentionMask().key_padding(from_vector({1, 1, 1, 1, 1, 0}, {2, 3}));
   Tensor h = x;
-  for (size_t i = 0; i < enc.layers->size(); ++i) h = (*enc.layers)[i].forward(h, pad);
-  CHECK(allclose(enc.forward(x, pad), enc.norm->forward(h), 0, 0));
+  for (size_t i = 0; i < enc->layers->size(); ++i) h = (*enc->layers)[i].forward(h, pad);
+  CHECK(allclose(enc->forward(x, pad), enc->norm->forward(h), 0, 0));
   // each layer is drawn afresh (torch deep-copies one): different initial weights
-  CHECK(!allclose((*enc.layers)[0].linear1->weight, (*enc.layers)[1].linear1->weight));
+  CHECK(!allclose((*enc->layers)[0].linear1->weight, (*enc->layers)[1].linear1->weight));
 
   nn::TransformerDecoder dec(nn::TransformerDecoderOptions(tiny().dropout(0), 2));
   const Tensor m = randn({2, 5, 4});
   const nn::AttentionMask causal = nn::AttentionMask().causal();
-  const Tensor want = (*dec.layers)[1].forward((*dec.layers)[0].forward(x, m, causal), m, causal);
-  CHECK(allclose(dec.forward(x, m, causal), want, 0, 0));
-  CHECK(!dec.norm);
+  const Tensor want = (*dec->layers)[1].forward((*dec->layers)[0].forward(x, m, causal), m, causal);
+  CHECK(allclose(dec->forward(x, m, causal), want, 0, 0));
+  CHECK(!dec->norm);
 }
 
 TEST_CASE("transformer masks: padded positions and future targets do not change what they hide") {
@@ -200,8 +200,8 @@ TEST_CASE("transformer masks: padded positions and future targets do not change 
     const Tensor x = randn({2, 3, 4});
     Tensor x2 = clone(x).detach();
     for (int j = 0; j < 4; ++j) x2.data()[(1 * 3 + 2) * 4 + j] += 5;
-    const Tensor y = enc.forward(x, nn::AttentionMask().key_padding(pad));
-    const Tensor y2 = enc.forward(x2, nn::AttentionMask().key_padding(pad));
+    const Tensor y = enc->forward(x, nn::AttentionMask().key_padding(pad));
+    const Tensor y2 = enc->forward(x2, nn::AttentionMask().key_padding(pad));
     CHECK(allclose(slice(y, 1, 0, 2), slice(y2, 1, 0, 2), 1e-6, 1e-6));
     CHECK(!allclose(y, y2));
 
@@ -214,7 +214,7 @@ TEST_CASE("transformer masks: padded positions and future targets do not change 
     for (int j = 0; j < 4; ++j) mem2.data()[4 * 4 + j] += 5;  // batch 0, padded source row
     const nn::AttentionMask causal = nn::AttentionMask().causal();
     const nn::AttentionMask mk = nn::AttentionMask().key_padding(mpad);
-    const Tensor d = dec.forward(x, mem, causal, mk), d2 = dec.forward(t2, mem2, causal, mk);
+    const Tensor d = dec->forward(x, mem, causal, mk), d2 = dec->forward(t2, mem2, causal, mk);
     CHECK(allclose(slice(d, 1, 0, 2), slice(d2, 1, 0, 2), 1e-6, 1e-6));
     CHECK(allclose(slice(d, 0, 1, 2), slice(d2, 0, 1, 2), 0, 0));  // batch 1 untouched
   }
@@ -234,16 +234,16 @@ TEST_CASE("transformer errors: options, shapes and masks name the layer") {
   CHECK_THROWS_AS(nn::PositionwiseFeedForward(nn::FeedForwardOptions(4, 6).activation("elu")), Error);
 
   nn::TransformerEncoderLayer enc(tiny());
-  CHECK_THROWS_WITH_AS(enc.forward(randn({3, 4})), doctest::Contains("TransformerEncoderLayer"), Error);
-  CHECK_THROWS_WITH_AS(enc.forward(randn({2, 3, 5})), doctest::Contains("(B, T, 4)"), Error);
-  CHECK_THROWS_AS(enc.forward(randn({2, 3, 4}), nn::AttentionMask().key_padding(ones({2, 4}))), Error);
-  CHECK_THROWS_AS(enc.forward(randn({2, 3, 4}), nn::AttentionMask().mask(ones({4, 3}))), Error);
+  CHECK_THROWS_WITH_AS(enc->forward(randn({3, 4})), doctest::Contains("TransformerEncoderLayer"), Error);
+  CHECK_THROWS_WITH_AS(enc->forward(randn({2, 3, 5})), doctest::Contains("(B, T, 4)"), Error);
+  CHECK_THROWS_AS(enc->forward(randn({2, 3, 4}), nn::AttentionMask().key_padding(ones({2, 4}))), Error);
+  CHECK_THROWS_AS(enc->forward(randn({2, 3, 4}), nn::AttentionMask().mask(ones({4, 3}))), Error);
 
   nn::TransformerDecoderLayer dec(tiny());
-  CHECK_THROWS_WITH_AS(dec.forward(randn({2, 3, 4}), randn({3, 5, 4})), doctest::Contains("batch"), Error);
-  CHECK_THROWS_WITH_AS(dec.forward(randn({2, 3, 4}), randn({2, 5, 3})), doctest::Contains("memory"), Error);
-  CHECK_THROWS_AS(dec.forward(randn({2, 3, 4}), randn({2, 5, 4}), {}, nn::AttentionMask().key_padding(ones({2, 3}))),
+  CHECK_THROWS_WITH_AS(dec->forward(randn({2, 3, 4}), randn({3, 5, 4})), doctest::Contains("batch"), Error);
+  CHECK_THROWS_WITH_AS(dec->forward(randn({2, 3, 4}), randn({2, 5, 3})), doctest::Contains("memory"), Error);
+  CHECK_THROWS_AS(dec->forward(randn({2, 3, 4}), randn({2, 5, 4}), {}, nn::AttentionMask().key_padding(ones({2, 3}))),
                   Error);
   nn::PositionwiseFeedForward ff(nn::FeedForwardOptions(4, 6));
-  CHECK_THROWS_WITH_AS(ff.forward(randn({2, 5})), doctest::Contains("d_model 4"), Error);
+  CHECK_THROWS_WITH_AS(ff->forward(randn({2, 5})), doctest::Contains("d_model 4"), Error);
 }

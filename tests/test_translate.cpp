@@ -30,8 +30,8 @@ template <class Model>
 static seq2seq::Translation greedy_equals_beam1(Model& model, const dates::Splits& data, int64_t i) {
   CAPTURE(i);
   seq2seq::Batch one = seq2seq::make_batch(data.test, {i});
-  seq2seq::Translation g = seq2seq::greedy(model, one, 12)[0];
-  seq2seq::Translation b = seq2seq::beam_search(model, one, 1, 12);
+  seq2seq::Translation g = seq2seq::greedy(*model, one, 12)[0];
+  seq2seq::Translation b = seq2seq::beam_search(*model, one, 1, 12);
   REQUIRE(g.tokens.size() > 0);
   CHECK(b.tokens == g.tokens);
   CHECK(b.log_prob == g.log_prob);
@@ -91,10 +91,10 @@ TEST_CASE("translate decoders: beam search with width 1 is exactly greedy, for e
     CAPTURE(score);
     manual_seed(7);
     seq2seq::Seq2Seq model(seq2seq::ModelOptions().embed(8).hidden(12).attn_dim(10).window(3).score(score));
-    model.eval();
+    model->eval();
     std::vector<int64_t> all;
     for (int64_t i = 0; i < 24; ++i) all.push_back(i);
-    std::vector<seq2seq::Translation> batched = seq2seq::greedy(model, seq2seq::make_batch(data.test, all), 12);
+    std::vector<seq2seq::Translation> batched = seq2seq::greedy(*model, seq2seq::make_batch(data.test, all), 12);
     for (int64_t i = 0; i < 24; ++i) {
       seq2seq::Translation g = greedy_equals_beam1(model, data, i);
       // and the padded batch decodes each sentence as it does alone (the key padding mask)
@@ -108,7 +108,7 @@ TEST_CASE("translate decoders: beam search with width 1 is exactly greedy, for e
       }
     }
     // a wider beam returns one attention row per output token, weights in [0, 1]
-    seq2seq::Translation b4 = seq2seq::beam_search(model, seq2seq::make_batch(data.test, {0}), 4, 12);
+    seq2seq::Translation b4 = seq2seq::beam_search(*model, seq2seq::make_batch(data.test, {0}), 4, 12);
     REQUIRE(b4.attention.size() == b4.tokens.size());
     for (const auto& row : b4.attention)
       for (float a : row) CHECK((a >= 0 && a <= 1));
@@ -118,8 +118,8 @@ TEST_CASE("translate decoders: beam search with width 1 is exactly greedy, for e
 TEST_CASE("translate decoders: the Transformer's beam width 1 is exactly greedy; a padded batch decodes as alone") {
   dates::Splits data = dates::make_splits(5, 1, 1, 16);
   seq2seq::TransformerSeq2Seq model(small_transformer(11));
-  model.eval();
-  std::vector<seq2seq::Translation> batched = seq2seq::greedy(model, seq2seq::make_batch(data.test, first(16)), 12);
+  model->eval();
+  std::vector<seq2seq::Translation> batched = seq2seq::greedy(*model, seq2seq::make_batch(data.test, first(16)), 12);
   for (int64_t i = 0; i < 16; ++i) {
     CAPTURE(i);
     seq2seq::Translation g = greedy_equals_beam1(model, data, i);
@@ -127,7 +127,7 @@ TEST_CASE("translate decoders: the Transformer's beam width 1 is exactly greedy;
     CHECK(batched[i].tokens == g.tokens);
     CHECK(batched[i].log_prob == doctest::Approx(g.log_prob).epsilon(1e-4));
     // the last layer's cross-attention: one row per output, a distribution over the real characters
-    Tensor w = model.cross_attention(seq2seq::make_batch(data.test, {i}), g.tokens);  // (1, H, T, S)
+    Tensor w = model->cross_attention(seq2seq::make_batch(data.test, {i}), g.tokens);  // (1, H, T, S)
     REQUIRE(w.shape() == Shape{1, 4, int64_t(g.tokens.size()), int64_t(data.test[i].source.size())});
     for (real r : sum(w, 3).to_vector()) CHECK(r == doctest::Approx(1).epsilon(1e-5));
   }
@@ -139,14 +139,14 @@ TEST_CASE("translate decoders: beam search reorders the state by parent; its sco
   seq2seq::TransformerSeq2Seq transformer(
       seq2seq::TransformerOptions().d_model(16).nhead(2).encoder_layers(1).decoder_layers(2).dim_feedforward(24));
   seq2seq::Seq2Seq lstm(seq2seq::ModelOptions().embed(8).hidden(12).attn_dim(10));
-  transformer.eval(), lstm.eval();
+  transformer->eval(), lstm->eval();
   int64_t differs = 0;  // beams whose answer is not greedy's: their path went through reordered rows
   for (int64_t i = 0; i < 6; ++i) {
     CAPTURE(i);
     seq2seq::Batch one = seq2seq::make_batch(data.test, {i});
     for (int64_t width : {2, 5}) {
-      seq2seq::Translation bt = seq2seq::beam_search(transformer, one, width, 12, 0.0);
-      seq2seq::Translation bl = seq2seq::beam_search(lstm, one, width, 12, 0.0);
+      seq2seq::Translation bt = seq2seq::beam_search(*transformer, one, width, 12, 0.0);
+      seq2seq::Translation bl = seq2seq::beam_search(*lstm, one, width, 12, 0.0);
       // teacher-forced scoring of each answer, through the models' training forward passes
       std::vector<dates::Example> ex = {{data.test[i].source, ""}};
       auto scored = [&](const seq2seq::Translation& y) {
@@ -155,9 +155,9 @@ TEST_CASE("translate decoders: beam search reorders the state by parent; its sco
         return b;
       };
       seq2seq::Batch st = scored(bt), sl = scored(bl);
-      Tensor lt = log_softmax(transformer.forward(st), 2);  // (1, T, V)
+      Tensor lt = log_softmax(transformer->forward(st), 2);  // (1, T, V)
       std::mt19937_64 rng(1);
-      Tensor ll = log_softmax(lstm.forward(sl, 1.0, rng), 2);
+      Tensor ll = log_softmax(lstm->forward(sl, 1.0, rng), 2);
       auto total = [](const Tensor& lp, const std::vector<int64_t>& y) {
         double s = 0;
         for (size_t t = 0; t < y.size(); ++t) s += lp.at({0, int64_t(t), y[t]});
@@ -165,8 +165,8 @@ TEST_CASE("translate decoders: beam search reorders the state by parent; its sco
       };
       CHECK(bt.log_prob == doctest::Approx(total(lt, bt.tokens)).epsilon(1e-4));
       CHECK(bl.log_prob == doctest::Approx(total(ll, bl.tokens)).epsilon(1e-4));
-      differs += bt.tokens != seq2seq::greedy(transformer, one, 12)[0].tokens;
-      differs += bl.tokens != seq2seq::greedy(lstm, one, 12)[0].tokens;
+      differs += bt.tokens != seq2seq::greedy(*transformer, one, 12)[0].tokens;
+      differs += bl.tokens != seq2seq::greedy(*lstm, one, 12)[0].tokens;
     }
   }
   CHECK(differs > 0);
@@ -176,30 +176,30 @@ TEST_CASE("translate decoders: beam search reorders the state by parent; its sco
 struct RecordedSteps {
   seq2seq::TransformerSeq2Seq& model;
   std::vector<std::vector<real>> logits;  // one (B, V) per advance()
-  seq2seq::TransformerDecoding begin(const seq2seq::Batch& b) { return model.begin(b); }
+  seq2seq::TransformerDecoding begin(const seq2seq::Batch& b) { return model->begin(b); }
   seq2seq::TransformerStep advance(const IndexTensor& y_prev, seq2seq::TransformerDecoding& d) {
-    seq2seq::TransformerStep o = model.advance(y_prev, d);
+    seq2seq::TransformerStep o = model->advance(y_prev, d);
     logits.push_back(o.logits.to_vector());
     return o;
   }
-  void reorder(seq2seq::TransformerDecoding& d, const IndexTensor& rows) const { model.reorder(d, rows); }
+  void reorder(seq2seq::TransformerDecoding& d, const IndexTensor& rows) const { model->reorder(d, rows); }
 };
 
 TEST_CASE("translate decoders: the Transformer's cached decoding equals recomputing, tokens and every step's logits") {
   dates::Splits data = dates::make_splits(13, 1, 1, 12);
   seq2seq::TransformerSeq2Seq model(small_transformer(5));
-  model.eval();
+  model->eval();
   seq2seq::Batch batch = seq2seq::make_batch(data.test, first(12));
   REQUIRE(batch.src.size(1) > *std::min_element(batch.lengths.begin(), batch.lengths.end()));  // padded
   // Runs `decode` with the cache and without; both must pick the same tokens with logits
   // within 1e-5 at every step, and the run must take several steps.
   auto same = [&](auto decode) {
     RecordedSteps cached{model, {}}, recomputed{model, {}};
-    model.use_cache = true;
+    model->use_cache = true;
     auto a = decode(cached);
-    model.use_cache = false;
+    model->use_cache = false;
     auto b = decode(recomputed);
-    model.use_cache = true;
+    model->use_cache = true;
     REQUIRE(a.size() == b.size());
     for (size_t i = 0; i < a.size(); ++i) {
       CHECK(a[i].tokens == b[i].tokens);
@@ -226,7 +226,7 @@ TEST_CASE("translate decoders: the Transformer's cached decoding equals recomput
     }
   }
   SUBCASE("beam width 1 with the cache is exactly greedy with the cache") {
-    model.use_cache = true;
+    model->use_cache = true;
     for (int64_t i = 0; i < 12; ++i) greedy_equals_beam1(model, data, i);
   }
 }

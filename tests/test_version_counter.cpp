@@ -281,7 +281,7 @@ TEST_CASE("an undefined parameter may be registered and is skipped everywhere") 
 }
 
 TEST_CASE("clipping and optimizers skip an absent bias (Linear(...).bias(false))") {
-  auto fc = std::make_shared<nn::Linear>(nn::LinearOptions(3, 2).bias(false));
+  auto fc = nn::Linear(nn::LinearOptions(3, 2).bias(false));
   REQUIRE(!fc->bias.defined());
   fc->forward(ones({1, 3})).sum().backward();
   const double norm = optim::clip_grad_norm_({fc->weight, fc->bias}, 1);

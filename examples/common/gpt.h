@@ -93,13 +93,13 @@ class GPTConfig {
 
 // Causal multi-head self-attention: one packed projection to Q, K, V, rotary positions on
 // Q and K when asked, heed::flash_attention with a causal mask, the output projection.
-class CausalSelfAttention : public nn::Module {
+class CausalSelfAttentionImpl : public nn::Module {
  public:
-  CausalSelfAttention(int64_t E, int64_t H, double dropout, bool rope) : E_(E), H_(H) {
-    c_attn = register_module("c_attn", std::make_shared<nn::Linear>(E, 3 * E));
-    c_proj = register_module("c_proj", std::make_shared<nn::Linear>(E, E));
-    resid_dropout = register_module("resid_dropout", std::make_shared<nn::Dropout>(dropout));
-    if (rope) this->rope = register_module("rope", std::make_shared<nn::RotaryEmbedding>(E / H));
+  CausalSelfAttentionImpl(int64_t E, int64_t H, double dropout, bool rope) : E_(E), H_(H) {
+    c_attn = register_module("c_attn", nn::Linear(E, 3 * E));
+    c_proj = register_module("c_proj", nn::Linear(E, E));
+    resid_dropout = register_module("resid_dropout", nn::Dropout(dropout));
+    if (rope) this->rope = register_module("rope", nn::RotaryEmbedding(E / H));
   }
   // x (B, T, E) -> (B, T, E). With a cache, x holds the T tokens that follow the
   // n = cache->size() cached ones: rotary positions start at n, their keys and values are
@@ -123,60 +123,63 @@ class CausalSelfAttention : public nn::Module {
     return resid_dropout->forward(c_proj->forward(y.transpose(1, 2).reshape({B, T, E_})));
   }
   std::string repr() const override { return "CausalSelfAttention"; }
-  std::shared_ptr<nn::Linear> c_attn, c_proj;
-  std::shared_ptr<nn::Dropout> resid_dropout;
-  std::shared_ptr<nn::RotaryEmbedding> rope;  // only with pos "rope"
+  nn::Linear c_attn{nullptr}, c_proj{nullptr};
+  nn::Dropout resid_dropout{nullptr};
+  nn::RotaryEmbedding rope{nullptr};  // only with pos "rope"
 
  private:
   int64_t E_, H_;
 };
+HEED_MODULE(CausalSelfAttention);
 
 // mlp(x) = dropout(c_proj(gelu(c_fc(x)))), hidden width 4E.
-class MLP : public nn::Module {
+class MLPImpl : public nn::Module {
  public:
-  MLP(int64_t E, double dropout) {
-    c_fc = register_module("c_fc", std::make_shared<nn::Linear>(E, 4 * E));
-    c_proj = register_module("c_proj", std::make_shared<nn::Linear>(4 * E, E));
-    this->dropout = register_module("dropout", std::make_shared<nn::Dropout>(dropout));
+  MLPImpl(int64_t E, double dropout) {
+    c_fc = register_module("c_fc", nn::Linear(E, 4 * E));
+    c_proj = register_module("c_proj", nn::Linear(4 * E, E));
+    this->dropout = register_module("dropout", nn::Dropout(dropout));
   }
   Tensor forward(const Tensor& x) { return dropout->forward(c_proj->forward(gelu(c_fc->forward(x)))); }
   std::string repr() const override { return "MLP"; }
-  std::shared_ptr<nn::Linear> c_fc, c_proj;
-  std::shared_ptr<nn::Dropout> dropout;
+  nn::Linear c_fc{nullptr}, c_proj{nullptr};
+  nn::Dropout dropout{nullptr};
 };
+HEED_MODULE(MLP);
 
 // x = x + attn(ln_1(x));  x = x + mlp(ln_2(x))
-class Block : public nn::Module {
+class BlockImpl : public nn::Module {
  public:
-  Block(int64_t E, int64_t H, double dropout, bool rope) {
-    ln_1 = register_module("ln_1", std::make_shared<nn::LayerNorm>(nn::LayerNormOptions({E})));
-    attn = register_module("attn", std::make_shared<CausalSelfAttention>(E, H, dropout, rope));
-    ln_2 = register_module("ln_2", std::make_shared<nn::LayerNorm>(nn::LayerNormOptions({E})));
-    mlp = register_module("mlp", std::make_shared<MLP>(E, dropout));
+  BlockImpl(int64_t E, int64_t H, double dropout, bool rope) {
+    ln_1 = register_module("ln_1", nn::LayerNorm(nn::LayerNormOptions({E})));
+    attn = register_module("attn", CausalSelfAttention(E, H, dropout, rope));
+    ln_2 = register_module("ln_2", nn::LayerNorm(nn::LayerNormOptions({E})));
+    mlp = register_module("mlp", MLP(E, dropout));
   }
   Tensor forward(Tensor x, nn::KVCache* cache = nullptr) {  // (B, T, E); cache: CausalSelfAttention's
     x = x + attn->forward(ln_1->forward(x), cache);
     return x + mlp->forward(ln_2->forward(x));
   }
   std::string repr() const override { return "Block"; }
-  std::shared_ptr<nn::LayerNorm> ln_1, ln_2;
-  std::shared_ptr<CausalSelfAttention> attn;
-  std::shared_ptr<MLP> mlp;
+  nn::LayerNorm ln_1{nullptr}, ln_2{nullptr};
+  CausalSelfAttention attn{nullptr};
+  MLP mlp{nullptr};
 };
+HEED_MODULE(Block);
 
 // nanoGPT's `transformer` ModuleDict: embeddings, positions, the blocks, the final norm.
-class Trunk : public nn::Module {
+class TrunkImpl : public nn::Module {
  public:
-  explicit Trunk(const GPTConfig& c) {
+  explicit TrunkImpl(const GPTConfig& c) {
     const int64_t E = c.n_embd();
-    wte = register_module("wte", std::make_shared<nn::Embedding>(c.vocab_size(), E));
-    if (c.pos() == "learned") wpe = register_module("wpe", std::make_shared<nn::LearnedPositionalEmbedding>(c.block_size(), E));
+    wte = register_module("wte", nn::Embedding(c.vocab_size(), E));
+    if (c.pos() == "learned") wpe = register_module("wpe", nn::LearnedPositionalEmbedding(c.block_size(), E));
     if (c.pos() == "sinusoidal")
-      sinusoidal = register_module("pos_enc", std::make_shared<nn::SinusoidalPositionalEncoding>(E, c.block_size()));
-    drop = register_module("drop", std::make_shared<nn::Dropout>(c.dropout()));
+      sinusoidal = register_module("pos_enc", nn::SinusoidalPositionalEncoding(E, c.block_size()));
+    drop = register_module("drop", nn::Dropout(c.dropout()));
     h = register_module("h", std::make_shared<nn::LayerStack<Block>>());
-    for (int64_t i = 0; i < c.n_layer(); ++i) h->push_back(std::make_shared<Block>(E, c.n_head(), c.dropout(), c.pos() == "rope"));
-    ln_f = register_module("ln_f", std::make_shared<nn::LayerNorm>(nn::LayerNormOptions({E})));
+    for (int64_t i = 0; i < c.n_layer(); ++i) h->push_back(Block(E, c.n_head(), c.dropout(), c.pos() == "rope"));
+    ln_f = register_module("ln_f", nn::LayerNorm(nn::LayerNormOptions({E})));
   }
   // ids (B, T) -> (B, T, E), ids at positions offset .. offset+T-1. With caches (one per
   // block, each holding the `offset` tokens before ids), each block appends to its cache.
@@ -194,44 +197,47 @@ class Trunk : public nn::Module {
     return ln_f->forward(x);
   }
   std::string repr() const override { return "Trunk"; }
-  std::shared_ptr<nn::Embedding> wte;
-  std::shared_ptr<nn::LearnedPositionalEmbedding> wpe;
-  std::shared_ptr<nn::SinusoidalPositionalEncoding> sinusoidal;
-  std::shared_ptr<nn::Dropout> drop;
+  nn::Embedding wte{nullptr};
+  nn::LearnedPositionalEmbedding wpe{nullptr};
+  nn::SinusoidalPositionalEncoding sinusoidal{nullptr};
+  nn::Dropout drop{nullptr};
   std::shared_ptr<nn::LayerStack<Block>> h;
-  std::shared_ptr<nn::LayerNorm> ln_f;
+  nn::LayerNorm ln_f{nullptr};
 };
+HEED_MODULE(Trunk);
 
 // The output layer, logits = x W^T with W the token embedding itself: registering wte's
 // tensor here ties them (one parameter, two names; Module::named_parameters lists it once).
-class TiedHead : public nn::Module {
+class TiedHeadImpl : public nn::Module {
  public:
-  explicit TiedHead(const Tensor& wte) { weight = register_parameter("weight", wte); }
+  explicit TiedHeadImpl(const Tensor& wte) { weight = register_parameter("weight", wte); }
   Tensor forward(const Tensor& x) { return linear(x, weight); }  // (B, T, E) -> (B, T, V)
   std::string repr() const override { return "TiedHead(weight=transformer.wte.weight)"; }
   Tensor weight;  // (V, E)
 };
+HEED_MODULE(TiedHead);
 
-// Not copyable: a copy would share every submodule and parameter with the original (modules
-// are held by shared_ptr), so it is deleted; build a second GPT and load_state_dict into it.
+// GPTImpl is not copyable (nn::Module's copy is deleted); copying the holder gpt::GPT shares
+// the one model, as a libtorch holder. For a second, independent model build a second GPT
+// and load_state_dict into it.
 // The constructor checks the config first (GPTConfig::check); nothing is built on error.
-class GPT : public nn::Module {
+class GPTImpl : public nn::Module {
  public:
-  explicit GPT(const GPTConfig& c) : config_(c) {
+  explicit GPTImpl(const GPTConfig& c) : config_(c) {
     c.check();
-    transformer = register_module("transformer", std::make_shared<Trunk>(c));
-    lm_head = register_module("lm_head", std::make_shared<TiedHead>(transformer->wte->weight));
+    transformer = register_module("transformer", Trunk(c));
+    lm_head = register_module("lm_head", TiedHead(transformer->wte->weight));
     init_gpt2(c.n_layer());
   }
   Tensor forward(const IndexTensor& ids) { return lm_head->forward(transformer->forward(ids)); }  // (B, T) -> (B, T, V)
   std::string repr() const override { return "GPT(pos=" + config_.pos() + ")"; }
   const GPTConfig& config() const { return config_; }
   int64_t block() const { return config_.block_size(); }
-  GPT(const GPT&) = delete;
-  GPT& operator=(const GPT&) = delete;
+  GPTImpl(const GPTImpl&) = delete;
+  GPTImpl& operator=(const GPTImpl&) = delete;
 
-  std::shared_ptr<Trunk> transformer;
-  std::shared_ptr<TiedHead> lm_head;
+  Trunk transformer{nullptr};
+  TiedHead lm_head{nullptr};
 
  private:
   // GPT-2's initialisation (Radford et al. 2019, sec. 2.3): every matrix N(0, 0.02), the
@@ -246,6 +252,7 @@ class GPT : public nn::Module {
   }
   GPTConfig config_;
 };
+HEED_MODULE(GPT);
 
 // ------------------------------------------------------------------ generation
 // A step maps every row's sequence so far, seq (B, t), to the logits of the token after it,
@@ -266,7 +273,7 @@ inline IndexTensor last_columns(const IndexTensor& seq, int64_t n) {
 // token. The context is the last block_size tokens (nanoGPT's crop, `idx[:, -block_size:]`):
 // once the sequence is longer than the block, the oldest token falls out of the window and
 // every position is encoded again at its new place in it.
-inline Step recompute_step(GPT& model) {
+inline Step recompute_step(GPTImpl& model) {
   return [&model](const IndexTensor& seq) {
     const IndexTensor ctx = last_columns(seq, model.block());        // (B, T)
     const Tensor logits = model.forward(ctx);                         // (B, T, V)
@@ -303,7 +310,7 @@ inline Step recompute_step(GPT& model) {
 // sets it): heed::Error naming cached_step otherwise, or for a seq that is not (batch, t).
 // Proof that it equals recompute_step: tests/test_gpt_generate.cpp (logits to 1e-5 at every
 // step and the same sampled tokens over 300 steps past the block, every position type).
-inline Step cached_step(GPT& model, int64_t batch) {
+inline Step cached_step(GPTImpl& model, int64_t batch) {
   const GPTConfig& c = model.config();
   if (batch < 1) heed::fail("cached_step", "batch must be >= 1, got ", batch);
   c.check();
@@ -318,7 +325,7 @@ inline Step cached_step(GPT& model, int64_t batch) {
     if (seq.dim() != 2 || seq.size(0) != batch || seq.size(1) < 1)
       heed::fail("cached_step", "seq must be (batch, t) = (", batch, ", t >= 1), got shape ", seq.shape());
     if (model.is_training())
-      heed::fail("cached_step", "the model is in training mode (dropout would differ per call): call model.eval()");
+      heed::fail("cached_step", "the model is in training mode (dropout would differ per call): call model->eval()");
     heed::NoGradGuard no_grad;
     const int64_t t = seq.size(1), block = model.block();
     int64_t n = int64_t(state->held.size()) / batch;
@@ -357,13 +364,13 @@ inline Step cached_step(GPT& model, int64_t batch) {
 // token's logits and nn::sample draws it (with heed's generator: manual_seed repeats a run).
 // Evaluation mode and no graph while it runs; the model's mode is restored on every way out,
 // a throwing step included. Returns (B, T0 + n).
-inline IndexTensor generate(GPT& model, const IndexTensor& prompt, int64_t n, const nn::SamplingOptions& sampling,
+inline IndexTensor generate(GPTImpl& model, const IndexTensor& prompt, int64_t n, const nn::SamplingOptions& sampling,
                             const Step& step) {
   if (prompt.dim() != 2 || prompt.size(0) < 1 || prompt.size(1) < 1)
     heed::fail("generate", "the prompt must be (B, T0) with B, T0 >= 1, got shape ", prompt.shape());
   heed::NoGradGuard no_grad;
   struct RestoreMode {  // puts the model back in the mode it had, however generate ends
-    GPT& model;
+    GPTImpl& model;
     const bool was_training = model.is_training();
     ~RestoreMode() { model.train(was_training); }
   } restore{model};

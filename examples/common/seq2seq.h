@@ -82,17 +82,17 @@ inline Tensor real_characters(const std::vector<int64_t>& lengths, int64_t S) {
 }
 
 // ---- the scorer: one of heed's three attention modules behind one call ----
-class Scorer : public nn::Module {
+class ScorerImpl : public nn::Module {
  public:
-  Scorer(const std::string& score, int64_t Dq, int64_t Dk, int64_t A, int64_t window) : score_(score) {
+  ScorerImpl(const std::string& score, int64_t Dq, int64_t Dk, int64_t A, int64_t window) : score_(score) {
     if (score == "additive")
-      additive = register_module("additive", std::make_shared<nn::AdditiveAttention>(
+      additive = register_module("additive", nn::AdditiveAttention(
                                                  nn::AdditiveAttentionOptions(Dq, Dk, A)));
     else if (score == "local-p")
-      local = register_module("local", std::make_shared<nn::LocalAttention>(
+      local = register_module("local", nn::LocalAttention(
                                            nn::LocalAttentionOptions(Dq, Dk).mode("local-p").window(window)));
     else
-      luong = register_module("luong", std::make_shared<nn::LuongAttention>(
+      luong = register_module("luong", nn::LuongAttention(
                                            nn::LuongAttentionOptions(Dq, Dk).score(score).attn_dim(A)));
   }
   // The key side of e_tj, computed once per source sentence: h (B, S, Dk) -> (B, S, P).
@@ -109,13 +109,14 @@ class Scorer : public nn::Module {
   }
   std::string repr() const override { return "Scorer(score='" + score_ + "')"; }
 
-  std::shared_ptr<nn::AdditiveAttention> additive;
-  std::shared_ptr<nn::LuongAttention> luong;
-  std::shared_ptr<nn::LocalAttention> local;
+  nn::AdditiveAttention additive{nullptr};
+  nn::LuongAttention luong{nullptr};
+  nn::LocalAttention local{nullptr};
 
  private:
   std::string score_;
 };
+HEED_MODULE(Scorer);
 
 struct Encoded {
   Tensor keys;            // (B, S, 2H) h_j, 0 at padded steps
@@ -142,20 +143,20 @@ struct Decoding {
   DecoderState st;
 };
 
-class Seq2Seq : public nn::Module {
+class Seq2SeqImpl : public nn::Module {
  public:
-  explicit Seq2Seq(const ModelOptions& o) : options(o) {
+  explicit Seq2SeqImpl(const ModelOptions& o) : options(o) {
     const int64_t E = o.embed(), H = o.hidden(), Hd = 2 * H;
-    src_emb = register_module("src_emb", std::make_shared<nn::Embedding>(
+    src_emb = register_module("src_emb", nn::Embedding(
                                              nn::EmbeddingOptions(dates::kSourceVocab, E).padding_idx(dates::kPad)));
-    tgt_emb = register_module("tgt_emb", std::make_shared<nn::Embedding>(
+    tgt_emb = register_module("tgt_emb", nn::Embedding(
                                              nn::EmbeddingOptions(dates::kTargetVocab, E).padding_idx(dates::kPad)));
-    encoder = register_module("encoder", std::make_shared<nn::LSTM>(nn::LSTMOptions(E, H).bidirectional(true)));
-    bridge = register_module("bridge", std::make_shared<nn::Linear>(2 * H, Hd));
-    decoder = register_module("decoder", std::make_shared<nn::LSTMCell>(E + Hd, Hd));
-    scorer = register_module("scorer", std::make_shared<Scorer>(o.score(), Hd, 2 * H, o.attn_dim(), o.window()));
-    combine = register_module("combine", std::make_shared<nn::LuongCombine>(nn::LuongCombineOptions(2 * H, Hd, Hd)));
-    out = register_module("out", std::make_shared<nn::Linear>(Hd, dates::kTargetVocab));
+    encoder = register_module("encoder", nn::LSTM(nn::LSTMOptions(E, H).bidirectional(true)));
+    bridge = register_module("bridge", nn::Linear(2 * H, Hd));
+    decoder = register_module("decoder", nn::LSTMCell(E + Hd, Hd));
+    scorer = register_module("scorer", Scorer(o.score(), Hd, 2 * H, o.attn_dim(), o.window()));
+    combine = register_module("combine", nn::LuongCombine(nn::LuongCombineOptions(2 * H, Hd, Hd)));
+    out = register_module("out", nn::Linear(Hd, dates::kTargetVocab));
   }
 
   // src (B, S) with lengths (B) -> the encoder states and what every decoder step reuses.
@@ -229,13 +230,14 @@ class Seq2Seq : public nn::Module {
   std::string repr() const override { return "Seq2Seq(score='" + options.score() + "')"; }
 
   ModelOptions options;
-  std::shared_ptr<nn::Embedding> src_emb, tgt_emb;
-  std::shared_ptr<nn::LSTM> encoder;
-  std::shared_ptr<nn::Linear> bridge;
-  std::shared_ptr<nn::LSTMCell> decoder;
-  std::shared_ptr<Scorer> scorer;
-  std::shared_ptr<nn::LuongCombine> combine;
-  std::shared_ptr<nn::Linear> out;
+  nn::Embedding src_emb{nullptr}, tgt_emb{nullptr};
+  nn::LSTM encoder{nullptr};
+  nn::Linear bridge{nullptr};
+  nn::LSTMCell decoder{nullptr};
+  Scorer scorer{nullptr};
+  nn::LuongCombine combine{nullptr};
+  nn::Linear out{nullptr};
 };
+HEED_MODULE(Seq2Seq);
 
 }  // namespace seq2seq

@@ -68,29 +68,29 @@ struct TransformerStep {
   Tensor alpha;   // undefined: cross_attention() gives the weights of a finished output
 };
 
-class TransformerSeq2Seq : public nn::Module {
+class TransformerSeq2SeqImpl : public nn::Module {
  public:
-  explicit TransformerSeq2Seq(const TransformerOptions& o) : options(o) {
+  explicit TransformerSeq2SeqImpl(const TransformerOptions& o) : options(o) {
     const int64_t E = o.d_model();
-    src_emb = register_module("src_emb", std::make_shared<nn::Embedding>(
+    src_emb = register_module("src_emb", nn::Embedding(
                                              nn::EmbeddingOptions(dates::kSourceVocab, E).padding_idx(dates::kPad)));
-    tgt_emb = register_module("tgt_emb", std::make_shared<nn::Embedding>(
+    tgt_emb = register_module("tgt_emb", nn::Embedding(
                                              nn::EmbeddingOptions(dates::kTargetVocab, E).padding_idx(dates::kPad)));
-    for (nn::Embedding* emb : {src_emb.get(), tgt_emb.get()}) {  // N(0, 1/E), the <pad> row 0
+    for (nn::EmbeddingImpl* emb : {src_emb.get(), tgt_emb.get()}) {  // N(0, 1/E), the <pad> row 0
       nn::init::normal_(emb->weight, 0, 1 / std::sqrt(double(E)));
       std::fill(emb->weight.data() + dates::kPad * E, emb->weight.data() + (dates::kPad + 1) * E, heed::real(0));
       emb->weight.bump_version();
     }
-    position = register_module("position", std::make_shared<nn::SinusoidalPositionalEncoding>(
+    position = register_module("position", nn::SinusoidalPositionalEncoding(
                                                nn::SinusoidalPositionalEncodingOptions(E).max_len(dates::kMaxSourceLen + 1)));
-    transformer = register_module("transformer", std::make_shared<nn::Transformer>(
+    transformer = register_module("transformer", nn::Transformer(
         nn::TransformerOptions(E, o.nhead()).num_encoder_layers(o.encoder_layers()).num_decoder_layers(o.decoder_layers())
             .dim_feedforward(o.dim_feedforward()).dropout(o.dropout()).norm_first(true)));
-    out = register_module("out", std::make_shared<nn::Linear>(E, dates::kTargetVocab));
+    out = register_module("out", nn::Linear(E, dates::kTargetVocab));
   }
 
   // ids (B, T) -> sqrt(E) emb[ids] + PE(offset .. offset + T-1)   (B, T, E)
-  Tensor embed(nn::Embedding& emb, const IndexTensor& ids, int64_t offset = 0) {
+  Tensor embed(nn::EmbeddingImpl& emb, const IndexTensor& ids, int64_t offset = 0) {
     return position->forward(emb.forward(ids) * heed::real(std::sqrt(double(options.d_model()))), offset);
   }
 
@@ -164,7 +164,7 @@ class TransformerSeq2Seq : public nn::Module {
     const nn::LayerStack<nn::TransformerDecoderLayer>& layers = *transformer->decoder->layers;
     const size_t N = layers.size();
     for (size_t i = 0; i + 1 < N; ++i) x = layers[i].forward(x, memory, causal, mask);
-    nn::TransformerDecoderLayer& last = layers[N - 1];
+    nn::TransformerDecoderLayerImpl& last = layers[N - 1];
     Tensor h = last.norm1->forward(x);
     x = x + last.self_attn->forward(h, h, h, causal, {}, /*need_weights=*/false).output;  // x + SelfAttn(norm1(x))
     Tensor q = last.norm2->forward(x);
@@ -179,10 +179,10 @@ class TransformerSeq2Seq : public nn::Module {
 
   TransformerOptions options;
   bool use_cache = true;  // decode through the decoder's KV cache; false: recompute every step
-  std::shared_ptr<nn::Embedding> src_emb, tgt_emb;
-  std::shared_ptr<nn::SinusoidalPositionalEncoding> position;
-  std::shared_ptr<nn::Transformer> transformer;  // "transformer.encoder.*", "transformer.decoder.*"
-  std::shared_ptr<nn::Linear> out;
+  nn::Embedding src_emb{nullptr}, tgt_emb{nullptr};
+  nn::SinusoidalPositionalEncoding position{nullptr};
+  nn::Transformer transformer{nullptr};  // "transformer.encoder.*", "transformer.decoder.*"
+  nn::Linear out{nullptr};
 
  private:
   // y (B, T) -> (B, T): <s> y_0 .. y_{T-2}, the decoder's inputs for the outputs y_0 .. y_{T-1}
@@ -196,5 +196,6 @@ class TransformerSeq2Seq : public nn::Module {
     return IndexTensor(ids, {B, T});
   }
 };
+HEED_MODULE(TransformerSeq2Seq);
 
 }  // namespace seq2seq

@@ -49,7 +49,7 @@ static int64_t checked_length(const char* op, const Tensor& x, int64_t offset, i
 
 // ---------------------------------------------------------------- sinusoidal
 
-SinusoidalPositionalEncoding::SinusoidalPositionalEncoding(
+SinusoidalPositionalEncodingImpl::SinusoidalPositionalEncodingImpl(
     const SinusoidalPositionalEncodingOptions& opts)
     : options(opts) {
   HEED_CHECK(options.dropout() >= 0 && options.dropout() < 1, "SinusoidalPositionalEncoding",
@@ -59,14 +59,14 @@ SinusoidalPositionalEncoding::SinusoidalPositionalEncoding(
 }
 
 // y = dropout(x + PE[offset : offset + T]); PE is a constant, so only x gets gradient.
-Tensor SinusoidalPositionalEncoding::forward(const Tensor& x, int64_t offset) {
+Tensor SinusoidalPositionalEncodingImpl::forward(const Tensor& x, int64_t offset) {
   const int64_t d = options.d_model();
   const int64_t T = checked_length("SinusoidalPositionalEncoding", x, offset, options.max_len(), d);
   const Tensor rows = reshape(narrow(pe, 1, offset, T), {T, d});  // (T, d_model)
   return dropout(x + rows, options.dropout(), is_training());
 }
 
-std::string SinusoidalPositionalEncoding::repr() const {
+std::string SinusoidalPositionalEncodingImpl::repr() const {
   return "SinusoidalPositionalEncoding(d_model=" + std::to_string(options.d_model()) +
          ", max_len=" + std::to_string(options.max_len()) +
          ", dropout=" + detail::py_float(options.dropout()) + ")";
@@ -74,7 +74,7 @@ std::string SinusoidalPositionalEncoding::repr() const {
 
 // ---------------------------------------------------------------- learned
 
-LearnedPositionalEmbedding::LearnedPositionalEmbedding(int64_t max_len_, int64_t d_model_)
+LearnedPositionalEmbeddingImpl::LearnedPositionalEmbeddingImpl(int64_t max_len_, int64_t d_model_)
     : max_len(max_len_), d_model(d_model_) {
   HEED_CHECK(max_len >= 0 && d_model >= 1, "LearnedPositionalEmbedding", "need max_len >= 0 and "
              "d_model >= 1; got ", max_len, " and ", d_model);
@@ -82,18 +82,18 @@ LearnedPositionalEmbedding::LearnedPositionalEmbedding(int64_t max_len_, int64_t
   reset_parameters();
 }
 
-void LearnedPositionalEmbedding::reset_parameters() { init::normal_(weight); }
+void LearnedPositionalEmbeddingImpl::reset_parameters() { init::normal_(weight); }
 
 // y = x + P[positions], positions = offset .. offset + T - 1: the embedding op's backward
 // scatters dy's rows (summed over the batch) into exactly those rows of dP.
-Tensor LearnedPositionalEmbedding::forward(const Tensor& x, int64_t offset) {
+Tensor LearnedPositionalEmbeddingImpl::forward(const Tensor& x, int64_t offset) {
   const int64_t T = checked_length("LearnedPositionalEmbedding", x, offset, max_len, d_model);
   std::vector<int64_t> positions(T);
   std::iota(positions.begin(), positions.end(), offset);
   return x + embedding(IndexTensor(positions), weight, std::nullopt, "LearnedPositionalEmbedding");
 }
 
-std::string LearnedPositionalEmbedding::repr() const {
+std::string LearnedPositionalEmbeddingImpl::repr() const {
   return "LearnedPositionalEmbedding(" + std::to_string(max_len) + ", " + std::to_string(d_model) + ")";
 }
 

@@ -26,7 +26,7 @@
 // one a buffer built once, the learned one a parameter).
 //
 // Example:
-//   auto pe = std::make_shared<nn::SinusoidalPositionalEncoding>(
+//   auto pe = nn::SinusoidalPositionalEncoding(
 //       nn::SinusoidalPositionalEncodingOptions(512).max_len(1024).dropout(0.1));
 //   Tensor h = pe->forward(emb->forward(tokens));   // (B, T, 512) -> (B, T, 512)
 #pragma once
@@ -45,11 +45,11 @@ class SinusoidalPositionalEncodingOptions {
   HEED_ARG(double, dropout) = 0;  // on the sum, as the paper (P_drop = 0.1)
 };
 
-class SinusoidalPositionalEncoding : public Module {
+class SinusoidalPositionalEncodingImpl : public Cloneable<SinusoidalPositionalEncodingImpl> {
  public:
-  explicit SinusoidalPositionalEncoding(const SinusoidalPositionalEncodingOptions& options);
-  SinusoidalPositionalEncoding(int64_t d_model, int64_t max_len = 5000, double dropout = 0)
-      : SinusoidalPositionalEncoding(
+  explicit SinusoidalPositionalEncodingImpl(const SinusoidalPositionalEncodingOptions& options);
+  SinusoidalPositionalEncodingImpl(int64_t d_model, int64_t max_len = 5000, double dropout = 0)
+      : SinusoidalPositionalEncodingImpl(
             SinusoidalPositionalEncodingOptions(d_model).max_len(max_len).dropout(dropout)) {}
 
   // x (..., T, d_model) -> dropout(x + PE[offset : offset + T]), same shape.
@@ -59,10 +59,11 @@ class SinusoidalPositionalEncoding : public Module {
   SinusoidalPositionalEncodingOptions options;
   Tensor pe;  // (1, max_len, d_model), buffer "pe": the usual PyTorch module's state_dict loads as is
 };
+HEED_MODULE(SinusoidalPositionalEncoding);
 
-class LearnedPositionalEmbedding : public Module {
+class LearnedPositionalEmbeddingImpl : public Module {
  public:
-  LearnedPositionalEmbedding(int64_t max_len, int64_t d_model);
+  LearnedPositionalEmbeddingImpl(int64_t max_len, int64_t d_model);
 
   // x (..., T, d_model) -> x + weight[offset : offset + T], same shape.
   Tensor forward(const Tensor& x, int64_t offset = 0);
@@ -71,6 +72,17 @@ class LearnedPositionalEmbedding : public Module {
 
   int64_t max_len, d_model;
   Tensor weight;  // (max_len, d_model)
+
+  // A deep copy (module.h): a new module of the same sizes, with these values.
+  std::shared_ptr<LearnedPositionalEmbeddingImpl> clone() const { return std::static_pointer_cast<LearnedPositionalEmbeddingImpl>(clone_module()); }
+
+ protected:
+  std::shared_ptr<Module> clone_module() const override {
+    auto copy = std::make_shared<LearnedPositionalEmbeddingImpl>(max_len, d_model);
+    copy->copy_state_from(*this);
+    return copy;
+  }
 };
+HEED_MODULE(LearnedPositionalEmbedding);
 
 }  // namespace heed::nn

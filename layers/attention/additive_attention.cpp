@@ -13,7 +13,7 @@ namespace heed::nn {
 
 static const char* kOp = "AdditiveAttention";
 
-AdditiveAttention::AdditiveAttention(const AdditiveAttentionOptions& opts) : options(opts) {
+AdditiveAttentionImpl::AdditiveAttentionImpl(const AdditiveAttentionOptions& opts) : options(opts) {
   HEED_CHECK(options.query_dim() > 0 && options.key_dim() > 0 && options.attn_dim() > 0, kOp,
              "query_dim, key_dim and attn_dim must be > 0; got ", options.query_dim(), ", ",
              options.key_dim(), " and ", options.attn_dim());
@@ -29,7 +29,7 @@ AdditiveAttention::AdditiveAttention(const AdditiveAttentionOptions& opts) : opt
 
 // W_s, W_h: nn.Linear's kaiming_uniform_(a = sqrt(5)) = U(+-1/sqrt(fan_in)); b as W_s's
 // nn.Linear bias, U(+-1/sqrt(Dq)); v as nn.Linear(A, 1, bias=False)'s weight, U(+-1/sqrt(A)).
-void AdditiveAttention::reset_parameters() {
+void AdditiveAttentionImpl::reset_parameters() {
   init::kaiming_uniform_(W_s, std::sqrt(5.0));
   init::kaiming_uniform_(W_h, std::sqrt(5.0));
   if (b.defined()) {
@@ -40,29 +40,29 @@ void AdditiveAttention::reset_parameters() {
   init::uniform_(v, -bound, bound);
 }
 
-Tensor AdditiveAttention::precompute_keys(const Tensor& keys) {
+Tensor AdditiveAttentionImpl::precompute_keys(const Tensor& keys) {
   detail::check_keys(kOp, keys, options.key_dim());
   return linear(keys, W_h);  // W_h h_j for every j: (B, Tk, A)
 }
 
 // e_tj = v^T tanh(W_s s_t + b + W_h h_j) for every (t, j) pair: one fused op
 // (autograd/attention/additive_score.h; its composed twin is tanh(qp.unsqueeze(2) + kp.unsqueeze(1)) @ v).
-Tensor AdditiveAttention::score(const Tensor& query, const Tensor& projected_keys) {
+Tensor AdditiveAttentionImpl::score(const Tensor& query, const Tensor& projected_keys) {
   const Tensor qp = linear(query, W_s, b);        // (B, Tq, A)
   return additive_score(qp, projected_keys, v);  // (B, Tq, Tk)
 }
 
-Attended AdditiveAttention::forward(const Tensor& query, const Tensor& keys, const Tensor& values,
+Attended AdditiveAttentionImpl::forward(const Tensor& query, const Tensor& keys, const Tensor& values,
                                     const AttentionMask& mask) {
   return detail::scorer_forward(kOp, *this, query, keys, values, mask);
 }
 
-Attended AdditiveAttention::forward_projected(const Tensor& query, const Tensor& projected_keys,
+Attended AdditiveAttentionImpl::forward_projected(const Tensor& query, const Tensor& projected_keys,
                                               const Tensor& values, const AttentionMask& mask) {
   return detail::scorer_attend(kOp, *this, query, projected_keys, values, mask);
 }
 
-std::string AdditiveAttention::repr() const {
+std::string AdditiveAttentionImpl::repr() const {
   return std::string(kOp) + "(query_dim=" + std::to_string(options.query_dim()) +
          ", key_dim=" + std::to_string(options.key_dim()) +
          ", attn_dim=" + std::to_string(options.attn_dim()) +

@@ -47,7 +47,7 @@
 // forward(query, keys, ...) is exactly forward_projected(query, precompute_keys(keys), ...).
 //
 // Example:
-//   auto attn = std::make_shared<nn::AdditiveAttention>(nn::AdditiveAttentionOptions(256, 512, 128));
+//   auto attn = nn::AdditiveAttention(nn::AdditiveAttentionOptions(256, 512, 128));
 //   auto [c, alpha] = attn->forward(s, h, h, nn::AttentionMask().key_padding(pad));
 //   // s (B, 256), h (B, Tk, 512), pad (B, Tk) -> c (B, 512), alpha (B, Tk)
 //
@@ -72,9 +72,9 @@ class AdditiveAttentionOptions {
   HEED_ARG(double, dropout) = 0;  // on alpha
 };
 
-class AdditiveAttention : public Module {
+class AdditiveAttentionImpl : public Cloneable<AdditiveAttentionImpl> {
  public:
-  explicit AdditiveAttention(const AdditiveAttentionOptions& options);
+  explicit AdditiveAttentionImpl(const AdditiveAttentionOptions& options);
 
   // query (B, Dq) or (B, Tq, Dq), keys (B, Tk, Dk), values (B, Tk, Dv) or undefined (= keys).
   Attended forward(const Tensor& query, const Tensor& keys, const Tensor& values = Tensor(),
@@ -98,5 +98,6 @@ class AdditiveAttention : public Module {
   Tensor b;    // (A), undefined without bias
   Tensor v;    // (A)
 };
+HEED_MODULE(AdditiveAttention);
 
 }  // namespace heed::nn

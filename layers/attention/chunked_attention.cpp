@@ -6,14 +6,14 @@
 
 namespace heed::nn {
 
-ChunkedAttention::ChunkedAttention(const ChunkedAttentionOptions& opts) : options(opts) {
+ChunkedAttentionImpl::ChunkedAttentionImpl(const ChunkedAttentionOptions& opts) : options(opts) {
   HEED_CHECK(options.chunk_size() >= 1, "ChunkedAttention", "chunk_size must be >= 1, got ",
              options.chunk_size());
   HEED_CHECK(options.dropout() >= 0 && options.dropout() < 1, "ChunkedAttention",
              "dropout must be in [0, 1), got ", options.dropout());
 }
 
-Tensor ChunkedAttention::forward(const Tensor& q, const Tensor& k, const Tensor& v,
+Tensor ChunkedAttentionImpl::forward(const Tensor& q, const Tensor& k, const Tensor& v,
                                  const AttentionMask& mask) {
   AttentionMask m = mask;
   if (options.causal()) m.causal(true);
@@ -21,7 +21,7 @@ Tensor ChunkedAttention::forward(const Tensor& q, const Tensor& k, const Tensor&
                            is_training(), options.recompute());
 }
 
-std::string ChunkedAttention::repr() const {
+std::string ChunkedAttentionImpl::repr() const {
   std::string s = "ChunkedAttention(chunk_size=" + std::to_string(options.chunk_size()) +
                   ", causal=" + detail::py_bool(options.causal()) +
                   ", dropout=" + detail::py_float(options.dropout());

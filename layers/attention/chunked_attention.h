@@ -3,7 +3,7 @@
 // there). No parameters: the options and the train/eval switch for dropout.
 //
 // Example:
-//   auto ca = std::make_shared<nn::ChunkedAttention>(
+//   auto ca = nn::ChunkedAttention(
 //       nn::ChunkedAttentionOptions(256).causal(true).recompute(true));
 //   Tensor c = ca->forward(q, k, v);   // (B, [H,] Tq, Dv)
 #pragma once
@@ -25,14 +25,15 @@ class ChunkedAttentionOptions {
   HEED_ARG(bool, recompute) = false;           // checkpoint chunks
 };
 
-class ChunkedAttention : public Module {
+class ChunkedAttentionImpl : public Cloneable<ChunkedAttentionImpl> {
  public:
-  explicit ChunkedAttention(const ChunkedAttentionOptions& options);
+  explicit ChunkedAttentionImpl(const ChunkedAttentionOptions& options);
   // The options' causal flag is added to `mask`; dropout applies while training.
   Tensor forward(const Tensor& q, const Tensor& k, const Tensor& v, const AttentionMask& mask = {});
   std::string repr() const override;  // ChunkedAttention(chunk_size=256, causal=True, ...)
 
   ChunkedAttentionOptions options;
 };
+HEED_MODULE(ChunkedAttention);
 
 }  // namespace heed::nn

@@ -11,22 +11,22 @@ namespace {
 constexpr const char* kOp = "LinearAttention";
 }
 
-LinearAttention::LinearAttention(const LinearAttentionOptions& opts) : options(opts) {
+LinearAttentionImpl::LinearAttentionImpl(const LinearAttentionOptions& opts) : options(opts) {
   const int64_t E = options.embed_dim(), H = options.num_heads();
   HEED_CHECK(E > 0 && H > 0 && E % H == 0, kOp, "embed_dim (", E,
              ") must be a positive multiple of num_heads (", H, ")");
   const LinearOptions lo = LinearOptions(E, E).bias(options.bias());
-  q_proj = register_module("q_proj", std::make_shared<Linear>(lo));
-  k_proj = register_module("k_proj", std::make_shared<Linear>(lo));
-  v_proj = register_module("v_proj", std::make_shared<Linear>(lo));
-  out_proj = register_module("out_proj", std::make_shared<Linear>(lo));
+  q_proj = register_module("q_proj", Linear(lo));
+  k_proj = register_module("k_proj", Linear(lo));
+  v_proj = register_module("v_proj", Linear(lo));
+  out_proj = register_module("out_proj", Linear(lo));
 }
 
 // 1. Q, K, V = projections                       (B, T, E)
 // 2. split heads: (B, T, E) -> (B, H, T, E/H)
 // 3. o = linear_attention(Q, K, V)               (B, H, Tq, E/H)
 // 4. merge heads and project: (B, Tq, E) @ W_o^T + b_o
-Tensor LinearAttention::forward(const Tensor& query, const Tensor& key, const Tensor& value,
+Tensor LinearAttentionImpl::forward(const Tensor& query, const Tensor& key, const Tensor& value,
                                 const AttentionMask& mask) {
   const int64_t E = options.embed_dim(), H = options.num_heads();
   HEED_CHECK(query.dim() == 3 && key.dim() == 3 && value.dim() == 3 && key.size(0) == query.size(0) &&
@@ -46,7 +46,7 @@ Tensor LinearAttention::forward(const Tensor& query, const Tensor& key, const Te
   return out_proj->forward(o.transpose(1, 2).reshape({B, Tq, E}));  // 4.
 }
 
-std::string LinearAttention::repr() const {
+std::string LinearAttentionImpl::repr() const {
   return "LinearAttention(embed_dim=" + std::to_string(options.embed_dim()) +
          ", num_heads=" + std::to_string(options.num_heads()) +
          ", bias=" + detail::py_bool(options.bias()) +

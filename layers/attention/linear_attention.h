@@ -18,7 +18,7 @@
 // bias (E)), initialised as PyTorch's nn.Linear.
 //
 // Example:
-//   auto att = std::make_shared<nn::LinearAttention>(nn::LinearAttentionOptions(64, 4).causal(true));
+//   auto att = nn::LinearAttention(nn::LinearAttentionOptions(64, 4).causal(true));
 //   Tensor y = att->forward(x, x, x);                                     // (B, T, 64)
 //   Tensor y2 = att->forward(x, mem, mem, nn::AttentionMask().key_padding(pad));  // cross
 #pragma once
@@ -40,9 +40,9 @@ class LinearAttentionOptions {
   HEED_ARG(bool, causal) = false;  // always causal
 };
 
-class LinearAttention : public Module {
+class LinearAttentionImpl : public Cloneable<LinearAttentionImpl> {
  public:
-  explicit LinearAttention(const LinearAttentionOptions& options);
+  explicit LinearAttentionImpl(const LinearAttentionOptions& options);
 
   // heed::Error naming LinearAttention for inputs that are not (B, T, E) with one B, for
   // key and value of different lengths, and for a general mask.
@@ -51,7 +51,8 @@ class LinearAttention : public Module {
   std::string repr() const override;  // LinearAttention(embed_dim=64, num_heads=4, bias=True, causal=True)
 
   LinearAttentionOptions options;
-  std::shared_ptr<Linear> q_proj, k_proj, v_proj, out_proj;
+  Linear q_proj{nullptr}, k_proj{nullptr}, v_proj{nullptr}, out_proj{nullptr};
 };
+HEED_MODULE(LinearAttention);
 
 }  // namespace heed::nn

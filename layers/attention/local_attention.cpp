@@ -18,7 +18,7 @@ namespace heed::nn {
 
 static const char* kOp = "LocalAttention";
 
-LocalAttention::LocalAttention(const LocalAttentionOptions& opts) : options(opts) {
+LocalAttentionImpl::LocalAttentionImpl(const LocalAttentionOptions& opts) : options(opts) {
   const std::string& m = options.mode();
   HEED_CHECK(m == "local-m" || m == "local-p", kOp, "mode must be 'local-m' or 'local-p'; got '", m, "'");
   HEED_CHECK(options.window() >= (m == "local-p" ? 1 : 0), kOp, "window (the half-width D) must be >= ",
@@ -27,7 +27,7 @@ LocalAttention::LocalAttention(const LocalAttentionOptions& opts) : options(opts
   HEED_CHECK(options.predict_dim() > 0, kOp, "predict_dim must be > 0; got ", options.predict_dim());
   HEED_CHECK(options.dropout() >= 0 && options.dropout() < 1, kOp,
              "dropout must be in [0, 1); got ", options.dropout());
-  align = register_module("align", std::make_shared<LuongAttention>(
+  align = register_module("align", LuongAttention(
                                        LuongAttentionOptions(options.query_dim(), options.key_dim())
                                            .score(options.score())));
   if (m == "local-p") {
@@ -38,7 +38,7 @@ LocalAttention::LocalAttention(const LocalAttentionOptions& opts) : options(opts
 }
 
 // W_p as an nn.Linear weight, U(+-1/sqrt(Dq)); v_p as nn.Linear(P, 1, bias=False)'s, U(+-1/sqrt(P)).
-void LocalAttention::reset_parameters() {
+void LocalAttentionImpl::reset_parameters() {
   align->reset_parameters();
   if (!W_p.defined()) return;
   init::kaiming_uniform_(W_p, std::sqrt(5.0));
@@ -47,7 +47,7 @@ void LocalAttention::reset_parameters() {
 }
 
 // p_t = S * sigmoid(v_p^T tanh(W_p s_t))          query (B, [Tq,] Dq) -> (B, [Tq])
-Tensor LocalAttention::predict_position(const Tensor& query, const AttentionMask& mask, int64_t Tk) {
+Tensor LocalAttentionImpl::predict_position(const Tensor& query, const AttentionMask& mask, int64_t Tk) {
   HEED_CHECK(W_p.defined(), kOp, "predict_position needs mode 'local-p'; this is '", options.mode(), "'");
   HEED_CHECK(query.defined() && (query.dim() == 2 || query.dim() == 3) &&
                  query.size(-1) == options.query_dim(),
@@ -65,14 +65,14 @@ Tensor LocalAttention::predict_position(const Tensor& query, const AttentionMask
   return sigmoid(z) * S;
 }
 
-Attended LocalAttention::forward(const Tensor& query, const Tensor& keys, const Tensor& values,
+Attended LocalAttentionImpl::forward(const Tensor& query, const Tensor& keys, const Tensor& values,
                                  const AttentionMask& mask, const Tensor& positions) {
   detail::check_keys(kOp, keys, options.key_dim(), query);
   return forward_projected(query, precompute_keys(keys), values.defined() ? values : keys, mask,
                            positions);
 }
 
-Attended LocalAttention::forward_projected(const Tensor& query, const Tensor& projected_keys,
+Attended LocalAttentionImpl::forward_projected(const Tensor& query, const Tensor& projected_keys,
                                            const Tensor& values, const AttentionMask& mask,
                                            const Tensor& positions) {
   const bool local_p = options.mode() == "local-p";
@@ -101,7 +101,7 @@ Attended LocalAttention::forward_projected(const Tensor& query, const Tensor& pr
                                    is_training()));
 }
 
-std::string LocalAttention::repr() const {
+std::string LocalAttentionImpl::repr() const {
   std::string s = std::string(kOp) + "(query_dim=" + std::to_string(options.query_dim()) +
                   ", key_dim=" + std::to_string(options.key_dim()) + ", mode='" + options.mode() +
                   "', window=" + std::to_string(options.window());

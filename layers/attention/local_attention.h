@@ -25,7 +25,7 @@
 // Initialisation as PyTorch: W_p as an nn.Linear weight, U(+-1/sqrt(Dq)); v_p ~ U(+-1/sqrt(P)).
 //
 // Example:
-//   auto attn = std::make_shared<nn::LocalAttention>(
+//   auto attn = nn::LocalAttention(
 //       nn::LocalAttentionOptions(512, 512).mode("local-p").window(10).score("general"));
 //   auto [c, alpha] = attn->forward(s, h, h, nn::AttentionMask().key_padding(pad));  // s (B, 512)
 #pragma once
@@ -52,9 +52,9 @@ class LocalAttentionOptions {
   HEED_ARG(double, dropout) = 0;       // on alpha
 };
 
-class LocalAttention : public Module {
+class LocalAttentionImpl : public Cloneable<LocalAttentionImpl> {
  public:
-  explicit LocalAttention(const LocalAttentionOptions& options);
+  explicit LocalAttentionImpl(const LocalAttentionOptions& options);
 
   // query (B, Dq) or (B, Tq, Dq), keys (B, Tk, Dk), values (B, Tk, Dv) or undefined (= keys).
   // positions: local-m only, p_t as (B, Tq) for a 3-D query or (B) for a 2-D one; by
@@ -75,9 +75,10 @@ class LocalAttention : public Module {
   void reset_parameters();
 
   LocalAttentionOptions options;
-  std::shared_ptr<LuongAttention> align;  // the base score e_tj
+  LuongAttention align{nullptr};  // the base score e_tj
   Tensor W_p;  // local-p: (P, Dq)
   Tensor v_p;  // local-p: (P)
 };
+HEED_MODULE(LocalAttention);
 
 }  // namespace heed::nn

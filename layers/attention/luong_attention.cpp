@@ -18,7 +18,7 @@ namespace heed::nn {
 
 static const char* kOp = "LuongAttention";
 
-LuongAttention::LuongAttention(const LuongAttentionOptions& opts) : options(opts) {
+LuongAttentionImpl::LuongAttentionImpl(const LuongAttentionOptions& opts) : options(opts) {
   const int64_t Dq = options.query_dim(), Dk = options.key_dim(), r = options.rank();
   const std::string& s = options.score();
   HEED_CHECK(Dq > 0 && Dk > 0, kOp, "query_dim and key_dim must be > 0; got ", Dq, " and ", Dk);
@@ -46,7 +46,7 @@ LuongAttention::LuongAttention(const LuongAttentionOptions& opts) : options(opts
 
 // Each W (and Q, K) as an nn.Linear weight: kaiming_uniform_(a = sqrt(5)) = U(+-1/sqrt(fan_in)),
 // fan_in its second dim; v_a as nn.Linear(A, 1, bias=False)'s weight, U(+-1/sqrt(A)).
-void LuongAttention::reset_parameters() {
+void LuongAttentionImpl::reset_parameters() {
   for (Tensor* w : {&W_a, &Q, &K})
     if (w->defined()) init::kaiming_uniform_(*w, std::sqrt(5.0));
   if (v_a.defined()) {
@@ -55,7 +55,7 @@ void LuongAttention::reset_parameters() {
   }
 }
 
-int64_t LuongAttention::projected_dim() const {
+int64_t LuongAttentionImpl::projected_dim() const {
   const std::string& s = options.score();
   if (s == "dot") return options.key_dim();
   if (s == "concat") return options.attn_dim();
@@ -63,7 +63,7 @@ int64_t LuongAttention::projected_dim() const {
 }
 
 // The key side of each score, for every j:  keys (B, Tk, Dk) -> (B, Tk, P)
-Tensor LuongAttention::precompute_keys(const Tensor& keys) {
+Tensor LuongAttentionImpl::precompute_keys(const Tensor& keys) {
   detail::check_keys(kOp, keys, options.key_dim());
   const std::string& s = options.score();
   if (s == "dot") return keys;                                  // h_j
@@ -76,7 +76,7 @@ Tensor LuongAttention::precompute_keys(const Tensor& keys) {
 }
 
 // e_tj from the query (B, Tq, Dq) and the projected keys kp (B, Tk, P) -> (B, Tq, Tk)
-Tensor LuongAttention::score(const Tensor& query, const Tensor& kp) {
+Tensor LuongAttentionImpl::score(const Tensor& query, const Tensor& kp) {
   const std::string& s = options.score();
   if (s == "concat") {  // v_a^T tanh(W_a[:, :Dq] s_t + W_a[:, Dq:] h_j)
     const Tensor qp = linear(query, slice(W_a, 1, 0, options.query_dim()));  // (B, Tq, A)
@@ -88,17 +88,17 @@ Tensor LuongAttention::score(const Tensor& query, const Tensor& kp) {
   return matmul(query, kt);                                  // s_t^T h_j  or  s_t^T (W_a h_j)
 }
 
-Attended LuongAttention::forward(const Tensor& query, const Tensor& keys, const Tensor& values,
+Attended LuongAttentionImpl::forward(const Tensor& query, const Tensor& keys, const Tensor& values,
                                  const AttentionMask& mask) {
   return detail::scorer_forward(kOp, *this, query, keys, values, mask);
 }
 
-Attended LuongAttention::forward_projected(const Tensor& query, const Tensor& projected_keys,
+Attended LuongAttentionImpl::forward_projected(const Tensor& query, const Tensor& projected_keys,
                                            const Tensor& values, const AttentionMask& mask) {
   return detail::scorer_attend(kOp, *this, query, projected_keys, values, mask);
 }
 
-std::string LuongAttention::repr() const {
+std::string LuongAttentionImpl::repr() const {
   std::string s = std::string(kOp) + "(query_dim=" + std::to_string(options.query_dim()) +
                   ", key_dim=" + std::to_string(options.key_dim()) + ", score='" + options.score() + "'";
   if (options.score() == "general") s += ", rank=" + std::to_string(options.rank());
@@ -108,7 +108,7 @@ std::string LuongAttention::repr() const {
 
 // ---- LuongCombine ----
 
-LuongCombine::LuongCombine(const LuongCombineOptions& opts) : options(opts) {
+LuongCombineImpl::LuongCombineImpl(const LuongCombineOptions& opts) : options(opts) {
   HEED_CHECK(options.context_dim() > 0 && options.query_dim() > 0 && options.out_dim() > 0,
              "LuongCombine", "context_dim, query_dim and out_dim must be > 0; got ",
              options.context_dim(), ", ", options.query_dim(), " and ", options.out_dim());
@@ -116,10 +116,10 @@ LuongCombine::LuongCombine(const LuongCombineOptions& opts) : options(opts) {
   reset_parameters();
 }
 
-void LuongCombine::reset_parameters() { init::kaiming_uniform_(W_c, std::sqrt(5.0)); }
+void LuongCombineImpl::reset_parameters() { init::kaiming_uniform_(W_c, std::sqrt(5.0)); }
 
 // h~_t = tanh(W_c [c_t; s_t])
-Tensor LuongCombine::forward(const Tensor& context, const Tensor& query) {
+Tensor LuongCombineImpl::forward(const Tensor& context, const Tensor& query) {
   bool ok = context.defined() && query.defined() && context.dim() >= 1 &&
             context.dim() == query.dim() && context.size(-1) == options.context_dim() &&
             query.size(-1) == options.query_dim();
@@ -130,7 +130,7 @@ Tensor LuongCombine::forward(const Tensor& context, const Tensor& query) {
   return tanh(linear(cat({context, query}, -1), W_c));  // (..., Do)
 }
 
-std::string LuongCombine::repr() const {
+std::string LuongCombineImpl::repr() const {
   return "LuongCombine(context_dim=" + std::to_string(options.context_dim()) +
          ", query_dim=" + std::to_string(options.query_dim()) +
          ", out_dim=" + std::to_string(options.out_dim()) + ")";

@@ -36,8 +36,8 @@
 // v_a ~ U(+-1/sqrt(A)).
 //
 // Example:
-//   auto attn = std::make_shared<nn::LuongAttention>(nn::LuongAttentionOptions(512, 512).score("general"));
-//   auto comb = std::make_shared<nn::LuongCombine>(nn::LuongCombineOptions(512, 512, 512));
+//   auto attn = nn::LuongAttention(nn::LuongAttentionOptions(512, 512).score("general"));
+//   auto comb = nn::LuongCombine(nn::LuongCombineOptions(512, 512, 512));
 //   auto [c, alpha] = attn->forward(s, h);  Tensor h_tilde = comb->forward(c, s);  // (B, 512)
 #pragma once
 #include <string>
@@ -59,9 +59,9 @@ class LuongAttentionOptions {
   HEED_ARG(double, dropout) = 0;    // on alpha
 };
 
-class LuongAttention : public Module {
+class LuongAttentionImpl : public Cloneable<LuongAttentionImpl> {
  public:
-  explicit LuongAttention(const LuongAttentionOptions& options);
+  explicit LuongAttentionImpl(const LuongAttentionOptions& options);
 
   // query (B, Dq) or (B, Tq, Dq), keys (B, Tk, Dk), values (B, Tk, Dv) or undefined (= keys).
   Attended forward(const Tensor& query, const Tensor& keys, const Tensor& values = Tensor(),
@@ -85,6 +85,7 @@ class LuongAttention : public Module {
   Tensor K;    // general with rank r: (r, Dk)
   Tensor v_a;  // concat: (A)
 };
+HEED_MODULE(LuongAttention);
 
 class LuongCombineOptions {
  public:
@@ -96,9 +97,9 @@ class LuongCombineOptions {
 };
 
 // h~_t = tanh(W_c [c_t; s_t]), Luong's attentional hidden state (no bias, as in the paper).
-class LuongCombine : public Module {
+class LuongCombineImpl : public Cloneable<LuongCombineImpl> {
  public:
-  explicit LuongCombine(const LuongCombineOptions& options);
+  explicit LuongCombineImpl(const LuongCombineOptions& options);
 
   // context (..., Dv), query (..., Dq) with the same leading dims -> (..., Do).
   Tensor forward(const Tensor& context, const Tensor& query);
@@ -108,5 +109,6 @@ class LuongCombine : public Module {
   LuongCombineOptions options;
   Tensor W_c;  // (Do, Dv + Dq)
 };
+HEED_MODULE(LuongCombine);
 
 }  // namespace heed::nn

@@ -45,7 +45,7 @@ struct Projected {
 
 // Q W^Q, K W^K, V W^V, a GEMM each: y = x W^T + b, W the rows of this projection (the
 // packed weight holds Q's, K's and V's one after the other) or its separate weight.
-Projected project(const MultiheadAttention& mha, const Tensor& query, const Tensor& key,
+Projected project(const MultiheadAttentionImpl& mha, const Tensor& query, const Tensor& key,
                   const Tensor& value) {
   const int64_t nq = mha.options.num_heads() * mha.options.head_dim_k();
   const int64_t nv = mha.options.num_heads() * mha.options.head_dim_v();
@@ -59,7 +59,7 @@ Projected project(const MultiheadAttention& mha, const Tensor& query, const Tens
 
 }  // namespace
 
-MultiheadAttention::MultiheadAttention(const MultiheadAttentionOptions& opts) : options(opts) {
+MultiheadAttentionImpl::MultiheadAttentionImpl(const MultiheadAttentionOptions& opts) : options(opts) {
   const int64_t E = options.embed_dim(), H = options.num_heads();
   HEED_CHECK(E > 0 && H > 0, kOp, "embed_dim and num_heads must be > 0, got ", E, " and ", H);
   HEED_CHECK(E % H == 0 || (options.head_dim_k() > 0 && options.head_dim_v() > 0), kOp,
@@ -84,14 +84,14 @@ MultiheadAttention::MultiheadAttention(const MultiheadAttentionOptions& opts) : 
   }
   if (options.bias()) in_proj_bias = register_parameter("in_proj_bias", empty({2 * H * dk + H * dv}));
   out_proj = register_module("out_proj",
-                             std::make_shared<Linear>(LinearOptions(H * dv, E).bias(options.bias())));
+                             Linear(LinearOptions(H * dv, E).bias(options.bias())));
   reset_parameters();
 }
 
 // torch's _reset_parameters: xavier_uniform_ on the packed (3E, E) weight as one matrix
 // (fan_in E, fan_out 3E) or on each separate one; the biases 0. out_proj.weight keeps
 // nn.Linear's kaiming_uniform_(a = sqrt(5)), which torch never overrides.
-void MultiheadAttention::reset_parameters() {
+void MultiheadAttentionImpl::reset_parameters() {
   out_proj->reset_parameters();
   if (in_proj_weight.defined()) {
     init::xavier_uniform_(in_proj_weight);
@@ -104,7 +104,26 @@ void MultiheadAttention::reset_parameters() {
   if (out_proj->bias.defined()) init::zeros_(out_proj->bias);
 }
 
-AttentionOutput MultiheadAttention::forward(const Tensor& query, const Tensor& key,
+// batch_first = false: (T, B, E) in and out, the batch-first computation between.
+AttentionOutput MultiheadAttentionImpl::forward(const Tensor& query, const Tensor& key,
+                                            const Tensor& value, const AttentionMask& mask,
+                                            const Tensor& attn_bias, bool need_weights,
+                                            bool average_attn_weights, KVCache* cache,
+                                            Attending attending) {
+  if (options.batch_first())
+    return forward_batch_first(query, key, value, mask, attn_bias, need_weights, average_attn_weights, cache,
+                               attending);
+  HEED_CHECK(cache == nullptr, kOp, "cached decoding needs batch_first = true");
+  for (const Tensor* x : {&query, &key, &value})
+    HEED_CHECK(x->defined() && x->dim() == 3, kOp, "with batch_first = false, query, key and value must be "
+               "defined and 3-D, (T, B, E)");
+  AttentionOutput o = forward_batch_first(query.transpose(0, 1), key.transpose(0, 1), value.transpose(0, 1), mask,
+                                          attn_bias, need_weights, average_attn_weights, nullptr, attending);
+  o.output = o.output.transpose(0, 1);  // (B, Tq, E) -> (Tq, B, E)
+  return o;
+}
+
+AttentionOutput MultiheadAttentionImpl::forward_batch_first(const Tensor& query, const Tensor& key,
                                             const Tensor& value, const AttentionMask& mask,
                                             const Tensor& attn_bias, bool need_weights,
                                             bool average_attn_weights, KVCache* cache,
@@ -206,7 +225,7 @@ AttentionOutput MultiheadAttention::forward(const Tensor& query, const Tensor& k
 //   self-attention  size() + Tq: the cached tokens and the new ones
 //   cross           size() once the memory is in (key must then have that length), else
 //                   the memory's length Tk (an undefined cache is allocated on that call)
-int64_t MultiheadAttention::cached_keys(const KVCache& cache, bool self, int64_t B, int64_t Tq,
+int64_t MultiheadAttentionImpl::cached_keys(const KVCache& cache, bool self, int64_t B, int64_t Tq,
                                         int64_t Tk) const {
   const int64_t H = options.num_heads(), dk = options.head_dim_k(), dv = options.head_dim_v();
   HEED_CHECK(cache.defined() || !self, kOp, "self-attention with an undefined KVCache: make one "
@@ -229,7 +248,7 @@ int64_t MultiheadAttention::cached_keys(const KVCache& cache, bool self, int64_t
 //   self-attention  K and V of the new tokens, appended (read in place from [Q | K | V])
 //   cross           K and V of the memory, when the cache is empty (allocated if undefined,
 //                   for exactly Tk keys); later calls project only Q
-Tensor MultiheadAttention::project_into(KVCache& cache, bool self, const Tensor& query,
+Tensor MultiheadAttentionImpl::project_into(KVCache& cache, bool self, const Tensor& query,
                                         const Tensor& key, const Tensor& value) {
   const int64_t H = options.num_heads(), dk = options.head_dim_k(), nq = H * dk;
   if (!cache.defined())  // cross, first call: allocated for exactly the memory's Tk keys
@@ -267,7 +286,7 @@ Tensor MultiheadAttention::project_into(KVCache& cache, bool self, const Tensor&
 //   otherwise (key and value differ, kdim / vdim / d_k / d_v of their own): a GEMM each
 //     for Q, K and V, still read in place, heads side by side
 // Either way the context comes out as (B, Tq, H, d_v), which is Concat(heads) already.
-Tensor MultiheadAttention::flash_context(const Tensor& query, const Tensor& key,
+Tensor MultiheadAttentionImpl::flash_context(const Tensor& query, const Tensor& key,
                                          const Tensor& value, const AttentionMask& m) {
   const int64_t H = options.num_heads();
   const FlashOptions tiles = FlashOptions().blocks(options.block_layout());  // undefined: dense
@@ -284,12 +303,13 @@ Tensor MultiheadAttention::flash_context(const Tensor& query, const Tensor& key,
   return flash_attention_heads(q, k, v, H, m, {}, tiles);
 }
 
-std::string MultiheadAttention::repr() const {
+std::string MultiheadAttentionImpl::repr() const {
   const MultiheadAttentionOptions& o = options;
   std::string s = "MultiheadAttention(embed_dim=" + std::to_string(o.embed_dim()) +
                   ", num_heads=" + std::to_string(o.num_heads());
   if (o.dropout() > 0) s += ", dropout=" + detail::py_float(o.dropout());
   if (!o.bias()) s += ", bias=False";
+  if (!o.batch_first()) s += ", batch_first=False";
   if (o.kdim() != o.embed_dim()) s += ", kdim=" + std::to_string(o.kdim());
   if (o.vdim() != o.embed_dim()) s += ", vdim=" + std::to_string(o.vdim());
   if (o.num_heads() * o.head_dim_k() != o.embed_dim()) s += ", head_dim_k=" + std::to_string(o.head_dim_k());

@@ -61,7 +61,7 @@
 // A step of t tokens after n cached costs O(B t E (3E + ...)) projections and
 // O(B H t (n + t) (d_k + d_v)) attention: O(n) per token, not O(n^2).
 //
-//   auto mha = std::make_shared<nn::MultiheadAttention>(nn::MultiheadAttentionOptions(512, 8));
+//   auto mha = nn::MultiheadAttention(nn::MultiheadAttentionOptions(512, 8));
 //   auto [y, w] = mha->forward(x, x, x, nn::AttentionMask().key_padding(pad).causal());
 //   auto [y2, w2] = mha->forward(x, x, x, nn::AttentionMask().causal(),
 //                                nn::alibi_bias(8, T, T).unsqueeze(0));   // + ALiBi bias
@@ -86,6 +86,10 @@ class MultiheadAttentionOptions {
   HEED_ARG(int64_t, num_heads);
   HEED_ARG(double, dropout) = 0;
   HEED_ARG(bool, bias) = true;
+  // true (heed's default, unlike PyTorch's): query/key/value and the output are (B, T, E).
+  // false (PyTorch's default): they are (T, B, E); the weights stay (B, Tq, Tk) as in
+  // PyTorch, masks and attn_bias keep their batch-first shapes; no cache.
+  HEED_ARG(bool, batch_first) = true;
   HEED_ARG(int64_t, kdim);            // key input width; embed_dim unless set (0 = embed_dim)
   HEED_ARG(int64_t, vdim);            // value input width; likewise
   HEED_ARG(int64_t, head_dim_k) = 0;  // per-head d_k; 0 = embed_dim / num_heads
@@ -107,11 +111,11 @@ struct AttentionOutput {
   Tensor weights;  // (B, Tq, Tk) averaged over heads, (B, H, Tq, Tk) per head, or undefined
 };
 
-class MultiheadAttention : public Module {
+class MultiheadAttentionImpl : public Cloneable<MultiheadAttentionImpl> {
  public:
   // heed::Error naming MultiheadAttention for sizes <= 0, dropout outside [0, 1), or an
   // embed_dim not divisible by num_heads when d_k or d_v is defaulted.
-  explicit MultiheadAttention(const MultiheadAttentionOptions& options);
+  explicit MultiheadAttentionImpl(const MultiheadAttentionOptions& options);
   // heed::Error naming MultiheadAttention and the shapes when query is not (B, Tq, E),
   // key / value are not (B, Tk, kdim) / (B, Tk, vdim), or a mask or attn_bias does not fit.
   // need_weights = false (and no dropout at work, no attn_bias) runs the tiled flash
@@ -135,9 +139,12 @@ class MultiheadAttention : public Module {
   MultiheadAttentionOptions options;
   Tensor in_proj_weight, in_proj_bias;                  // (3E, E) packed form only; bias in both
   Tensor q_proj_weight, k_proj_weight, v_proj_weight;   // separate form only (see above)
-  std::shared_ptr<Linear> out_proj;                     // Linear(H d_v, E)
+  Linear out_proj{nullptr};                     // Linear(H d_v, E)
 
  private:
+  AttentionOutput forward_batch_first(const Tensor& query, const Tensor& key, const Tensor& value,
+                                      const AttentionMask& mask, const Tensor& attn_bias, bool need_weights,
+                                      bool average_attn_weights, KVCache* cache, Attending attending);
   // The projections and the flash kernel, heads read in place: Concat(heads) (B, Tq, H d_v).
   Tensor flash_context(const Tensor& query, const Tensor& key, const Tensor& value,
                        const AttentionMask& m);
@@ -147,5 +154,6 @@ class MultiheadAttention : public Module {
   Tensor project_into(KVCache& cache, bool self, const Tensor& query, const Tensor& key,
                       const Tensor& value);
 };
+HEED_MODULE(MultiheadAttention);
 
 }  // namespace heed::nn

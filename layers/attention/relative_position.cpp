@@ -17,7 +17,7 @@ namespace heed::nn {
 
 // ---------------------------------------------------------------- the tables
 
-RelativePositionEmbedding::RelativePositionEmbedding(int64_t k, int64_t d)
+RelativePositionEmbeddingImpl::RelativePositionEmbeddingImpl(int64_t k, int64_t d)
     : max_relative_position(k), head_dim(d) {
   HEED_CHECK(k >= 0 && d >= 1, "RelativePositionEmbedding", "need max_relative_position >= 0 "
              "and head_dim >= 1; got ", k, " and ", d);
@@ -26,19 +26,19 @@ RelativePositionEmbedding::RelativePositionEmbedding(int64_t k, int64_t d)
   reset_parameters();
 }
 
-void RelativePositionEmbedding::reset_parameters() {
+void RelativePositionEmbeddingImpl::reset_parameters() {
   init::xavier_uniform_(key_table);
   init::xavier_uniform_(value_table);
 }
 
-std::string RelativePositionEmbedding::repr() const {
+std::string RelativePositionEmbeddingImpl::repr() const {
   return "RelativePositionEmbedding(max_relative_position=" +
          std::to_string(max_relative_position) + ", head_dim=" + std::to_string(head_dim) + ")";
 }
 
 // ---------------------------------------------------------------- the attention layer
 
-RelativeSelfAttention::RelativeSelfAttention(const RelativeSelfAttentionOptions& opts)
+RelativeSelfAttentionImpl::RelativeSelfAttentionImpl(const RelativeSelfAttentionOptions& opts)
     : options(opts) {
   const int64_t E = options.embed_dim(), H = options.num_heads();
   HEED_CHECK(E >= 1 && H >= 1 && E % H == 0, "RelativeSelfAttention", "embed_dim ", E,
@@ -46,15 +46,15 @@ RelativeSelfAttention::RelativeSelfAttention(const RelativeSelfAttentionOptions&
   HEED_CHECK(options.dropout() >= 0 && options.dropout() < 1, "RelativeSelfAttention",
              "dropout must be in [0, 1); got ", options.dropout());
   const LinearOptions proj = LinearOptions(E, E).bias(options.bias());
-  q_proj = register_module("q_proj", std::make_shared<Linear>(proj));
-  k_proj = register_module("k_proj", std::make_shared<Linear>(proj));
-  v_proj = register_module("v_proj", std::make_shared<Linear>(proj));
-  out_proj = register_module("out_proj", std::make_shared<Linear>(proj));
-  relative = register_module("relative", std::make_shared<RelativePositionEmbedding>(
+  q_proj = register_module("q_proj", Linear(proj));
+  k_proj = register_module("k_proj", Linear(proj));
+  v_proj = register_module("v_proj", Linear(proj));
+  out_proj = register_module("out_proj", Linear(proj));
+  relative = register_module("relative", RelativePositionEmbedding(
                                              options.max_relative_position(), E / H));
 }
 
-AttentionOutput RelativeSelfAttention::forward(const Tensor& x, const AttentionMask& mask,
+AttentionOutput RelativeSelfAttentionImpl::forward(const Tensor& x, const AttentionMask& mask,
                                                bool average_attn_weights) {
   const char* op = "RelativeSelfAttention";
   const int64_t E = options.embed_dim(), H = options.num_heads(), d = E / H;
@@ -79,7 +79,7 @@ AttentionOutput RelativeSelfAttention::forward(const Tensor& x, const AttentionM
   return {y, average_attn_weights ? mean(a.weights, 1) : a.weights};
 }
 
-std::string RelativeSelfAttention::repr() const {
+std::string RelativeSelfAttentionImpl::repr() const {
   return "RelativeSelfAttention(embed_dim=" + std::to_string(options.embed_dim()) +
          ", num_heads=" + std::to_string(options.num_heads()) + ", max_relative_position=" +
          std::to_string(options.max_relative_position()) + ", dropout=" +

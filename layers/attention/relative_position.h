@@ -28,7 +28,7 @@
 // *_reference functions build it that way, and tests prove both forms agree.
 //
 // Example:
-//   auto attn = std::make_shared<nn::RelativeSelfAttention>(
+//   auto attn = nn::RelativeSelfAttention(
 //       nn::RelativeSelfAttentionOptions(256, 8, 16).dropout(0.1));   // E, H, k
 //   auto [y, w] = attn->forward(x, nn::AttentionMask().causal());       // x (B, T, 256)
 #pragma once
@@ -42,9 +42,9 @@
 namespace heed::nn {
 
 // The tables w^K and w^V of one attention layer, shared by its heads.
-class RelativePositionEmbedding : public Module {
+class RelativePositionEmbeddingImpl : public Module {
  public:
-  RelativePositionEmbedding(int64_t max_relative_position, int64_t head_dim);
+  RelativePositionEmbeddingImpl(int64_t max_relative_position, int64_t head_dim);
 
   Tensor key_bias(const Tensor& q, int64_t Tk, double scale) const {  // (.., Tq, Tk)
     return relative_key_bias(q, key_table, Tk, scale);
@@ -58,7 +58,18 @@ class RelativePositionEmbedding : public Module {
   int64_t max_relative_position, head_dim;  // k, d
   Tensor key_table;    // w^K (2k+1, d)
   Tensor value_table;  // w^V (2k+1, d)
+
+  // A deep copy (module.h): a new module of the same sizes, with these values.
+  std::shared_ptr<RelativePositionEmbeddingImpl> clone() const { return std::static_pointer_cast<RelativePositionEmbeddingImpl>(clone_module()); }
+
+ protected:
+  std::shared_ptr<Module> clone_module() const override {
+    auto copy = std::make_shared<RelativePositionEmbeddingImpl>(max_relative_position, head_dim);
+    copy->copy_state_from(*this);
+    return copy;
+  }
 };
+HEED_MODULE(RelativePositionEmbedding);
 
 class RelativeSelfAttentionOptions {
  public:
@@ -77,9 +88,9 @@ class RelativeSelfAttentionOptions {
 //   alpha, c = attend(e, v, mask)          (mask, softmax, dropout, alpha @ v: autograd/attention/attend.h)
 //   c += value_context(alpha)                                             (B, H, T, d)
 //   y = concat_heads(c) W^O                                               (B, T, E)
-class RelativeSelfAttention : public Module {
+class RelativeSelfAttentionImpl : public Cloneable<RelativeSelfAttentionImpl> {
  public:
-  explicit RelativeSelfAttention(const RelativeSelfAttentionOptions& options);
+  explicit RelativeSelfAttentionImpl(const RelativeSelfAttentionOptions& options);
 
   // x (B, T, E) -> output (B, T, E), weights (B, T, T) averaged over heads or (B, H, T, T).
   AttentionOutput forward(const Tensor& x, const AttentionMask& mask = {},
@@ -87,8 +98,9 @@ class RelativeSelfAttention : public Module {
   std::string repr() const override;
 
   RelativeSelfAttentionOptions options;
-  std::shared_ptr<Linear> q_proj, k_proj, v_proj, out_proj;  // (E, E) each
-  std::shared_ptr<RelativePositionEmbedding> relative;       // w^K, w^V (2k+1, d)
+  Linear q_proj{nullptr}, k_proj{nullptr}, v_proj{nullptr}, out_proj{nullptr};  // (E, E) each
+  RelativePositionEmbedding relative{nullptr};       // w^K, w^V (2k+1, d)
 };
+HEED_MODULE(RelativeSelfAttention);
 
 }  // namespace heed::nn

@@ -31,13 +31,13 @@ Tensor apply_rotary(const Tensor& x, int64_t positions_offset, double base, bool
   return rotary(x, t);
 }
 
-RotaryEmbedding::RotaryEmbedding(const RotaryEmbeddingOptions& opts) : options(opts) {
+RotaryEmbeddingImpl::RotaryEmbeddingImpl(const RotaryEmbeddingOptions& opts) : options(opts) {
   HEED_CHECK(options.dim() > 0 && options.dim() % 2 == 0, "RotaryEmbedding",
              "dim must be even and > 0; got ", options.dim());
   HEED_CHECK(options.base() > 0, "RotaryEmbedding", "base must be > 0; got ", options.base());
 }
 
-Tensor RotaryEmbedding::forward(const Tensor& x, int64_t offset) {
+Tensor RotaryEmbeddingImpl::forward(const Tensor& x, int64_t offset) {
   check_input("RotaryEmbedding", x, offset);
   HEED_CHECK(x.size(-1) == options.dim(), "RotaryEmbedding", "x ", x.shape(), " must end in dim ",
              options.dim());
@@ -57,7 +57,7 @@ Tensor RotaryEmbedding::forward(const Tensor& x, int64_t offset) {
   return rotary(x, table, offset);
 }
 
-std::string RotaryEmbedding::repr() const {
+std::string RotaryEmbeddingImpl::repr() const {
   std::string s = "RotaryEmbedding(dim=" + std::to_string(options.dim()) +
                   ", base=" + detail::py_float(options.base());
   return s + (options.half_split() ? ", half_split=True)" : ")");

@@ -24,7 +24,7 @@
 // offset otherwise.
 //
 // Example:
-//   auto rope = std::make_shared<nn::RotaryEmbedding>(64);     // head dim 64
+//   auto rope = nn::RotaryEmbedding(64);     // head dim 64
 //   Tensor q_rot = rope->forward(q), k_rot = rope->forward(k);  // (B, H, T, 64) each
 //   Tensor scores = matmul(q_rot, transpose(k_rot, -2, -1)) / 8;
 #pragma once
@@ -48,9 +48,9 @@ class RotaryEmbeddingOptions {
 // The table of cos/sin rows is a cache, grown by replacing it (never written in place), so a
 // (shallow, module.h) copy sharing it stays correct; forward checks its arguments before it
 // grows the table, so a throwing call leaves it as it was.
-class RotaryEmbedding : public Module {
+class RotaryEmbeddingImpl : public Cloneable<RotaryEmbeddingImpl> {
  public:
-  explicit RotaryEmbedding(const RotaryEmbeddingOptions& options);  // dim even, base > 0
+  explicit RotaryEmbeddingImpl(const RotaryEmbeddingOptions& options);  // dim even, base > 0
 
   // x (..., T, dim) -> the same shape, rotated for positions offset .. offset + T - 1.
   Tensor forward(const Tensor& x, int64_t offset = 0);
@@ -61,5 +61,6 @@ class RotaryEmbedding : public Module {
  private:
   RotaryTable cache_;  // positions 0 .. P-1 (P <= 65536), grown by doubling; not a parameter nor a buffer
 };
+HEED_MODULE(RotaryEmbedding);
 
 }  // namespace heed::nn

@@ -6,13 +6,13 @@
 
 namespace heed::nn {
 
-ScaledDotProductAttention::ScaledDotProductAttention(const ScaledDotProductAttentionOptions& opts)
+ScaledDotProductAttentionImpl::ScaledDotProductAttentionImpl(const ScaledDotProductAttentionOptions& opts)
     : options(opts) {
   HEED_CHECK(options.dropout() >= 0 && options.dropout() < 1, "ScaledDotProductAttention",
              "dropout must be in [0, 1), got ", options.dropout());
 }
 
-Attended ScaledDotProductAttention::forward(const Tensor& q, const Tensor& k, const Tensor& v,
+Attended ScaledDotProductAttentionImpl::forward(const Tensor& q, const Tensor& k, const Tensor& v,
                                             const AttentionMask& mask, const Tensor& attn_bias) {
   AttentionMask m = mask;
   if (options.causal()) m.causal(true);
@@ -20,7 +20,7 @@ Attended ScaledDotProductAttention::forward(const Tensor& q, const Tensor& k, co
                                       options.scale());
 }
 
-std::string ScaledDotProductAttention::repr() const {
+std::string ScaledDotProductAttentionImpl::repr() const {
   std::string s = "ScaledDotProductAttention(dropout=" + detail::py_float(options.dropout());
   if (options.scale()) s += ", scale=" + detail::py_float(*options.scale());
   return s + ", causal=" + detail::py_bool(options.causal()) + ")";

@@ -4,7 +4,7 @@
 // and the train/eval switch that turns dropout on and off.
 //
 // Example:
-//   auto sdpa = std::make_shared<nn::ScaledDotProductAttention>(
+//   auto sdpa = nn::ScaledDotProductAttention(
 //       nn::ScaledDotProductAttentionOptions().dropout(0.1).causal(true));
 //   nn::Attended a = sdpa->forward(q, k, v);   // a.context (B, Tq, Dv), a.weights (B, Tq, Tk)
 #pragma once
@@ -22,9 +22,9 @@ class ScaledDotProductAttentionOptions {
   HEED_ARG(bool, causal) = false;          // always causal
 };
 
-class ScaledDotProductAttention : public Module {
+class ScaledDotProductAttentionImpl : public Cloneable<ScaledDotProductAttentionImpl> {
  public:
-  explicit ScaledDotProductAttention(
+  explicit ScaledDotProductAttentionImpl(
       const ScaledDotProductAttentionOptions& options = ScaledDotProductAttentionOptions());
 
   // The options' causal flag is added to `mask`; dropout applies while training.
@@ -34,5 +34,6 @@ class ScaledDotProductAttention : public Module {
 
   ScaledDotProductAttentionOptions options;
 };
+HEED_MODULE(ScaledDotProductAttention);
 
 }  // namespace heed::nn

@@ -18,7 +18,7 @@
 // and O(B T^2) memory.
 //
 // Example:
-//   auto attn = std::make_shared<nn::SelfAttention>(nn::SelfAttentionOptions(64));
+//   auto attn = nn::SelfAttention(nn::SelfAttentionOptions(64));
 //   auto [out, weights] = attn->forward(x, nn::AttentionMask().key_padding(pad));
 #pragma once
 #include <memory>
@@ -39,9 +39,9 @@ class SelfAttentionOptions {
   HEED_ARG(double, dropout) = 0;  // on the weights
 };
 
-class SelfAttention : public Module {
+class SelfAttentionImpl : public Cloneable<SelfAttentionImpl> {
  public:
-  explicit SelfAttention(const SelfAttentionOptions& options);
+  explicit SelfAttentionImpl(const SelfAttentionOptions& options);
 
   // x (B, T, d_model) -> {context (B, T, d_v), weights (B, T, T)}. heed::Error naming
   // SelfAttention if x is not (B, T, d_model).
@@ -49,7 +49,8 @@ class SelfAttention : public Module {
   std::string repr() const override;  // SelfAttention(d_model=64, d_k=64, d_v=64)
 
   SelfAttentionOptions options;
-  std::shared_ptr<Linear> W_q, W_k, W_v;
+  Linear W_q{nullptr}, W_k{nullptr}, W_v{nullptr};
 };
+HEED_MODULE(SelfAttention);
 
 }  // namespace heed::nn

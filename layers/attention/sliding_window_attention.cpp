@@ -6,7 +6,7 @@
 
 namespace heed::nn {
 
-SlidingWindowAttention::SlidingWindowAttention(const SlidingWindowAttentionOptions& opts)
+SlidingWindowAttentionImpl::SlidingWindowAttentionImpl(const SlidingWindowAttentionOptions& opts)
     : options(opts) {
   HEED_CHECK(options.window() >= 0, "SlidingWindowAttention", "window must be >= 0, got ",
              options.window());
@@ -16,7 +16,7 @@ SlidingWindowAttention::SlidingWindowAttention(const SlidingWindowAttentionOptio
              options.block());
 }
 
-Tensor SlidingWindowAttention::forward(const Tensor& q, const Tensor& k, const Tensor& v,
+Tensor SlidingWindowAttentionImpl::forward(const Tensor& q, const Tensor& k, const Tensor& v,
                                        const AttentionMask& mask) {
   AttentionMask m = mask;
   if (options.causal()) m.causal(true);
@@ -24,7 +24,7 @@ Tensor SlidingWindowAttention::forward(const Tensor& q, const Tensor& k, const T
                                   is_training(), options.block());
 }
 
-std::string SlidingWindowAttention::repr() const {
+std::string SlidingWindowAttentionImpl::repr() const {
   std::string s = "SlidingWindowAttention(window=" + std::to_string(options.window()) +
                   ", causal=" + detail::py_bool(options.causal()) +
                   ", dropout=" + detail::py_float(options.dropout());

@@ -4,7 +4,7 @@
 // for dropout.
 //
 // Example:
-//   auto swa = std::make_shared<nn::SlidingWindowAttention>(
+//   auto swa = nn::SlidingWindowAttention(
 //       nn::SlidingWindowAttentionOptions(64).causal(true));
 //   Tensor c = swa->forward(q, k, v);   // (B, [H,] T, Dv)
 #pragma once
@@ -26,14 +26,15 @@ class SlidingWindowAttentionOptions {
   HEED_ARG(int64_t, block) = 0;            // 0 = auto
 };
 
-class SlidingWindowAttention : public Module {
+class SlidingWindowAttentionImpl : public Cloneable<SlidingWindowAttentionImpl> {
  public:
-  explicit SlidingWindowAttention(const SlidingWindowAttentionOptions& options);
+  explicit SlidingWindowAttentionImpl(const SlidingWindowAttentionOptions& options);
   // The options' causal flag is added to `mask` (key padding only; see above).
   Tensor forward(const Tensor& q, const Tensor& k, const Tensor& v, const AttentionMask& mask = {});
   std::string repr() const override;  // SlidingWindowAttention(window=64, causal=True, dropout=0.0)
 
   SlidingWindowAttentionOptions options;
 };
+HEED_MODULE(SlidingWindowAttention);
 
 }  // namespace heed::nn

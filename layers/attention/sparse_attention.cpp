@@ -6,14 +6,14 @@
 
 namespace heed::nn {
 
-SparseAttention::SparseAttention(const SparseAttentionOptions& opts) : options(opts) {
+SparseAttentionImpl::SparseAttentionImpl(const SparseAttentionOptions& opts) : options(opts) {
   HEED_CHECK(options.pattern().defined() || options.layout().defined(), "SparseAttention",
              "neither a pattern nor a block layout is given");
   HEED_CHECK(options.dropout() >= 0 && options.dropout() < 1, "SparseAttention",
              "dropout must be in [0, 1), got ", options.dropout());
 }
 
-Attended SparseAttention::forward(const Tensor& q, const Tensor& k, const Tensor& v,
+Attended SparseAttentionImpl::forward(const Tensor& q, const Tensor& k, const Tensor& v,
                                   const AttentionMask& mask) {
   AttentionMask m = mask;
   if (options.causal()) m.causal(true);
@@ -24,7 +24,7 @@ Attended SparseAttention::forward(const Tensor& q, const Tensor& k, const Tensor
                           is_training());
 }
 
-std::string SparseAttention::repr() const {
+std::string SparseAttentionImpl::repr() const {
   const BlockLayout& L = options.layout();
   std::string s = "SparseAttention(";
   if (L.defined())

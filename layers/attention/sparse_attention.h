@@ -7,7 +7,7 @@
 // dropout at work in training, the dense form with layout.pattern(): the kernel has none).
 //
 // Example:
-//   auto sa = std::make_shared<nn::SparseAttention>(
+//   auto sa = nn::SparseAttention(
 //       nn::SparseAttentionOptions(nn::strided_pattern(T, 8)).dropout(0.1));
 //   nn::Attended a = sa->forward(q, k, v);   // a.context (B, [H,] T, Dv)
 //   nn::SparseAttention fast(nn::SparseAttentionOptions(nn::strided_layout(T, 64, 7, 16)));
@@ -31,14 +31,15 @@ class SparseAttentionOptions {
   HEED_ARG(std::optional<double>, scale);  // replaces 1/sqrt(Dk)
 };
 
-class SparseAttention : public Module {
+class SparseAttentionImpl : public Cloneable<SparseAttentionImpl> {
  public:
-  explicit SparseAttention(const SparseAttentionOptions& options);
+  explicit SparseAttentionImpl(const SparseAttentionOptions& options);
   Attended forward(const Tensor& q, const Tensor& k, const Tensor& v, const AttentionMask& mask = {});
   // SparseAttention(pattern=(64, 64), density=0.2, ...) or (layout=(4, 4), block=16, ...)
   std::string repr() const override;
 
   SparseAttentionOptions options;
 };
+HEED_MODULE(SparseAttention);
 
 }  // namespace heed::nn

@@ -93,7 +93,7 @@ int main(int argc, char** argv) {
   {  // one-layer LSTM over a (B, T, In) batch, forward + backward
     nn::LSTM lstm(nn::LSTMOptions(256, 256));
     Tensor x = randn({32, 50, 256}).requires_grad_();
-    report("lstm_32x50x256_fwd_bwd", median_ms([&] { sum(lstm.forward(x).output).backward(); }, 10));
+    report("lstm_32x50x256_fwd_bwd", median_ms([&] { sum(lstm->forward(x).output).backward(); }, 10));
   }
   std::fclose(out);
   return 0;

@@ -78,7 +78,7 @@ double mean(const std::vector<double>& v, size_t from, size_t to) {
 // appended instead, so every path and PyTorch read the same sequences.
 Timings time_path(gpt::GPT& model, const gpt::Step& step, const Sizes& s) {
   NoGradGuard no_grad;
-  model.eval();
+  model->eval();
   const int64_t B = s.batch, total = s.prompt + s.fresh;
   std::vector<std::vector<int64_t>> script(B);
   for (int64_t b = 0; b < B; ++b) script[b] = script_row(b, total, s.vocab);
@@ -137,8 +137,8 @@ int main(int argc, char** argv) {
                      .n_embd(s.width).dropout(0).pos("learned"));
   const int64_t B = s.batch;
   const std::vector<std::pair<std::string, std::function<gpt::Step(gpt::GPT&)>>> paths = {
-      {"cached", [B](gpt::GPT& m) { return gpt::cached_step(m, B); }},
-      {"recompute", gpt::recompute_step},
+      {"cached", [B](gpt::GPT& m) { return gpt::cached_step(*m, B); }},
+      {"recompute", [](gpt::GPT& m) { return gpt::recompute_step(*m); }},
   };
   std::vector<std::string> wanted;  // --paths a,b: the paths to run, in paths' order
   std::stringstream list(text_arg(argc, argv, "--paths", "cached,recompute"));

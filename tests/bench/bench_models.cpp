@@ -66,21 +66,21 @@ IndexTensor random_ids(int64_t n, int64_t vocab, const Shape& shape) {
 // (n = B T tokens, F = 4E); x 3 for forward + backward.
 struct GPT : nn::Module {
   GPT(int64_t V, int64_t T, int64_t L, int64_t H, int64_t E) {
-    tok = register_module("tok", std::make_shared<nn::Embedding>(nn::EmbeddingOptions(V, E)));
-    pos = register_module("pos", std::make_shared<nn::Embedding>(nn::EmbeddingOptions(T, E)));
-    blocks = register_module("blocks", std::make_shared<nn::TransformerEncoder>(
+    tok = register_module("tok", nn::Embedding(nn::EmbeddingOptions(V, E)));
+    pos = register_module("pos", nn::Embedding(nn::EmbeddingOptions(T, E)));
+    blocks = register_module("blocks", nn::TransformerEncoder(
         nn::TransformerEncoderOptions(nn::TransformerEncoderLayerOptions(E, H)
                                           .dim_feedforward(4 * E).dropout(0)
                                           .activation("gelu").norm_first(true), L).norm(true)));
-    head = register_module("head", std::make_shared<nn::Linear>(nn::LinearOptions(E, V)));
+    head = register_module("head", nn::Linear(nn::LinearOptions(E, V)));
   }
   Tensor forward(const IndexTensor& idx, const IndexTensor& positions) {  // (B, T) -> (B, T, V)
     Tensor x = tok->forward(idx) + pos->forward(positions);                // (B, T, E)
     return head->forward(blocks->forward(x, nn::AttentionMask().causal()));
   }
-  std::shared_ptr<nn::Embedding> tok, pos;
-  std::shared_ptr<nn::TransformerEncoder> blocks;
-  std::shared_ptr<nn::Linear> head;
+  nn::Embedding tok{nullptr}, pos{nullptr};
+  nn::TransformerEncoder blocks{nullptr};
+  nn::Linear head{nullptr};
   std::string repr() const override { return "GPT"; }
 };
 
@@ -109,13 +109,13 @@ Case gpt_case(int64_t V, int64_t T, int64_t B, int64_t L, int64_t H, int64_t E, 
 struct Seq2Seq : nn::Module {
   static constexpr int64_t V = 1000, Em = 128, He = 128, Hd = 256, A = 128;
   Seq2Seq() {
-    src_emb = register_module("src_emb", std::make_shared<nn::Embedding>(nn::EmbeddingOptions(V, Em)));
-    tgt_emb = register_module("tgt_emb", std::make_shared<nn::Embedding>(nn::EmbeddingOptions(V, Em)));
-    enc = register_module("enc", std::make_shared<nn::LSTM>(nn::LSTMOptions(Em, He).bidirectional(true)));
-    attn = register_module("attn", std::make_shared<nn::AdditiveAttention>(
+    src_emb = register_module("src_emb", nn::Embedding(nn::EmbeddingOptions(V, Em)));
+    tgt_emb = register_module("tgt_emb", nn::Embedding(nn::EmbeddingOptions(V, Em)));
+    enc = register_module("enc", nn::LSTM(nn::LSTMOptions(Em, He).bidirectional(true)));
+    attn = register_module("attn", nn::AdditiveAttention(
                                        nn::AdditiveAttentionOptions(Hd, 2 * He, A)));
-    dec = register_module("dec", std::make_shared<nn::LSTMCell>(nn::LSTMCellOptions(Em + 2 * He, Hd)));
-    out = register_module("out", std::make_shared<nn::Linear>(nn::LinearOptions(Hd, V)));
+    dec = register_module("dec", nn::LSTMCell(nn::LSTMCellOptions(Em + 2 * He, Hd)));
+    out = register_module("out", nn::Linear(nn::LinearOptions(Hd, V)));
   }
   // src (B, S), tgt_in (B, Tt) -> logits (B * Tt, V)
   Tensor forward(const IndexTensor& src, const IndexTensor& tgt_in, int64_t B, int64_t Tt) {
@@ -132,11 +132,11 @@ struct Seq2Seq : nn::Module {
     }
     return out->forward(stack(states, 1).reshape({B * Tt, Hd}));  // (B * Tt, V)
   }
-  std::shared_ptr<nn::Embedding> src_emb, tgt_emb;
-  std::shared_ptr<nn::LSTM> enc;
-  std::shared_ptr<nn::AdditiveAttention> attn;
-  std::shared_ptr<nn::LSTMCell> dec;
-  std::shared_ptr<nn::Linear> out;
+  nn::Embedding src_emb{nullptr}, tgt_emb{nullptr};
+  nn::LSTM enc{nullptr};
+  nn::AdditiveAttention attn{nullptr};
+  nn::LSTMCell dec{nullptr};
+  nn::Linear out{nullptr};
   std::string repr() const override { return "Seq2Seq"; }
 };
 
@@ -165,7 +165,7 @@ Case seq2seq_case() {
 // One LSTM layer, forward + backward of sum(out * w). Forward flops 2 T B 4H (In + H).
 Case lstm_case() {
   const int64_t B = 32, T = 100, In = 128, H = 256;
-  auto lstm = std::make_shared<nn::LSTM>(nn::LSTMOptions(In, H));
+  auto lstm = nn::LSTM(nn::LSTMOptions(In, H));
   const Tensor x = randn({B, T, In}).requires_grad_(), w = randn({B, T, H});
   return {[=] {
             for (Tensor p : lstm->parameters()) p.set_grad(Tensor());
@@ -179,7 +179,7 @@ Case lstm_case() {
 // Forward flops 2 T B 3H (In + H).
 Case gru_case() {
   const int64_t B = 32, T = 100, In = 128, H = 256;
-  auto gru = std::make_shared<nn::GRU>(nn::GRUOptions(In, H));
+  auto gru = nn::GRU(nn::GRUOptions(In, H));
   const Tensor x = randn({B, T, In}).requires_grad_(), w = randn({B, T, H});
   return {[=] {
             for (Tensor p : gru->parameters()) p.set_grad(Tensor());

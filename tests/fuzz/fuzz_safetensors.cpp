@@ -12,8 +12,8 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static auto model = [] {
     heed::manual_seed(1);
-    return std::make_shared<heed::nn::Sequential>(std::make_shared<heed::nn::Linear>(2, 3),
-                                                  std::make_shared<heed::nn::LayerNorm>(heed::nn::LayerNormOptions({3})));
+    return heed::nn::Sequential(heed::nn::Linear(2, 3),
+                                                  heed::nn::LayerNorm(heed::nn::LayerNormOptions({3})));
   }();
   try {
     const heed::safetensors::Contents c = heed::safetensors::deserialize(data, size, "fuzz input");

@@ -33,18 +33,18 @@ struct Target {
 inline std::vector<Target> targets() {
   manual_seed(1);
   std::vector<Target> ts;
-  auto mlp = std::make_shared<nn::Sequential>(std::make_shared<nn::Linear>(3, 4),
-                                              std::make_shared<nn::Tanh>(),
-                                              std::make_shared<nn::Linear>(4, 2));
-  ts.push_back({"mlp_sgd", mlp, std::make_unique<optim::SGD>(
+  auto mlp = nn::Sequential(nn::Linear(3, 4),
+                                              nn::Tanh(),
+                                              nn::Linear(4, 2));
+  ts.push_back({"mlp_sgd", mlp.ptr(), std::make_unique<optim::SGD>(
                                      mlp->parameters(), optim::SGDOptions(0.1).momentum(0.9))});
-  auto lstm = std::make_shared<nn::LSTM>(nn::LSTMOptions(3, 4).bidirectional(true));
-  ts.push_back({"lstm_adam", lstm, std::make_unique<optim::Adam>(
+  auto lstm = nn::LSTM(nn::LSTMOptions(3, 4).bidirectional(true));
+  ts.push_back({"lstm_adam", lstm.ptr(), std::make_unique<optim::Adam>(
                                        lstm->parameters(), optim::AdamOptions(1e-3).amsgrad(true))});
-  auto mha = std::make_shared<nn::MultiheadAttention>(nn::MultiheadAttentionOptions(8, 2));
-  ts.push_back({"mha_adamw", mha, std::make_unique<optim::AdamW>(
+  auto mha = nn::MultiheadAttention(nn::MultiheadAttentionOptions(8, 2));
+  ts.push_back({"mha_adamw", mha.ptr(), std::make_unique<optim::AdamW>(
                                       mha->parameters(), optim::AdamWOptions(1e-3))});
-  ts.push_back({"embedding", std::make_shared<nn::Embedding>(10, 4), nullptr});
+  ts.push_back({"embedding", nn::Embedding(10, 4).ptr(), nullptr});
   return ts;
 }
 

@@ -162,4 +162,43 @@ module_case(w, "transformer_pre_gelu",
             {"src_visible": src_visible, "tgt_visible": tgt_visible, "memory_visible": src_visible},
             800, transformer_run)
 
+
+# ---- TransformerEncoder, 2 post-norm layers, torch's additive FLOAT src_mask (heed: attn_bias) ----
+def stack_bias_run(module, ps, src, src_bias):
+    return functional_call(module, ps, (src,), {"mask": src_bias})
+
+
+src_bias = torch.tensor([[0.0, -1.5, 0.5, -float("inf"), 1.0],                            # (TS, TS)
+                         [0.3, 0.0, -0.7, 2.0, -float("inf")],
+                         [-1.0, 0.8, 0.0, -0.2, 0.4],
+                         [1.2, -float("inf"), -0.5, 0.0, 0.6],
+                         [-0.3, 0.9, 1.1, -2.0, 0.0]], dtype=torch.float32)
+layer = nn.TransformerEncoderLayer(E, H, dim_feedforward=F, dropout=0.0, batch_first=True)
+module_case(w, "encoder_stack_float_mask",
+            nn.TransformerEncoder(layer, 2, enable_nested_tensor=False),
+            {"src": (B, TS, E)}, {"src_bias": src_bias}, 900, stack_bias_run)
+
+
+# ---- batch_first=False (PyTorch's default): (T, B, E) in and out ----
+def mha_run(module, ps, query, key, memory_visible):
+    return functional_call(module, ps, (query, key, key), {"key_padding_mask": hidden(memory_visible),
+                                                          "need_weights": False})[0]
+
+
+def decoder_run_seq_first(module, ps, tgt, memory, memory_visible):
+    kwargs = {"tgt_mask": causal(tgt.shape[0]), "memory_key_padding_mask": hidden(memory_visible)}
+    return functional_call(module, ps, (tgt, memory), kwargs)
+
+
+module_case(w, "encoder_layer_seq_first",
+            nn.TransformerEncoderLayer(E, H, dim_feedforward=F, dropout=0.0, batch_first=False),
+            {"src": (TS, B, E)}, {"src_visible": src_visible}, 1000, encoder_run)
+module_case(w, "decoder_layer_seq_first",
+            nn.TransformerDecoderLayer(E, H, dim_feedforward=F, dropout=0.0, norm_first=True,
+                                       batch_first=False),
+            {"tgt": (TT, B, E), "memory": (TS, B, E)}, {"memory_visible": memory_visible}, 1100,
+            decoder_run_seq_first)
+module_case(w, "mha_seq_first", nn.MultiheadAttention(E, H, batch_first=False),
+            {"query": (TT, B, E), "key": (TS, B, E)}, {"memory_visible": memory_visible}, 1200, mha_run)
+
 w.write()

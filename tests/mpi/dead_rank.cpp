@@ -16,7 +16,7 @@ using namespace heed;
 int main(int argc, char** argv) {
   dist::MpiGuard mpi(argc, argv);
   const std::string mode = argc > 1 ? argv[1] : "abort";
-  auto fc = std::make_shared<nn::Linear>(16, 16);
+  auto fc = nn::Linear(16, 16);
   dist::broadcast_parameters(*fc);
   optim::SGD opt(fc->parameters(), optim::SGDOptions(0.01));
   dist::GradientAverager sync(*fc);

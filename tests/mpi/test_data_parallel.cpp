@@ -16,8 +16,8 @@ namespace {
 
 // x (N, 4) -> Linear -> tanh -> Linear -> (N, 3); deterministic (no dropout).
 struct Mlp : nn::Module {
-  std::shared_ptr<nn::Linear> fc1 = register_module("fc1", std::make_shared<nn::Linear>(4, 8));
-  std::shared_ptr<nn::Linear> fc2 = register_module("fc2", std::make_shared<nn::Linear>(8, 3));
+  nn::Linear fc1 = register_module("fc1", nn::Linear(4, 8));
+  nn::Linear fc2 = register_module("fc2", nn::Linear(8, 3));
   Tensor forward(const Tensor& x) { return fc2->forward(tanh(fc1->forward(x))); }
 };
 
@@ -111,9 +111,9 @@ TEST_CASE("data parallel Adam on per-rank batch b equals one process on batch 2b
 TEST_CASE("broadcast_parameters copies rank 0's parameters and buffers") {
   manual_seed(1 + dist::rank());
   nn::Linear fc(3, 2);
-  Tensor w0 = fc.parameters()[0].clone();
-  dist::broadcast_parameters(fc);
-  Tensor w = fc.parameters()[0];
+  Tensor w0 = fc->parameters()[0].clone();
+  dist::broadcast_parameters(*fc);
+  Tensor w = fc->parameters()[0];
   dist::allreduce_mean_(w0);  // the mean of the ranks' original weights
   bool changed = false;
   for (int64_t i = 0; i < w.numel(); ++i) changed = changed || w.data()[i] != w0.data()[i];
@@ -140,12 +140,12 @@ TEST_CASE("a parameter used on one rank only gets half that rank's gradient on b
 
 TEST_CASE("a second backward before synchronize() is an error; set_enabled(false) accumulates") {
   nn::Linear fc(2, 1);
-  dist::GradientAverager sync(fc);
+  dist::GradientAverager sync(*fc);
   Tensor x = ones({1, 2});
-  sum(fc.forward(x)).backward();
+  sum(fc->forward(x)).backward();
   std::string msg;
   try {
-    sum(fc.forward(x)).backward();
+    sum(fc->forward(x)).backward();
   } catch (const Error& e) {
     msg = e.what();
   }
@@ -153,15 +153,15 @@ TEST_CASE("a second backward before synchronize() is an error; set_enabled(false
   CHECK(msg.find("before synchronize()") != std::string::npos);
   sync.synchronize();  // completes the first step's buckets on both ranks
 
-  fc.zero_grad();
+  fc->zero_grad();
   sync.set_enabled(false);
-  sum(fc.forward(x)).backward();  // micro-batch 1: local only
+  sum(fc->forward(x)).backward();  // micro-batch 1: local only
   sync.set_enabled(true);
-  sum(fc.forward(x * (1.0 + dist::rank()))).backward();  // micro-batch 2: then average
+  sum(fc->forward(x * (1.0 + dist::rank()))).backward();  // micro-batch 2: then average
   sync.synchronize();
   // d/dw of sum(w.x + b) over both micro-batches: x + x*(1+r) = 2 + r per weight; mean 2.5
-  CHECK(fc.parameters()[0].grad().to_vector() == std::vector<real>{2.5, 2.5});
-  CHECK(fc.parameters()[1].grad().to_vector() == std::vector<real>{2});
+  CHECK(fc->parameters()[0].grad().to_vector() == std::vector<real>{2.5, 2.5});
+  CHECK(fc->parameters()[1].grad().to_vector() == std::vector<real>{2});
 }
 
 TEST_CASE("checkpoints: rank 0 writes, every rank loads the same state") {

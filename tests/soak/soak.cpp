@@ -75,10 +75,10 @@ double now_s() {
 struct Run {
   Run() {
     heed::manual_seed(1);
-    model = std::make_shared<seq2seq::Seq2Seq>(seq2seq::ModelOptions().embed(16).hidden(32).attn_dim(32));
+    model = seq2seq::Seq2Seq(seq2seq::ModelOptions().embed(16).hidden(32).attn_dim(32));
     opt = std::make_shared<optim::Adam>(model->parameters(), optim::AdamOptions(kLr));
   }
-  std::shared_ptr<seq2seq::Seq2Seq> model;
+  seq2seq::Seq2Seq model{nullptr};
   std::shared_ptr<optim::Adam> opt;
 };
 

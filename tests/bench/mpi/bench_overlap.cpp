@@ -26,8 +26,8 @@ int main(int argc, char** argv) {
   manual_seed(1);
   nn::Sequential net;
   for (int i = 0; i < 8; ++i) {
-    net.push_back(std::make_shared<nn::Linear>(256, 256));
-    net.push_back(std::make_shared<nn::Tanh>());
+    net.push_back(nn::Linear(256, 256));
+    net.push_back(nn::Tanh());
   }
   dist::broadcast_parameters(net);
   const std::vector<Setting> settings = {
