@@ -110,12 +110,11 @@ template <class Input>
 static void check_captures_of(const char* op, const void* closure, std::size_t bytes,
                               const SavedTensor* saved, const Input* inputs, int n) {
   const auto* words = static_cast<const unsigned char*>(closure);
-  for (std::size_t at = 0; at + sizeof(void*) <= bytes; at += alignof(void*)) {
-    const void* word;
-    std::memcpy(&word, words + at, sizeof(word));
+  for (std::size_t at = 0; at + sizeof(Tensor) <= bytes; at += alignof(void*)) {
     for (int i = 0; i < n; ++i) {
       const Tensor& x = tensor_of(inputs[i]);
-      if (!x.defined() || word != x.impl()) continue;
+      // A copy of x has x's bytes: its TensorImpl's address, then its control block's.
+      if (!x.defined() || std::memcmp(words + at, static_cast<const void*>(&x), sizeof(Tensor)) != 0) continue;
       bool is_saved = false;  // a SavedTensor's handle starts with its TensorImpl address
       for (const SavedTensor* s = saved; s && !is_saved; s = s->next_saved())
         is_saved = static_cast<const void*>(s) == static_cast<const void*>(words + at);

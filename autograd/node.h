@@ -36,6 +36,7 @@
 // heed::Error naming the op (engine.cpp, DelayedError), never a silent zero.
 #pragma once
 #include <cstdint>
+#include <cstring>
 #include <iterator>
 #include <memory>
 #include <optional>
@@ -254,8 +255,8 @@ std::shared_ptr<Node> producer_of(const Tensor& t);
 inline thread_local SavedTensor** saved_tail = nullptr;
 
 // heed::Error when the closure object [closure, closure + bytes) holds an input as a plain
-// Tensor: a word equal to the input's TensorImpl address that is not the start of one of
-// the node's SavedTensors (node.cpp). Only with assertions on (make_node below).
+// Tensor: bytes equal to the input Tensor's own (its TensorImpl and control-block
+// addresses) that are not the start of one of the node's SavedTensors (node.cpp). Only with assertions on (make_node below).
 void check_captures(const char* op, const void* closure, std::size_t bytes,
                     const SavedTensor* saved, const InputRef* inputs, int n);
 void check_captures(const char* op, const void* closure, std::size_t bytes,
@@ -271,6 +272,12 @@ struct FunctionNode final : Node {
       ~Adopt() { detail::saved_tail = outer; }
     } adopt;
     detail::saved_tail = &saved_tensors;
+#ifndef NDEBUG
+    // Zero bytes under the closure, so that its padding (and a disengaged optional's value)
+    // holds no stale address from the recycled block for check_captures to mistake for a
+    // captured input.
+    std::memset(static_cast<void*>(&fn), 0, sizeof(fn));
+#endif
     fn.emplace(std::move(f));  // each SavedTensor's move links it into saved_tensors
   }
   const char* name() const override { return op; }

@@ -145,7 +145,7 @@ TEST_CASE("gradgradcheck attention: composed scaled_dot_product_attention, Multi
   check_gradgrad([](const V& x) {
     return scaled_dot_product_attention(x[0], x[1], x[2], AttentionMask(), x[3]).context;
   }, {q, k, v, bias});
-  auto mha = std::make_shared<nn::MultiheadAttention>(nn::MultiheadAttentionOptions(4, 2));
+  nn::MultiheadAttention mha(nn::MultiheadAttentionOptions(4, 2));
   Tensor xq = param({2, 3, 4}), xk = param({2, 4, 4});
   check_gradgrad([mha](const V& x) { return mha->forward(x[0], x[1], x[1], {}, {}, true).output; }, {xq, xk});
   Tensor hb = param({1, 2, 3, 4});
