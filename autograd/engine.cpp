@@ -386,7 +386,7 @@ void run_pass(GraphTask& task, const Roots& roots) {
   count_dependencies(task, roots);
   if (task.capturing) find_inputs(task);
 
-  // 2. The roots start with the seeds, dL/dL = 1 (or the caller's gradients).
+  // 2. The roots start with the initial gradients, dL/dL = 1 (or the caller's gradients).
   std::vector<std::uint32_t, CachingAllocator<std::uint32_t>> ready;  // deps 0: can run
   for (std::size_t i = 0; i < roots.n; ++i) {
     const std::uint32_t k = task.number(roots.nodes[i]).first;

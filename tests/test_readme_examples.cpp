@@ -1,7 +1,7 @@
 // test_readme_examples.cpp - every one-line example in README.md, compiled and run, so the
 // README cannot drift from the API. Keep the two in step. The README's complete program is
-// below with its body verbatim, and its "Adding an op" excerpts are checked against the files
-// they name.
+// below with its body verbatim, and the code excerpts of README.md and autograd/README.md
+// (adding an op) are checked against the files they name.
 #include <fstream>
 #include <sstream>
 
@@ -175,16 +175,18 @@ TEST_CASE("README: a Hessian-vector product by double backward, against finite d
 
 TEST_CASE("README: each code excerpt that starts with a file name appears verbatim in that file") {
   int checked = 0;
-  for (const Block& b : code_blocks(read_text("README.md"))) {
-    std::string path;
-    if (b.first.rfind("// ", 0) == 0) path = b.first.substr(3);
-    else if (b.first.rfind("# ", 0) == 0) path = b.first.substr(2);
-    if (path.empty() || path.find(' ') != std::string::npos || !std::ifstream(path)) continue;
-    CAPTURE(path);
-    CHECK_MESSAGE(read_text(path).find(b.rest) != std::string::npos, "not in ", path, ":\n", b.rest);
-    ++checked;
+  for (const char* doc : {"README.md", "autograd/README.md"}) {
+    for (const Block& b : code_blocks(read_text(doc))) {
+      std::string path;
+      if (b.first.rfind("// ", 0) == 0) path = b.first.substr(3);
+      else if (b.first.rfind("# ", 0) == 0) path = b.first.substr(2);
+      if (path.empty() || path.find(' ') != std::string::npos || !std::ifstream(path)) continue;
+      CAPTURE(path);
+      CHECK_MESSAGE(read_text(path).find(b.rest) != std::string::npos, "not in ", path, ":\n", b.rest);
+      ++checked;
+    }
   }
-  CHECK(checked >= 6);  // the "Adding an op" walkthrough's five excerpts, the Hessian-vector product
+  CHECK(checked >= 6);  // autograd/README.md's five excerpts of adding an op, README's Hessian-vector product
 }
 
 // The heed column of README's "Coming from libtorch" table, each row that exists here.
