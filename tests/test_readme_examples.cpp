@@ -30,6 +30,7 @@
 #include <heed/layers/sequential.h>
 #include <heed/optim/adam.h>
 #include <heed/optim/checkpoint_file.h>
+#include <heed/optim/data/data.h>
 #include <heed/optim/clip.h>
 #include <heed/optim/optimizer.h>
 #include <heed/optim/schedule.h>
@@ -189,6 +190,12 @@ TEST_CASE("README: each code excerpt that starts with a file name appears verbat
   CHECK(checked >= 6);  // autograd/README.md's five excerpts of adding an op, README's Hessian-vector product
 }
 
+// A dataset of six examples, for the data loader row.
+struct PortData : heed::data::datasets::Dataset<PortData> {
+  heed::data::Example<> get(size_t i) override { return {full({3}, real(i)), full({}, real(i % 2))}; }
+  std::optional<size_t> size() const override { return 6; }
+};
+
 // The heed column of README's "Coming from libtorch" table, each row that exists here.
 struct PortNetImpl : nn::Module {
   nn::Linear fc{nullptr};
@@ -225,4 +232,15 @@ TEST_CASE("README: coming from libtorch, the heed column") {
   Tensor p = fc->weight;
   { NoGradGuard g; p.mul_(2); }
   CHECK(t.shape() == Shape({2, 2}));
+  CHECK(t.sum().item<float>() == 10.f);
+  using heed::indexing::Slice;
+  using heed::indexing::None;
+  Tensor z = zeros({2, 4});
+  z.index_put_({Slice(), Slice(0, None, 2)}, ones({2, 2}));
+  CHECK(z.to_vector() == std::vector<heed::real>{1, 0, 1, 0, 1, 0, 1, 0});
+  PortData ds;
+  auto loader = heed::data::make_data_loader(ds.map(heed::data::transforms::Stack<>()), heed::data::DataLoaderOptions(4));
+  int64_t rows = 0;
+  for (auto& batch : *loader) rows += batch.data.size(0);
+  CHECK(rows == 6);
 }
