@@ -115,6 +115,28 @@ IndexTensor random_digits(int64_t B, int64_t L, std::mt19937_64& rng) {
   return IndexTensor(ids, {B, L});
 }
 
+// The training strings as a heed::data dataset: example i is string i, as source and target.
+using Pair = data::Example<IndexTensor, IndexTensor>;
+struct Strings : data::datasets::Dataset<Strings, Pair> {
+  ExampleType get(size_t i) override { return {strings[i], strings[i]}; }
+  std::optional<size_t> size() const override { return strings.size(); }
+  std::vector<IndexTensor> strings;  // each (L)
+};
+
+// Every step's strings, drawn up front in step order: a length from --lengths, then o.batch
+// strings of it. The same seed for both models, so both see the same strings.
+Strings training_strings(const Options& o) {
+  std::mt19937_64 rng(o.seed);
+  std::uniform_int_distribution<size_t> pick(0, o.lengths.size() - 1);
+  Strings ds;
+  for (int64_t step = 0; step < o.steps; ++step) {
+    const int64_t L = o.lengths[pick(rng)];
+    IndexTensor batch = random_digits(o.batch, L, rng);  // (B, L)
+    for (int64_t b = 0; b < o.batch; ++b) ds.strings.push_back(batch.select(0, b));
+  }
+  return ds;
+}
+
 // ------------------------------------------------------------------ model
 class CopyModel : public nn::Module {
  public:
@@ -166,23 +188,25 @@ class CopyModel : public nn::Module {
 std::vector<double> train(CopyModel& model, const Options& o, const std::string& name) {
   optim::Adam opt(model.parameters(), optim::AdamOptions(o.lr));
   optim::LinearWarmupCosine schedule(optim::WarmupDecayOptions(o.lr, o.warmup, std::max(o.steps, o.warmup + 1)).min_lr(o.lr / 20));
-  std::mt19937_64 rng(o.seed);  // the same strings for both models
-  std::uniform_int_distribution<size_t> pick(0, o.lengths.size() - 1);
   progress::Bar bar(o.steps, 0, name);
   bar.start_epoch(1, 1, o.steps);
   std::vector<double> losses;
-  for (int64_t step = 0; step < o.steps; ++step) {
-    const int64_t L = o.lengths[pick(rng)];
-    IndexTensor src = random_digits(o.batch, L, rng);
+  // The strings in order, o.batch a step: batch `step` is that step's strings, all of one length.
+  auto loader = data::make_data_loader<data::samplers::SequentialSampler>(
+      training_strings(o).map(data::transforms::Stack<Pair>()), data::DataLoaderOptions(o.batch));
+  int64_t step = 0;
+  for (auto& batch : *loader) {
+    const IndexTensor& src = batch.data;  // (B, L)
+    const int64_t L = src.size(1);
     schedule.apply(opt, opt.step_count());
     Tensor logits = model.forward(src, &src);  // (B, L, V)
-    Tensor loss = F::cross_entropy(logits.reshape({-1, kVocab}), src.reshape({o.batch * L}));
+    Tensor loss = F::cross_entropy(logits.reshape({-1, kVocab}), batch.target.reshape({o.batch * L}));
     opt.zero_grad();
     loss.backward();
     optim::clip_grad_norm_(model.parameters(), o.clip);
     opt.step();
     losses.push_back(loss.item());
-    bar.update(step + 1, losses.back(), 2 * o.batch * L);
+    bar.update(++step, losses.back(), 2 * o.batch * L);
   }
   return losses;
 }
