@@ -26,6 +26,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <random>
 #include <string>
 #include <sys/stat.h>
@@ -220,8 +221,8 @@ std::string describe(const TransformerSeq2Seq::Impl& model, const Options& o) {
 
 // Batches of similar source length (sorted within chunks of 16 batches, then shuffled),
 // so that little of each batch is padding. Different every epoch, fixed by the seed.
-std::vector<std::vector<int64_t>> make_batches(int64_t n, int64_t B, std::mt19937_64& rng,
-                                               const std::vector<dates::Example>& data) {
+std::vector<std::vector<size_t>> make_batches(int64_t n, int64_t B, std::mt19937_64& rng,
+                                              const std::vector<dates::Example>& data) {
   std::vector<int64_t> idx(n);
   for (int64_t i = 0; i < n; ++i) idx[i] = i;
   std::shuffle(idx.begin(), idx.end(), rng);
@@ -231,10 +232,54 @@ std::vector<std::vector<int64_t>> make_batches(int64_t n, int64_t B, std::mt1993
       return data[a].source.size() < data[b].source.size();
     });
   }
-  std::vector<std::vector<int64_t>> batches;
+  std::vector<std::vector<size_t>> batches;
   for (int64_t i = 0; i < n; i += B) batches.emplace_back(idx.begin() + i, idx.begin() + std::min(n, i + B));
   std::shuffle(batches.begin(), batches.end(), rng);
   return batches;
+}
+
+// A sampler (optim/data/samplers.h) that hands out batches of indices made beforehand, one
+// batch per next(); set_batches gives an epoch's, as DistributedSampler's set_epoch. Each
+// batch must hold at most the loader's batch_size indices, and the loader's drop_last must be
+// false (a short batch is a batch here).
+class FixedBatchSampler {
+ public:
+  void set_batches(std::vector<std::vector<size_t>> batches) {
+    batches_ = std::move(batches);
+    next_ = 0;
+  }
+  void reset(std::optional<size_t> = std::nullopt) { next_ = 0; }
+  std::optional<std::vector<size_t>> next(size_t) {
+    if (next_ == batches_.size()) return std::nullopt;
+    return batches_[next_++];
+  }
+
+ private:
+  std::vector<std::vector<size_t>> batches_;
+  size_t next_ = 0;
+};
+
+// The dates as a heed::data dataset: example i is its source ids and its target ids (ending
+// in </s>), so transforms::Pad collates a batch, padding both with <pad> to the batch's
+// longest. <pad> is in no date, so the ids that are not <pad> are the real characters.
+using Ids = data::Example<IndexTensor, IndexTensor>;
+struct Dates : data::datasets::Dataset<Dates, Ids> {
+  explicit Dates(const std::vector<dates::Example>& examples) : examples(&examples) {}
+  ExampleType get(size_t i) override {
+    return {IndexTensor(dates::encode_source((*examples)[i].source)),
+            IndexTensor(dates::encode_target((*examples)[i].target))};
+  }
+  std::optional<size_t> size() const override { return examples->size(); }
+  const std::vector<dates::Example>* examples;
+};
+
+Batch to_batch(const Ids& padded) {  // padded.data (B, S), padded.target (B, T)
+  Batch b;
+  b.src = padded.data;
+  b.lengths = padded.data.ne(dates::kPad).sum(1).vec();
+  b.tgt = padded.target;
+  b.tokens = padded.data.ne(dates::kPad).sum().item() + padded.target.ne(dates::kPad).sum().item();
+  return b;
 }
 
 // ------------------------------------------------------------------ evaluation
@@ -271,12 +316,17 @@ std::vector<double> train(Model& model, optim::Adam& opt, const Options& o, cons
   const int first_epoch = int(opt.step_count() / std::max<int64_t>(1, steps_per_epoch));
   progress::Bar bar(total, first_epoch * steps_per_epoch);
   std::vector<double> losses;
+  // Each epoch's batches from make_batches, in its order; a short last batch kept.
+  auto loader = data::make_data_loader(Dates(data.train).map(data::transforms::Pad<Ids>(dates::kPad)),
+                                       FixedBatchSampler(), data::DataLoaderOptions(o.batch));
   for (int epoch = first_epoch; epoch < o.epochs; ++epoch) {
     std::mt19937_64 rng(o.seed * 1000003 + epoch);
     auto batches = make_batches(o.train_size, o.batch, rng, data.train);
     bar.start_epoch(epoch + 1, o.epochs, batches.size());
-    for (size_t s = 0; s < batches.size(); ++s) {
-      Batch b = seq2seq::make_batch(data.train, batches[s]);
+    loader->sampler().set_batches(std::move(batches));
+    int64_t s = 0;
+    for (auto& padded : *loader) {
+      Batch b = to_batch(padded);
       schedule.apply(opt, opt.step_count());
       Tensor logits = training_logits(model, b, o, rng);  // (B, T, V)
       Tensor loss = F::cross_entropy(logits.reshape({-1, dates::kTargetVocab}), b.tgt.reshape({b.tgt.numel()}),
@@ -286,7 +336,7 @@ std::vector<double> train(Model& model, optim::Adam& opt, const Options& o, cons
       optim::clip_grad_norm_(model.parameters(), o.clip);
       opt.step();
       losses.push_back(loss.item());
-      bar.update(s + 1, losses.back(), b.tokens);
+      bar.update(++s, losses.back(), b.tokens);
     }
     std::printf("epoch %d/%d  validation exact match %.1f%%  lr %.2g\n", epoch + 1, o.epochs,
                 100 * exact_match(model, data.valid, 1, o.length_alpha), schedule.lr_at(opt.step_count() - 1));
