@@ -29,6 +29,7 @@
 //     instead of accumulated; no leaf's .grad changes and only nodes that lead to an input
 //     run.
 #include <algorithm>
+#include <unordered_map>
 #include <vector>
 
 #include "../core/error.h"
@@ -130,11 +131,8 @@ void AccumulateGrad::apply(const Tensor& grad_out, Grads& g) {
 
 // One pass's state (PyTorch's GraphTask): the nodes it reached, densely numbered in the
 // order reached, each with its count and sum, and per edge the number of the producer it
-// leads to. A node is found by address once per edge, while counting (step 1); running
-// (step 2) then goes by number only. The address table is open addressing with linear
-// probing, at most half full: the slot is the address over 64 (nodes come from the caching
-// allocator in 64-byte blocks, and a chain's nodes, made one after another, then fill
-// neighbouring slots, so the table is walked nearly in order).
+// leads to. A node is found by address (`numbers`) once per edge, while counting (step 1);
+// running (step 2) then goes by number only.
 struct GraphTask {
   template <class T>
   using Vec = std::vector<T, CachingAllocator<T>>;
@@ -148,7 +146,9 @@ struct GraphTask {
   // create_graph: per node, the edge (or root) that reached it, for Grads::output
   Vec<const std::shared_ptr<Node>*> refs;
   Vec<std::uint32_t> targets;  // per edge of nodes[k], from nodes[k].first_edge; kNone: no grad
-  Vec<std::uint32_t> table;    // numbers, by address; kNone: free
+  std::unordered_map<const Node*, std::uint32_t, std::hash<const Node*>, std::equal_to<const Node*>,
+                     CachingAllocator<std::pair<const Node* const, std::uint32_t>>>
+      numbers;                 // node -> its number
   Vec<std::uint32_t> hooked;   // outermost pass: its AccumulateGrads of leaves with hooks
   bool keep_graph = false, create_graph = false, outermost = false;
   // autograd::grad: per input, its node's number (kNone: not reached) and gradient;
@@ -161,27 +161,17 @@ struct GraphTask {
   std::vector<char> is_input, leads_to_input;
 
   // Sized for `hint` nodes (the thread's previous pass: a training loop's passes are alike),
-  // so the arrays rarely grow while the pass runs.
-  explicit GraphTask(std::size_t hint) : table(table_size(hint), kNone) {
+  // so the containers rarely grow while the pass runs.
+  explicit GraphTask(std::size_t hint) {
     nodes.reserve(hint);
     targets.reserve(hint);
-  }
-  static std::size_t table_size(std::size_t nodes) {  // a power of two, over twice nodes
-    std::size_t n = 256;
-    while (n <= 2 * nodes) n *= 2;
-    return n;
+    numbers.reserve(hint);
   }
   // The node's number, and whether this call gave it.
   std::pair<std::uint32_t, bool> number(const std::shared_ptr<Node>& e) {
-    if (2 * nodes.size() >= table.size()) grow();
-    for (std::size_t h = slot_of(e.get());; h = (h + 1) & (table.size() - 1)) {
-      const std::uint32_t k = table[h];
-      if (k == kNone) {
-        table[h] = static_cast<std::uint32_t>(nodes.size());
-        return add(e);
-      }
-      if (nodes[k].node == e.get()) return {k, false};
-    }
+    const auto [at, added] = numbers.try_emplace(e.get(), static_cast<std::uint32_t>(nodes.size()));
+    if (!added) return {at->second, false};
+    return add(e);
   }
   // The node's number, for a node no other edge leads to (so none will look it up).
   std::pair<std::uint32_t, bool> add(const std::shared_ptr<Node>& e) {
@@ -192,21 +182,8 @@ struct GraphTask {
   // The node's number if step 1 reached it, else kNone. Only for a node the caller holds
   // (autograd::grad's inputs): step 1 then went through number(), not add().
   std::uint32_t find(const Node* n) const {
-    for (std::size_t h = slot_of(n);; h = (h + 1) & (table.size() - 1)) {
-      const std::uint32_t k = table[h];
-      if (k == kNone || nodes[k].node == n) return k;
-    }
-  }
-  std::size_t slot_of(const Node* n) const {
-    return (reinterpret_cast<std::uintptr_t>(n) >> 6) & (table.size() - 1);
-  }
-  void grow() {
-    table.assign(table_size(nodes.size()), kNone);  // add() may have outgrown one doubling
-    for (std::uint32_t k = 0; k < nodes.size(); ++k) {
-      std::size_t h = slot_of(nodes[k].node);
-      while (table[h] != kNone) h = (h + 1) & (table.size() - 1);
-      table[h] = k;
-    }
+    const auto at = numbers.find(n);
+    return at == numbers.end() ? kNone : at->second;
   }
 };
 
