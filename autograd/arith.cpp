@@ -6,6 +6,7 @@
 
 #include "../core/elementwise.h"
 #include "broadcast.h"
+#include "compare.h"
 #include "node.h"
 #include "unary.h"
 
@@ -108,9 +109,9 @@ Tensor pow(const Tensor& x, const Tensor& p) {
   return record("pow", y, {x, p}, kDoubleBackward, [x = SavedTensor(x), p = SavedTensor(p),
                                    y = SavedTensor(y.detach())](const Tensor& dy, Grads& g) {
     if (g.create_graph()) {
-      if (g.needs(0)) {  // dy * p * x^(p-1), 0 where p = 0
-        const Tensor nonzero = zip("pow", x, p, [](real, real v) { return real(v != 0); });
-        g[0] = sum_to(mul(dy, mul(mul(p, pow(x, add(p, -1))), nonzero)), x.shape());
+      if (g.needs(0)) {  // dy * p * x^(p-1), 0 where p = 0: there x is read as 1 (0 * 1^-1 = 0, not 0 * 0^-1)
+        const Tensor xs = masked_fill(x, zip("pow", x, p, [](real, real v) { return real(v == 0); }), 1);
+        g[0] = sum_to(mul(dy, mul(p, pow(xs, add(p, -1)))), x.shape());
       }
       if (g.needs(1)) {  // dy * y * log(x), 0 where x = 0 and p >= 0
         const Tensor limit = zip("pow", x, p, [](real u, real v) { return real(u == 0 && v >= 0); });

@@ -19,6 +19,7 @@
 #include "arith.h"
 #include "composed_backward.h"
 #include "node.h"
+#include "norm.h"
 #include "reduce.h"
 #include "reduce_util.h"
 #include "unary.h"
@@ -66,8 +67,8 @@ Tensor normalize(const Tensor& x, double p, int64_t dim, double eps) {
     }
   });
   return record("normalize", y, {x}, kDoubleBackward, [x = SavedTensor(x), norms, sp, p, eps](const Tensor& dy, Grads& g) {
-    // Under create_graph: the composed twin over x seen as (outer, n, inner) (its gradient
-    // at a zero row is NaN where this kernel's is dy / eps; composed_backward.h).
+    // Under create_graph: the composed twin over x seen as (outer, n, inner)
+    // (composed_backward.h); at a zero row both give dy / eps.
     if (g.create_graph())
       return detail::composed_gradients([&](const std::vector<Tensor>& in) {
         return normalize_reference(in[0].reshape({sp.outer, sp.n, sp.inner}), p, 1, eps).reshape(in[0].shape());
@@ -97,7 +98,7 @@ Tensor normalize(const Tensor& x, double p, int64_t dim, double eps) {
 
 Tensor normalize_reference(const Tensor& x, double p, int64_t dim, double eps) {
   check_args("normalize_reference", p, eps);
-  const Tensor r = pow(sum(pow(abs(x), real(p)), dim, /*keepdim=*/true), real(1 / p));
+  const Tensor r = norm(x, p, dim, /*keepdim=*/true);  // its gradient at a zero row is 0, not NaN
   return x / clamp_min(r, real(eps));
 }
 

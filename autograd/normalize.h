@@ -15,8 +15,8 @@ namespace heed {
 
 Tensor normalize(const Tensor& x, double p = 2, int64_t dim = 1, double eps = 1e-12);
 
-// The same op composed from primitive ops (pow, sum, clamp_min, division), for the test that
-// proves the two agree; its gradient is NaN where a row is all zero, which normalize avoids.
+// The same op composed from primitive ops (norm, clamp_min, division): the test that proves
+// the two agree, and normalize's create_graph backward (both give dy / eps at a zero row).
 Tensor normalize_reference(const Tensor& x, double p = 2, int64_t dim = 1, double eps = 1e-12);
 
 namespace nn::functional {

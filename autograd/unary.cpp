@@ -93,7 +93,7 @@ Tensor relu(const Tensor& x) {
   // y > 0 exactly where x > 0, so the output is the only state the backward needs.
   return record("relu", y, {x}, kDoubleBackward, [y = SavedTensor(y.detach())](const Tensor& dy, Grads& g) {
     if (g.create_graph())
-      return void(g[0] = where(map(y, [](real yv) { return real(yv > 0); }), dy, scalar_tensor(0)));
+      return void(g[0] = where(map(y, [](real yv) { return real(!(yv <= 0)); }), dy, scalar_tensor(0)));
     g[0] = zip("relu", dy, y, [](real d, real yv) { return yv <= 0 ? real(0) : d; });
   });
 }
