@@ -22,6 +22,8 @@ class Shape {
   Shape() = default;
   Shape(std::initializer_list<int64_t> dims);
   explicit Shape(const std::vector<int64_t>& dims);
+  // One dim, implicitly, as libtorch's IntArrayRef: heed::randn(3) is randn({3}).
+  Shape(int64_t n) : Shape({n}) {}
 
   int size() const { return n_; }  // rank
   int64_t operator[](int i) const { return d_[i]; }

@@ -197,6 +197,40 @@ Tensor from_vector(const std::vector<real>& values, const Shape& shape) {
   return t;
 }
 
+void detail::check_dtype(const char* op, const TensorOptions& o) {
+  static const char* const names[] = {"kFloat", "kDouble", "kLong", "kInt", "kBool"};
+  const ScalarType t = o.dtype();
+  if (t == ScalarType::Long || t == ScalarType::Int || t == ScalarType::Bool)
+    fail(op, "dtype ", names[int(t)], ": a heed Tensor holds real numbers; integer ids are "
+         "heed::IndexTensor, and masks are 0/1 real tensors");
+  const bool is_double = sizeof(real) == sizeof(double);
+  HEED_CHECK((t == ScalarType::Double) == is_double, op, "dtype ", names[int(t)], ": this is "
+             "heed's ", is_double ? "double library (libheed_f64.a)" : "float library (libheed.a)",
+             "; link ", is_double ? "libheed.a for float" : "libheed_f64.a for double");
+}
+
+// torch::tensor's forms: a number, a list, a list of equal rows.
+Tensor tensor(double value, const TensorOptions& o) {
+  return detail::with_options(full(Shape(), real(value)), o);
+}
+Tensor tensor(std::initializer_list<double> values, const TensorOptions& o) {
+  return detail::with_options(from_vector(std::vector<real>(values.begin(), values.end()),
+                                          Shape{int64_t(values.size())}), o);
+}
+Tensor tensor(std::initializer_list<std::initializer_list<double>> rows, const TensorOptions& o) {
+  const int64_t n = int64_t(rows.size()), m = n ? int64_t(rows.begin()->size()) : 0;
+  std::vector<real> values;
+  for (const auto& row : rows) {
+    HEED_CHECK(int64_t(row.size()) == m, "tensor", "rows of different lengths (", m, " and ",
+               row.size(), ")");
+    values.insert(values.end(), row.begin(), row.end());
+  }
+  return detail::with_options(from_vector(values, {n, m}), o);
+}
+Tensor tensor(const std::vector<real>& values, const TensorOptions& o) {
+  return detail::with_options(from_vector(values, Shape{int64_t(values.size())}), o);
+}
+
 // ---------------------------------------------------------------- printing
 
 namespace {

@@ -297,16 +297,33 @@ Tensor from_vector(const std::vector<real>& values, const Shape& shape);
 Tensor zeros_like(const Tensor& t);
 Tensor ones_like(const Tensor& t);
 
-// libtorch's TensorOptions, for the one option a heed tensor has (one scalar type per build,
-// CPU only): torch::randn({3, 4}, torch::requires_grad()) is
+// libtorch's scalar types, for TensorOptions. A heed library holds one floating type:
+// float in libheed.a, double in libheed_f64.a (`real`); asking for the other, or for an
+// integer type (ids are IndexTensor), is a heed::Error, never a silent conversion.
+enum class ScalarType { Float, Double, Long, Int, Bool };
+constexpr ScalarType kFloat = ScalarType::Float, kFloat32 = ScalarType::Float;
+constexpr ScalarType kDouble = ScalarType::Double, kFloat64 = ScalarType::Double;
+constexpr ScalarType kLong = ScalarType::Long, kInt64 = ScalarType::Long;
+constexpr ScalarType kInt = ScalarType::Int, kInt32 = ScalarType::Int, kBool = ScalarType::Bool;
+
+// libtorch's TensorOptions, for the options a heed tensor has (CPU only, the build's real
+// type): torch::randn({3, 4}, torch::requires_grad()) and torch::ones(3, torch::kFloat) are
 //   Tensor w = heed::randn({3, 4}, heed::requires_grad());   // a leaf that requires grad
+//   Tensor o = heed::ones(3, heed::kFloat);                   // float: libheed.a's type
 class TensorOptions {
  public:
+  TensorOptions() = default;
+  TensorOptions(ScalarType t) : dtype_(t) {}  // implicit, as libtorch's
   HEED_ARG(bool, requires_grad) = false;
+  HEED_ARG(ScalarType, dtype) = sizeof(real) == sizeof(double) ? kDouble : kFloat;
 };
 inline TensorOptions requires_grad(bool on = true) { return TensorOptions().requires_grad(on); }
+inline TensorOptions dtype(ScalarType t) { return TensorOptions().dtype(t); }
 namespace detail {
+// heed::Error unless o.dtype() is this build's real type.
+void check_dtype(const char* op, const TensorOptions& o);
 inline Tensor with_options(Tensor t, const TensorOptions& o) {
+  check_dtype("TensorOptions", o);
   if (o.requires_grad()) t.requires_grad_();
   return t;
 }
@@ -322,6 +339,12 @@ inline Tensor rand(const Shape& s, const TensorOptions& o) { return detail::with
 inline Tensor from_vector(const std::vector<real>& values, const Shape& s, const TensorOptions& o) {
   return detail::with_options(from_vector(values, s), o);
 }
+// torch::tensor: a 0-D tensor from a number, 1-D from a list, 2-D from a list of equal rows.
+//   heed::tensor(2.5)   heed::tensor({0.1, 1.0, 1e-4}, heed::kFloat)   heed::tensor({{1, 2}, {3, 4}})
+Tensor tensor(double value, const TensorOptions& o = {});
+Tensor tensor(std::initializer_list<double> values, const TensorOptions& o = {});
+Tensor tensor(std::initializer_list<std::initializer_list<double>> rows, const TensorOptions& o = {});
+Tensor tensor(const std::vector<real>& values, const TensorOptions& o = {});
 
 // Nested, one row a line, as PyTorch's Python form, after the shape:
 //   Tensor(2,2)

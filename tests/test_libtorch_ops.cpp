@@ -299,6 +299,36 @@ TEST_CASE("requires_grad() as a factory option, libtorch's torch::requires_grad(
   CHECK(empty({2}, requires_grad()).requires_grad());
 }
 
+TEST_CASE("torch::tensor, a one-int size and dtypes as libtorch writes them") {
+  const Tensor a = tensor({0.1, 1.0, 0.0001});
+  REQUIRE(a.shape() == Shape{3});
+  CHECK(a.data()[0] == real(0.1));
+  CHECK(a.data()[2] == real(0.0001));
+  const Tensor m = tensor({{1, 2}, {3, 4.5}}, requires_grad());
+  CHECK(m.shape() == Shape{2, 2});
+  CHECK(m.data()[3] == real(4.5));
+  CHECK(m.requires_grad());
+  const Tensor s = tensor(2.5);
+  CHECK(s.dim() == 0);
+  CHECK(s.item() == real(2.5));
+  CHECK(tensor(std::vector<real>{1, 2}).shape() == Shape{2});
+  CHECK(contains(error_of([] { tensor({{1, 2}, {3}}); }), "tensor: rows of different lengths (2 and 1)"));
+  // randn(3), ones(2) as IntArrayRef allows; ones({}) stays 0-D
+  CHECK(randn(3, requires_grad()).shape() == Shape{3});
+  CHECK(ones(2).shape() == Shape{2});
+  CHECK(ones({}).dim() == 0);
+  CHECK(zeros(4).reshape({2, -1}).shape() == Shape{2, 2});
+  // dtype: the build's real type passes; the other float type and integer types are errors
+  const ScalarType mine = sizeof(real) == sizeof(double) ? kDouble : kFloat;
+  const ScalarType other = mine == kFloat ? kFloat64 : kFloat32;
+  CHECK(zeros({2}, mine).shape() == Shape{2});
+  CHECK(zeros({2}, dtype(mine).requires_grad(true)).requires_grad());
+  CHECK(contains(error_of([&] { zeros({2}, other); }), "TensorOptions: dtype"));
+  CHECK(contains(error_of([&] { zeros({2}, other); }), sizeof(real) == 4 ? "link libheed_f64.a for double" : "link libheed.a for float"));
+  CHECK(contains(error_of([] { tensor({1, 2}, kLong); }), "TensorOptions: dtype kLong: a heed Tensor holds real numbers; integer ids are heed::IndexTensor"));
+  CHECK(contains(error_of([] { ones(2, kBool); }), "dtype kBool"));
+}
+
 TEST_CASE("grad_fn names contain the op's name, composed ops included") {
   Tensor x = randn({2, 3}).requires_grad_(), y = randn({2, 3}).requires_grad_();
   Tensor m = randn({3, 2}).requires_grad_();

@@ -42,6 +42,7 @@ namespace F = heed::nn::functional;
 
 TEST_CASE("README one-line examples compile and run") {
   Tensor x = randn({2, 784});
+  CHECK(randn({3, 4}, requires_grad()).requires_grad()); CHECK(ones(3, kFloat).numel() == 3);
   nn::Linear fc(nn::LinearOptions(784, 10).bias(false)); Tensor y = fc(x);
   int64_t V = 10; IndexTensor ids({1, 2, 0});
   nn::Embedding emb(nn::EmbeddingOptions(V, 64).padding_idx(0)); y = emb(ids);
@@ -224,7 +225,7 @@ TEST_CASE("README: coming from libtorch, the heed column") {
   CHECK(enc(src, pad).shape() == Shape({2, 5, 8}));
   nn::MultiheadAttention mha(nn::MultiheadAttentionOptions(8, 2));
   CHECK(mha->forward(src, src, src, {}, bias).output.shape() == Shape({2, 5, 8}));
-  Tensor t = from_vector({1, 2, 3, 4}, {2, 2});
+  Tensor t = tensor({{1, 2}, {3, 4}});
   IndexTensor ids({1, 0, 2});
   safetensors::save_model(fc, "/tmp/heed_readme_port.safetensors");
   CHECK(safetensors::load_model(b, "/tmp/heed_readme_port.safetensors").empty());
