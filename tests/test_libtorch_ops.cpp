@@ -5,6 +5,7 @@
 // huber_loss; with the heed::Error each refuses bad input with.
 #include <limits>
 #include <sstream>
+#include <type_traits>
 
 #include <heed/autograd/arith.h>
 #include <heed/autograd/attention/chunked_attention_op.h>
@@ -247,6 +248,20 @@ TEST_CASE("index_put_: a value with extra leading size-1 dims fills the region, 
                  "index_put_: a value of shape (1,1,2,2) does not broadcast to the indexed region's shape (3,2)"));
   CHECK(contains(error_of([&] { index_put(x, {0}, zeros({2, 1, 4})); }),
                  "index_put: a value of shape (2,1,4) does not broadcast to the indexed region's shape (4)"));
+}
+
+TEST_CASE("cat({}) and stack({}) compile, as libtorch's, and throw naming the op") {
+  CHECK(contains(error_of([] { cat({}, 0); }), "cat: needs at least one tensor"));
+  CHECK(contains(error_of([] { cat({}); }), "cat: needs at least one tensor"));
+  CHECK(contains(error_of([] { stack({}, 1); }), "stack: needs at least one tensor"));
+  // braced lists still pick the overload of their elements' type
+  Tensor a = arange(6).reshape({2, 3}), b = ones({2, 1});
+  static_assert(std::is_same_v<decltype(cat({a, b}, 1)), Tensor>);
+  static_assert(std::is_same_v<decltype(cat({IndexTensor({1}), IndexTensor({2})})), IndexTensor>);
+  static_assert(std::is_same_v<decltype(stack({IndexTensor({1}), IndexTensor({2})})), IndexTensor>);
+  CHECK(cat({a, b}, 1).to_vector() == std::vector<real>{0, 1, 2, 1, 3, 4, 5, 1});
+  CHECK(stack({a, a}, 1).shape() == Shape{2, 2, 3});
+  CHECK(cat({IndexTensor({1, 2}), IndexTensor({3})}).vec() == std::vector<int64_t>{1, 2, 3});
 }
 
 TEST_CASE("compound assignment: in place with a version bump, refused on a grad leaf, recorded in a graph") {
