@@ -313,6 +313,9 @@ Tensor stack(const std::vector<Tensor>& xs, int64_t dim) {
   return named("stack", cat(parts, d), {});
 }
 
+Tensor cat(std::initializer_list<Tensor> xs, int64_t dim) { return cat(std::vector<Tensor>(xs), dim); }
+Tensor stack(std::initializer_list<Tensor> xs, int64_t dim) { return stack(std::vector<Tensor>(xs), dim); }
+
 Tensor Tensor::transpose(int64_t d0, int64_t d1) const { return heed::transpose(*this, d0, d1); }
 Tensor Tensor::permute(const std::vector<int64_t>& dims) const { return heed::permute(*this, dims); }
 

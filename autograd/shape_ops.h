@@ -5,6 +5,7 @@
 // The views share storage (every heed tensor is contiguous); the ops here copy. Each
 // backward moves the gradient back to where the element came from.
 #pragma once
+#include <initializer_list>
 #include <vector>
 
 #include "../core/tensor.h"
@@ -25,5 +26,11 @@ Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length);
 Tensor select(const Tensor& x, int64_t dim, int64_t index);
 Tensor cat(const std::vector<Tensor>& xs, int64_t dim = 0);
 Tensor stack(const std::vector<Tensor>& xs, int64_t dim = 0);
+// A braced list of Tensors, cat({a, b}, 1), lands here. These overloads also give an empty
+// list, cat({}), a meaning: without them it would be ambiguous between the Tensor and the
+// IndexTensor vectors (core/tensor.h). As in libtorch it compiles, and throws heed::Error
+// naming cat or stack.
+Tensor cat(std::initializer_list<Tensor> xs, int64_t dim = 0);
+Tensor stack(std::initializer_list<Tensor> xs, int64_t dim = 0);
 
 }  // namespace heed

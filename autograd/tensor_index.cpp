@@ -23,12 +23,22 @@ using detail::Region;
 using detail::resolve_region;
 using indexing::TensorIndex;
 
+// v's shape without the leading size-1 dims it has beyond the region's rank: PyTorch drops
+// them before broadcasting the value of x[I] = v (slicePrefix1sDims in ATen's
+// TensorIndexing.h), so a (1, 1, T, E/2) value fills a (T, E/2) region.
+Shape value_shape(const Shape& v, const Shape& region) {
+  Shape s = v;
+  while (s.size() > region.size() && s[0] == 1) s.erase(0);
+  return s;
+}
+
 // v as r.out's values (broadcast), never sharing storage with `dst` (v may be a view of it).
 Tensor values_for(const char* op, const Region& r, const Tensor& v, const Tensor& dst) {
   HEED_CHECK(v.defined(), op, "the value is undefined");
-  HEED_CHECK(is_broadcastable_to(v.shape(), r.out), op, "a value of shape ", v.shape(),
+  const Shape vs = value_shape(v.shape(), r.out);
+  HEED_CHECK(is_broadcastable_to(vs, r.out), op, "a value of shape ", v.shape(),
              " does not broadcast to the indexed region's shape ", r.out, " (x has shape ", r.x, ")");
-  if (v.shape() != r.out) return detail::expand_raw(v, r.out);
+  if (vs != r.out) return detail::expand_raw(v.detach().reshape(vs), r.out);
   if (v.impl()->storage != dst.impl()->storage) return v;
   Tensor c = empty(v.shape());
   std::memcpy(c.data(), v.data(), sizeof(real) * v.numel());
@@ -49,6 +59,7 @@ Tensor index_region(const Tensor& x, const Region& r) {
 }
 
 // y = x, then y[r] = v        dx = dy with r zeroed     dv = sum_to(dy[r], v.shape)
+// (v's extra leading 1s dropped for the sum and put back after it)
 Tensor put_region(const Tensor& x, const Region& r, const Tensor& v) {
   Tensor y = empty(x.shape());
   std::memcpy(y.data(), x.data(), sizeof(real) * x.numel());
@@ -58,7 +69,10 @@ Tensor put_region(const Tensor& x, const Region& r, const Tensor& v) {
   detail::walk_region(r, [&](int64_t off, int64_t k) { py[off] = pv[k]; });
   return record("index_put", y, {x, v}, kDoubleBackward, [r, vs = v.shape()](const Tensor& dy, Grads& g) {
     if (g.needs(0)) g[0] = put_region(dy, r, zeros(Shape{}));
-    if (g.needs(1)) g[1] = sum_to(index_region(dy, r), vs);
+    if (g.needs(1)) {
+      const Shape s = value_shape(vs, r.out);
+      g[1] = s == vs ? sum_to(index_region(dy, r), vs) : sum_to(index_region(dy, r), s).reshape(vs);
+    }
   });
 }
 

@@ -6,6 +6,8 @@
 //                            None adds one of size 1       dx = dy put back in the region, 0 elsewhere
 //   y = index_put(x, I, v)   x with that region replaced by v (v broadcasts to index(x, I)'s shape)
 //                            dx = dy with the region zeroed     dv = sum_to(dy[I], v.shape)
+// As in PyTorch, v may have more dims than the region when the extra leading ones are 1:
+// they are dropped before broadcasting, so a (1, 1, T, E/2) value fills a (T, E/2) region.
 // Each backward is the other op, so both are differentiable twice over. The methods
 // x.index(I) and x.index_put_(I, v) (in place, core/tensor.h's rule) call these.
 // heed::Error naming index or index_put for an integer out of range ("index 5 is out of

@@ -8,6 +8,9 @@
 //   Corpus         any UTF-8 file, or by default the Debian `fortunes` package's files
 //                  concatenated in sorted order; characters are code points; 90% / 10%
 //                  train / validation split (the validation text is the file's end)
+//   batches        heed::data: a dataset of the text's windows of `block` characters and the
+//                  characters that follow them, stacked `batch` a batch by a data loader
+//                  whose RandomSampler shuffles all the windows each epoch
 //   GPT            (common/gpt.h) embedding + positions (learned | sinusoidal | rotary) -> N blocks
 //                  -> norm -> logits, with nanoGPT's module names and its output layer tied to the
 //                  embedding; built from a GPTConfig that config() fills from the options
@@ -37,7 +40,9 @@
 // Data parallel (README "Training on several processes"): built with -DHEED_WITH_MPI
 // (`make build/examples/char_gpt_mpi`), `mpirun -np N build/examples/char_gpt_mpi` trains
 // on N processes, each on its own --batch sequences per step, with averaged gradients
-// (optim/distributed_mpi.h): the global batch is N * --batch. Rank 0 prints and saves.
+// (optim/distributed_mpi.h): the global batch is N * --batch. Each process reads its own
+// part of every epoch's shuffle of the windows (a data::DistributedSampler for the
+// RandomSampler). Rank 0 prints and saves.
 #include <heed/heed.h>
 #ifdef HEED_WITH_MPI
 #include <heed/optim/distributed_mpi.h>
@@ -56,9 +61,10 @@
 #include <fstream>
 #include <iterator>
 #include <map>
-#include <random>
+#include <optional>
 #include <set>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "common/args.h"
@@ -287,17 +293,48 @@ Corpus make_corpus(const Options& o) {
   return c;
 }
 
-// B random windows of `data`: inputs x (B, T) and the next characters y (B, T).
-std::pair<IndexTensor, IndexTensor> get_batch(const std::vector<int64_t>& data, int64_t B, int64_t T, std::mt19937_64& rng) {
-  std::uniform_int_distribution<size_t> start(0, data.size() - T - 1);
-  std::vector<int64_t> x(B * T), y(B * T);
-  for (int64_t b = 0; b < B; ++b) {
-    const size_t s = start(rng);
-    std::copy(data.begin() + s, data.begin() + s + T, x.begin() + b * T);
-    std::copy(data.begin() + s + 1, data.begin() + s + T + 1, y.begin() + b * T);
+// ------------------------------------------------------------------ batches (heed::data)
+// The windows of a text as a dataset: example i is x = ids[i, i+T) and the characters that
+// follow them, y = ids[i+1, i+T+1); a text of N ids has N - T. transforms::Stack collates B
+// of them into x (B, T) and y (B, T).
+using Window = data::Example<IndexTensor, IndexTensor>;
+struct Windows : data::datasets::Dataset<Windows, Window> {
+  Windows(const std::vector<int64_t>& ids, int64_t T) : ids(&ids), T(T) {}
+  ExampleType get(size_t i) override {
+    const auto x = ids->begin() + i;
+    return {IndexTensor(std::vector<int64_t>(x, x + T)), IndexTensor(std::vector<int64_t>(x + 1, x + T + 1))};
   }
-  return {IndexTensor(x, {B, T}), IndexTensor(y, {B, T})};
-}
+  std::optional<size_t> size() const override { return ids->size() - T; }
+  const std::vector<int64_t>* ids;  // the corpus's, which outlives the loaders
+  int64_t T;
+};
+
+// A data loader read one batch at a time: next() is its next batch, and when an epoch runs
+// out it starts the next one (a new begin()), so the loops count steps, not epochs, and a
+// small text is read again. A RandomSampler draws a new order at each begin(); a
+// data::DistributedSampler shuffles by seed + epoch, so it is told each new epoch.
+template <class Loader>  // std::unique_ptr<data::DataLoader<...>>, as make_data_loader returns
+class Batches {
+ public:
+  explicit Batches(Loader loader) : loader_(std::move(loader)), it_(loader_->end()) {}
+  Window& next() {
+    if (it_ != loader_->end()) ++it_;
+    if (it_ == loader_->end()) {
+      if constexpr (std::is_base_of_v<data::DistributedSampler, std::decay_t<decltype(loader_->sampler())>>)
+        loader_->sampler().set_epoch(epoch_);
+      ++epoch_;
+      it_ = loader_->begin();
+      if (it_ == loader_->end())
+        throw Error("fewer windows of --block characters than --batch: give a longer text or a smaller --batch");
+    }
+    return *it_;
+  }
+
+ private:
+  Loader loader_;
+  typename Loader::element_type::Iterator it_;
+  int64_t epoch_ = 0;
+};
 
 // ------------------------------------------------------------------ model
 // The GPT itself is in common/gpt.h (with nanoGPT's module names); the sizes come from the
@@ -332,14 +369,15 @@ struct Processes {
 };
 
 // ------------------------------------------------------------------ training
-// Mean loss over `iters` random batches of `data`, without dropout or a graph.
-double estimate_loss(GPT& model, const std::vector<int64_t>& data, int64_t V, const Options& o, std::mt19937_64& rng) {
+// Mean loss over the next --eval-iters batches of `batches`, without dropout or a graph.
+template <class Loader>
+double estimate_loss(GPT& model, Batches<Loader>& batches, int64_t V, const Options& o) {
   NoGradGuard no_grad;
   model->eval();
   double sum = 0;
   for (int64_t i = 0; i < o.eval_iters; ++i) {
-    auto [x, y] = get_batch(data, o.batch, o.block, rng);
-    sum += F::cross_entropy(model->forward(x).reshape({-1, V}), y.reshape({x.numel()})).item();
+    const Window& batch = batches.next();  // data (B, T), target (B, T)
+    sum += F::cross_entropy(model->forward(batch.data).reshape({-1, V}), batch.target.reshape({batch.data.numel()})).item();
   }
   model->train();
   return sum / o.eval_iters;
@@ -353,9 +391,30 @@ struct TrainResult {
 TrainResult train(GPT& model, optim::AdamW& opt, const Options& o, const Corpus& c, Processes& procs) {
   optim::LinearWarmupCosine schedule(
       optim::WarmupDecayOptions(o.lr, o.warmup, std::max<int64_t>(o.iters, o.warmup + 1)).min_lr(o.min_lr));
-  // Each process draws its own batches (and, via the rank's seed, its own dropout masks).
-  std::mt19937_64 rng(o.seed * 7919 + opt.step_count() + 1000003 * procs.rank), eval_rng(o.seed + 17);
   const int64_t first = opt.step_count(), intervals = (o.iters + o.eval_interval - 1) / o.eval_interval;
+  const auto batch_of_windows = data::DataLoaderOptions().batch_size(o.batch).drop_last(true);
+  auto windows_of = [&](const std::vector<int64_t>& ids) { return Windows(ids, o.block).map(data::transforms::Stack<Window>()); };
+  // heed's generator draws the training batches' order (a RandomSampler at each epoch) and the
+  // dropout masks. Its seed counts the steps done, so that a resumed run does not replay the
+  // batches of the run it continues, and the rank, so that each process has its own masks.
+  manual_seed(o.seed * 7919 + first + 1000003 * procs.rank);
+#ifdef HEED_WITH_MPI
+  // Each process reads its own part of every epoch's shuffle, drawn from a seed all of them
+  // share (data::samplers::DistributedRandomSampler is this sampler under libtorch's name,
+  // whose constructor takes no seed).
+  const auto shards = data::DistributedSamplerOptions(int64_t(c.train.size()) - o.block, procs.rank, procs.world)
+                          .seed(o.seed * 7919 + first);
+  Batches batches(data::make_data_loader(windows_of(c.train), data::DistributedSampler(shards), batch_of_windows));
+#else
+  Batches batches(data::make_data_loader(windows_of(c.train), batch_of_windows));  // a RandomSampler
+#endif
+  // The loss estimates read windows in an order of their own, from samplers seeded by --seed
+  // alone: the figures repeat for a seed, and evaluating draws nothing from training's generator.
+  auto seeded = [&](const std::vector<int64_t>& ids, uint64_t seed) {
+    return data::DistributedSampler(data::DistributedSamplerOptions(int64_t(ids.size()) - o.block, 0, 1).seed(seed));
+  };
+  Batches valid_batches(data::make_data_loader(windows_of(c.valid), seeded(c.valid, o.seed + 17), batch_of_windows));
+  Batches train_eval_batches(data::make_data_loader(windows_of(c.train), seeded(c.train, o.seed + 18), batch_of_windows));
   progress::Bar bar(o.iters, first, "interval");
   TrainResult r;
   double tokens = 0, seconds = 0;
@@ -365,22 +424,22 @@ TrainResult train(GPT& model, optim::AdamW& opt, const Options& o, const Corpus&
     const auto t0 = std::chrono::steady_clock::now();
     tokens += double(end - step) * o.batch * o.block * procs.world;
     for (; step < end; ++step) {
-      auto [x, y] = get_batch(c.train, o.batch, o.block, rng);  // (B, T) each
+      const Window& batch = batches.next();  // data: windows (B, T), target: their next characters (B, T)
       schedule.apply(opt, opt.step_count());
-      Tensor logits = model->forward(x);  // (B, T, V)
-      Tensor loss = F::cross_entropy(logits.reshape({-1, c.vocab()}), y.reshape({x.numel()}));
+      Tensor logits = model->forward(batch.data);  // (B, T, V)
+      Tensor loss = F::cross_entropy(logits.reshape({-1, c.vocab()}), batch.target.reshape({batch.data.numel()}));
       opt.zero_grad();
       loss.backward();
       procs.average_gradients();  // every process now holds the same gradient
       optim::clip_grad_norm_(model->parameters(), o.clip);
       opt.step();
       r.losses.push_back(loss.item());
-      bar.update(step + 1 - interval * o.eval_interval, r.losses.back(), x.numel() * procs.world);
+      bar.update(step + 1 - interval * o.eval_interval, r.losses.back(), batch.data.numel() * procs.world);
     }
     seconds += progress::seconds_since(t0);
-    r.valid_loss = estimate_loss(model, c.valid, c.vocab(), o, eval_rng);
+    r.valid_loss = estimate_loss(model, valid_batches, c.vocab(), o);
     std::printf("step %lld: train loss %.4f, validation loss %.4f, lr %.2g\n", (long long)step,
-                estimate_loss(model, c.train, c.vocab(), o, eval_rng), r.valid_loss, schedule.lr_at(opt.step_count() - 1));
+                estimate_loss(model, train_eval_batches, c.vocab(), o), r.valid_loss, schedule.lr_at(opt.step_count() - 1));
     if (!o.save.empty()) procs.save(o.save, model, opt);
   }
   r.tokens_per_s = seconds > 0 ? tokens / seconds : 0;
@@ -475,7 +534,6 @@ int run(const Options& o, std::chrono::steady_clock::time_point t0) {
   optim::AdamW opt({optim::ParamGroup(decay), optim::ParamGroup(no_decay, without_decay)}, defaults);
   if (!o.import_path.empty()) import_model(o.import_path, model, c);  // every process reads it
   Processes procs(model);
-  manual_seed(o.seed + procs.rank);  // dropout: each process its own masks
   if (!o.resume.empty()) {
     try {
       procs.load(o.resume, model, opt);

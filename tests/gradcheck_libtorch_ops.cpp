@@ -86,6 +86,10 @@ TEST_CASE("gradcheck index and index_put with integers, strided slices, None and
   check_grad([](const V& t) { return index_put(t[0], {Slice(0, 3), 2}, t[1]) * t[0]; }, {x, w});
   // a value broadcast over the region: its gradient sums the region's
   check_grad([](const V& t) { return index_put(t[0], {Slice(), Slice(0, None, 2)}, t[1]); }, {x, w});
+  // a value with extra leading size-1 dims (PyTorch drops them), exact and broadcast
+  Tensor v11 = param({1, 1, 4, 3}), w11 = param({1, 1, 3});
+  check_grad([](const V& t) { return index_put(t[0], {Slice(), Slice(1, None, 2)}, t[1]) * t[0]; }, {x, v11});
+  check_grad([](const V& t) { return index_put(t[0], {Slice(), Slice(0, None, 2)}, t[1]); }, {x, w11});
 }
 
 TEST_CASE("gradcheck compound assignment inside a graph and index_put_ on a non-leaf") {

@@ -5,6 +5,7 @@
 // huber_loss; with the heed::Error each refuses bad input with.
 #include <limits>
 #include <sstream>
+#include <type_traits>
 
 #include <heed/autograd/arith.h>
 #include <heed/autograd/attention/chunked_attention_op.h>
@@ -219,6 +220,48 @@ TEST_CASE("index_put_: pe[:, 0::2] = sin(...), in place with a version bump, or 
   CHECK(contains(error_of([&] { x.index_put_({Slice(), 0}, zeros({3})); }),
                  "index_put_: a value of shape (3) does not broadcast to the indexed region's shape (2)"));
   CHECK(contains(error_of([&] { Tensor u; u.index_put_({0}, 1); }), "index_put_: use of an undefined tensor"));
+}
+
+TEST_CASE("index_put_: a value with extra leading size-1 dims fills the region, as PyTorch's x[I] = v") {
+  // x[:, 0::2] = v with v (1, 1, 3, 2) on a (3, 2) region: PyTorch drops the leading 1s
+  Tensor x = zeros({3, 4});
+  x.index_put_({Slice(), Slice(0, None, 2)}, from_vector({1, 2, 3, 4, 5, 6}, {1, 1, 3, 2}));
+  CHECK(x.to_vector() == std::vector<real>{1, 0, 2, 0, 3, 0, 4, 0, 5, 0, 6, 0});
+  // then it broadcasts: (1, 1, 2) on the (3, 2) region fills every row with (7, 8)
+  x.index_put_({Slice(), Slice(1, None, 2)}, from_vector({7, 8}, {1, 1, 2}));
+  CHECK(x.to_vector() == std::vector<real>{1, 7, 2, 8, 3, 7, 4, 8, 5, 7, 6, 8});
+  // and (1, 1, 1) on one element, (1, 3) on a (3) row
+  x.index_put_({2, 3}, from_vector({9}, {1, 1, 1}));
+  x.index_put_({0, Slice(0, 3)}, from_vector({-1, -2, -3}, {1, 3}));
+  CHECK(x.to_vector() == std::vector<real>{-1, -2, -3, 8, 3, 7, 4, 8, 5, 7, 6, 9});
+  // in a graph (index_put, recorded): the value's gradient keeps its (1, 1, 3, 2) shape
+  Tensor v = from_vector({1, 2, 3, 4, 5, 6}, {1, 1, 3, 2}).requires_grad_();
+  Tensor y = index_put(zeros({3, 4}), {Slice(), Slice(0, None, 2)}, v * 2);
+  CHECK(y.at({2, 2}) == 12);
+  (y * arange(12).reshape({3, 4})).sum().backward();
+  CHECK(v.grad().shape() == Shape{1, 1, 3, 2});
+  CHECK(v.grad().to_vector() == std::vector<real>{0, 4, 8, 12, 16, 20});  // 2 * x's flat position
+  // a real mismatch is still refused, naming the value's shape as given
+  CHECK(contains(error_of([&] { x.index_put_({Slice(), Slice(0, None, 2)}, zeros({1, 2, 3, 2})); }),
+                 "index_put_: a value of shape (1,2,3,2) does not broadcast to the indexed region's shape (3,2)"));
+  CHECK(contains(error_of([&] { x.index_put_({Slice(), Slice(0, None, 2)}, zeros({1, 1, 2, 2})); }),
+                 "index_put_: a value of shape (1,1,2,2) does not broadcast to the indexed region's shape (3,2)"));
+  CHECK(contains(error_of([&] { index_put(x, {0}, zeros({2, 1, 4})); }),
+                 "index_put: a value of shape (2,1,4) does not broadcast to the indexed region's shape (4)"));
+}
+
+TEST_CASE("cat({}) and stack({}) compile, as libtorch's, and throw naming the op") {
+  CHECK(contains(error_of([] { cat({}, 0); }), "cat: needs at least one tensor"));
+  CHECK(contains(error_of([] { cat({}); }), "cat: needs at least one tensor"));
+  CHECK(contains(error_of([] { stack({}, 1); }), "stack: needs at least one tensor"));
+  // braced lists still pick the overload of their elements' type
+  Tensor a = arange(6).reshape({2, 3}), b = ones({2, 1});
+  static_assert(std::is_same_v<decltype(cat({a, b}, 1)), Tensor>);
+  static_assert(std::is_same_v<decltype(cat({IndexTensor({1}), IndexTensor({2})})), IndexTensor>);
+  static_assert(std::is_same_v<decltype(stack({IndexTensor({1}), IndexTensor({2})})), IndexTensor>);
+  CHECK(cat({a, b}, 1).to_vector() == std::vector<real>{0, 1, 2, 1, 3, 4, 5, 1});
+  CHECK(stack({a, a}, 1).shape() == Shape{2, 2, 3});
+  CHECK(cat({IndexTensor({1, 2}), IndexTensor({3})}).vec() == std::vector<int64_t>{1, 2, 3});
 }
 
 TEST_CASE("compound assignment: in place with a version bump, refused on a grad leaf, recorded in a graph") {

@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "results_file.h"
+
 using namespace heed;
 
 static double median_ms(const std::function<void()>& f, int reps) {
@@ -34,9 +36,7 @@ static double median_ms(const std::function<void()>& f, int reps) {
 }
 
 int main(int argc, char** argv) {
-  const char* out_path = argc > 1 ? argv[1] : "build/bench/heed_attention.txt";
-  FILE* out = std::fopen(out_path, "w");
-  if (!out) { std::perror(out_path); return 1; }
+  bench::ResultsFile out(argc > 1 ? argv[1] : "build/bench/heed_attention.txt");
   manual_seed(0);
   const int64_t B = 1, H = 8, D = 64;
   std::printf("%-36s %10s %14s\n", "workload (fwd+bwd)", "median ms", "working MiB");
@@ -60,9 +60,8 @@ int main(int argc, char** argv) {
         const double mib = double(alloc::stats().peak_bytes - before - 4 * one) / (1 << 20);
         const std::string name = std::string("attn_") + (flash ? "flash" : "composed") + "_T" +
                                  std::to_string(T) + (causal ? "_causal" : "") + "_fwd_bwd";
-        std::fprintf(out, "%s %.4f\n", name.c_str(), ms);
+        out.add(name, ms);
         std::printf("%-36s %10.3f %14.1f\n", name.c_str(), ms, mib);
       }
-  std::fclose(out);
-  return 0;
+  return out.write() ? 0 : 1;
 }

@@ -25,6 +25,8 @@
 #include <string>
 #include <vector>
 
+#include "results_file.h"
+
 using namespace heed;
 
 struct Workload {
@@ -35,10 +37,8 @@ struct Workload {
 };
 
 int main(int argc, char** argv) {
-  const char* out_path = argc > 1 ? argv[1] : "build/bench/heed_block_sparse.txt";
+  bench::ResultsFile out(argc > 1 ? argv[1] : "build/bench/heed_block_sparse.txt");
   const int rounds = argc > 2 ? std::atoi(argv[2]) : 3;
-  FILE* out = std::fopen(out_path, "w");
-  if (!out) { std::perror(out_path); return 1; }
   manual_seed(0);
   const int64_t B = 1, H = 4, D = 64, b = 64;
   std::printf("threads %d, %d alternating rounds, medians\n", get_num_threads(), rounds);
@@ -77,12 +77,12 @@ int main(int argc, char** argv) {
       const double med = w.ms[w.ms.size() / 2];
       const double density = w.name.rfind("block_sparse", 0) == 0 ? layout.density()
                              : w.name.rfind("flash_causal", 0) == 0 ? 0.5 : 1.0;
-      std::fprintf(out, "%s %.4f\n", w.name.c_str(), med);
+      out.add(w.name, med);
       std::printf("%-34s %8.4f %10.1f %14.1f   (rounds:", w.name.c_str(), density, med, w.mib);
       for (double m : w.ms) std::printf(" %.0f", m);
       std::printf(")\n");
     }
-    std::fprintf(out, "density%s %.6f\n", t.c_str(), layout.density());
+    out.add("density" + t, layout.density(), 6);
     if (T == 16384) {
       const double sparse = work[0].ms[work[0].ms.size() / 2];
       const double full = work[2].ms[work[2].ms.size() / 2];
@@ -91,6 +91,5 @@ int main(int argc, char** argv) {
                   (long long)T, work[1].ms[work[1].ms.size() / 2] / sparse, sparse / (layout.density() * full));
     }
   }
-  std::fclose(out);
-  return 0;
+  return out.write() ? 0 : 1;
 }

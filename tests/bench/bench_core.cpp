@@ -9,6 +9,8 @@
 #include <functional>
 #include <vector>
 
+#include "results_file.h"
+
 using namespace heed;
 
 static double median_ms(const std::function<void()>& f, int reps) {
@@ -25,12 +27,10 @@ static double median_ms(const std::function<void()>& f, int reps) {
 }
 
 int main(int argc, char** argv) {
-  const char* out_path = argc > 1 ? argv[1] : "build/bench/heed.txt";
-  FILE* out = std::fopen(out_path, "w");
-  if (!out) { std::perror(out_path); return 1; }
+  bench::ResultsFile out(argc > 1 ? argv[1] : "build/bench/heed.txt");
   manual_seed(0);
   auto report = [&](const char* name, double ms) {
-    std::fprintf(out, "%s %.4f\n", name, ms);
+    out.add(name, ms);
     std::printf("%-34s %9.3f ms\n", name, ms);
   };
 
@@ -95,6 +95,5 @@ int main(int argc, char** argv) {
     Tensor x = randn({32, 50, 256}).requires_grad_();
     report("lstm_32x50x256_fwd_bwd", median_ms([&] { sum(lstm->forward(x).output).backward(); }, 10));
   }
-  std::fclose(out);
-  return 0;
+  return out.write() ? 0 : 1;
 }
