@@ -132,6 +132,7 @@ class Tensor {
   Tensor log_softmax(int64_t dim) const;
   Tensor matmul(const Tensor& other) const;
   Tensor select(int64_t dim, int64_t index) const;           // dim removed
+  Tensor operator[](int64_t index) const { return select(0, index); }  // x[i], libtorch's
   Tensor narrow(int64_t dim, int64_t start, int64_t length) const;
   Tensor flatten(int64_t start_dim = 0, int64_t end_dim = -1) const;
   Tensor exp() const;

@@ -39,7 +39,7 @@ namespace detail {
 template <class Target>
 class AdamFamilyOptions final : public OptimizerOptions {
  public:
-  explicit AdamFamilyOptions(double lr = 1e-3)
+  AdamFamilyOptions(double lr = 1e-3)  // implicit, as libtorch's: optim::Adam opt(params, 1e-3)
       : lr_(lr), weight_decay_(std::is_same_v<Target, AdamW> ? 1e-2 : 0) {}
   std::unique_ptr<OptimizerOptions> clone() const override {
     return std::make_unique<AdamFamilyOptions>(*this);

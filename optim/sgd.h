@@ -20,7 +20,7 @@ namespace heed::optim {
 
 class SGDOptions : public OptimizerOptions {
  public:
-  explicit SGDOptions(double lr) : lr_(lr) {}
+  SGDOptions(double lr) : lr_(lr) {}  // implicit, as libtorch's: optim::SGD opt(params, 0.1)
   std::unique_ptr<OptimizerOptions> clone() const override { return std::make_unique<SGDOptions>(*this); }
   double get_lr() const override { return lr_; }
   void set_lr(double lr) override { lr_ = lr; }

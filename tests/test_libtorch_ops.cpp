@@ -24,6 +24,7 @@
 #include <heed/autograd/loss_ops.h>
 #include <heed/autograd/mm.h>
 #include <heed/autograd/norm.h>
+#include <heed/optim/sgd.h>
 #include <heed/autograd/node.h>
 #include <heed/autograd/normalize.h>
 #include <heed/autograd/reduce.h>
@@ -370,6 +371,17 @@ TEST_CASE("torch::tensor, a one-int size and dtypes as libtorch writes them") {
   CHECK(contains(error_of([&] { zeros({2}, other); }), sizeof(real) == 4 ? "link libheed_f64.a for double" : "link libheed.a for float"));
   CHECK(contains(error_of([] { tensor({1, 2}, kLong); }), "TensorOptions: dtype kLong: a heed Tensor holds real numbers; integer ids are heed::IndexTensor"));
   CHECK(contains(error_of([] { ones(2, kBool); }), "dtype kBool"));
+  // x[i] is x.select(0, i): W[i].item<float>() as libtorch writes it
+  const Tensor w = tensor({{1, 2}, {3, 4}});
+  CHECK(w[1].shape() == Shape{2});
+  CHECK(w[1][0].item<float>() == 3.f);
+  CHECK(w[-1][-1].item<float>() == 4.f);
+  CHECK(contains(error_of([&] { w[2]; }), "select"));
+  Tensor p = zeros({2}, requires_grad());
+  optim::SGD sgd({p}, 0.1);  // optim::SGD opt(params, 0.1): a bare learning rate
+  sum(p).backward();
+  sgd.step();
+  CHECK(p.data()[0] == doctest::Approx(-0.1));
 }
 
 TEST_CASE("grad_fn names contain the op's name, composed ops included") {

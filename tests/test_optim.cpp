@@ -187,6 +187,10 @@ static_assert(!std::is_constructible_v<optim::Adam, Params, optim::SGDOptions>);
 static_assert(std::is_constructible_v<optim::AdamW, Params, optim::AdamWOptions>);
 static_assert(std::is_constructible_v<optim::Adam, Params, optim::AdamOptions>);
 static_assert(std::is_constructible_v<optim::SGD, Params, optim::SGDOptions>);
+// a bare learning rate, as libtorch's optim::SGD opt(params, 0.1)
+static_assert(std::is_constructible_v<optim::SGD, Params, double>);
+static_assert(std::is_constructible_v<optim::Adam, Params, double>);
+static_assert(std::is_constructible_v<optim::AdamW, Params, double>);
 // the chained setters keep the concrete type
 static_assert(std::is_same_v<decltype(optim::AdamWOptions().eps(1e-6)), optim::AdamWOptions&>);
 static_assert(std::is_same_v<decltype(optim::AdamOptions().amsgrad(true)), optim::AdamOptions&>);
