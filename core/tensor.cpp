@@ -209,6 +209,20 @@ void detail::check_dtype(const char* op, const TensorOptions& o) {
              "; link ", is_double ? "libheed.a for float" : "libheed_f64.a for double");
 }
 
+void detail::check_device(const char* op, const Device& d) {
+  HEED_CHECK(d.is_cpu(), op, "device ", d.str(), ": heed runs on the CPU only (heed::kCPU)");
+}
+
+Tensor Tensor::to(const Device& device) const {
+  detail::check_device("to", device);
+  return *this;
+}
+
+Tensor Tensor::to(ScalarType type) const {
+  detail::check_dtype("to", TensorOptions(type));
+  return *this;
+}
+
 // torch::tensor's forms: a number, a list, a list of equal rows.
 Tensor tensor(double value, const TensorOptions& o) {
   return detail::with_options(full(Shape(), real(value)), o);

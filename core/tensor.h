@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "arg.h"
+#include "device.h"
 #include "real.h"
 #include "shape.h"
 #include "slice.h"
@@ -146,6 +147,12 @@ class Tensor {
   Tensor pow(real exponent) const;
   Tensor clone() const;       // a copy that stays in the graph
   Tensor contiguous() const;  // *this: every heed tensor is contiguous already
+  // libtorch's moves (core/device.h): heed's tensors are on the CPU in the build's real type,
+  // so these return *this, or throw heed::Error for another device or type.
+  Tensor to(const Device& device) const;
+  Tensor to(ScalarType type) const;
+  Tensor cpu() const { return *this; }
+  Device device() const { return kCPU; }
   Tensor sin() const;
   Tensor cos() const;
   Tensor norm(double p = 2) const;                           // autograd/norm.h; shape ()
@@ -307,24 +314,30 @@ constexpr ScalarType kDouble = ScalarType::Double, kFloat64 = ScalarType::Double
 constexpr ScalarType kLong = ScalarType::Long, kInt64 = ScalarType::Long;
 constexpr ScalarType kInt = ScalarType::Int, kInt32 = ScalarType::Int, kBool = ScalarType::Bool;
 
-// libtorch's TensorOptions, for the options a heed tensor has (CPU only, the build's real
-// type): torch::randn({3, 4}, torch::requires_grad()) and torch::ones(3, torch::kFloat) are
+// libtorch's TensorOptions, for the options a heed tensor has (the CPU, core/device.h; the
+// build's real type): torch::randn({3, 4}, torch::requires_grad()), torch::ones(3,
+// torch::kFloat) and torch::zeros({2}, device) are written the same; for instance
 //   Tensor w = heed::randn({3, 4}, heed::requires_grad());   // a leaf that requires grad
 //   Tensor o = heed::ones(3, heed::kFloat);                   // float: libheed.a's type
 class TensorOptions {
  public:
   TensorOptions() = default;
   TensorOptions(ScalarType t) : dtype_(t) {}  // implicit, as libtorch's
+  TensorOptions(Device d) : device_(d) {}
+  TensorOptions(DeviceType t) : device_(t) {}
   HEED_ARG(bool, requires_grad) = false;
   HEED_ARG(ScalarType, dtype) = sizeof(real) == sizeof(double) ? kDouble : kFloat;
+  HEED_ARG(Device, device) = kCPU;
 };
 inline TensorOptions requires_grad(bool on = true) { return TensorOptions().requires_grad(on); }
 inline TensorOptions dtype(ScalarType t) { return TensorOptions().dtype(t); }
+inline TensorOptions device(const Device& d) { return TensorOptions().device(d); }
 namespace detail {
 // heed::Error unless o.dtype() is this build's real type.
 void check_dtype(const char* op, const TensorOptions& o);
 inline Tensor with_options(Tensor t, const TensorOptions& o) {
   check_dtype("TensorOptions", o);
+  check_device("TensorOptions", o.device());
   if (o.requires_grad()) t.requires_grad_();
   return t;
 }

@@ -371,6 +371,22 @@ TEST_CASE("torch::tensor, a one-int size and dtypes as libtorch writes them") {
   CHECK(contains(error_of([&] { zeros({2}, other); }), sizeof(real) == 4 ? "link libheed_f64.a for double" : "link libheed.a for float"));
   CHECK(contains(error_of([] { tensor({1, 2}, kLong); }), "TensorOptions: dtype kLong: a heed Tensor holds real numbers; integer ids are heed::IndexTensor"));
   CHECK(contains(error_of([] { ones(2, kBool); }), "dtype kBool"));
+  // devices: the CPU is a no-op, CUDA an error naming the call
+  const Device cpu(cuda::is_available() ? kCUDA : kCPU);
+  CHECK(cpu.is_cpu());
+  CHECK(cuda::device_count() == 0);
+  const Tensor moved = a.to(cpu);
+  CHECK(moved.impl() == a.impl());
+  CHECK(a.to(sizeof(real) == 4 ? kFloat : kDouble).impl() == a.impl());
+  CHECK(a.device() == Device(kCPU));
+  CHECK(zeros({2}, cpu).numel() == 2);
+  CHECK(zeros({2}, TensorOptions().dtype(mine).device(kCPU).requires_grad(true)).requires_grad());
+  CHECK(contains(error_of([&] { a.to(Device(kCUDA)); }), "to: device cuda: heed runs on the CPU only"));
+  CHECK(contains(error_of([&] { a.to(other); }), "to: dtype"));
+  CHECK(contains(error_of([] { zeros({2}, kCUDA); }), "TensorOptions: device cuda"));
+  nn::Linear fc(2, 3);
+  fc->to(cpu);
+  CHECK(contains(error_of([&] { fc->to(kCUDA); }), "Module::to: device cuda"));
   // x[i] is x.select(0, i): W[i].item<float>() as libtorch writes it
   const Tensor w = tensor({{1, 2}, {3, 4}});
   CHECK(w[1].shape() == Shape{2});
