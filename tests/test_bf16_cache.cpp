@@ -8,6 +8,9 @@
 #include <heed/autograd/grad_mode.h>
 #include <heed/autograd/arith.h>
 #include <heed/autograd/linear_op.h>
+#include <heed/autograd/lstm_cell_op.h>
+#include <heed/autograd/reduce.h>
+#include <heed/core/random.h>
 #include <heed/core/bf16_cache.h>
 #include <heed/core/blas.h>
 #include <heed/core/matmul_precision.h>
@@ -137,5 +140,37 @@ TEST_CASE("linear under medium (cached W, dy rounded once) == each gemm rounding
     CHECK(same_bits(x.grad().data(), dx_want.data(), N * K));
     CHECK(same_bits(w.grad().data(), dw_want.data(), M * K));
     opt.step();  // a new version of w: the next forward rounds it again
+  }
+}
+
+TEST_CASE("lstm_cell under medium: cached weight copies (parameters) == weights rounded at every gemm (the same values as non-leaves), bit for bit, forward and backward") {
+  MatmulPrecisionGuard medium("medium");
+  const int64_t B = 16, In = 48, H = 40;
+  const Tensor w_ih = test::param({4 * H, In}, 0.2), w_hh = test::param({4 * H, H}, 0.2);
+  const Tensor b_ih = test::param({4 * H}), b_hh = test::param({4 * H});
+  const Tensor dh = randn({B, H}), dc = randn({B, H});
+  struct Run {
+    Tensor h1, c1, dx, dh0, dw_ih, dw_hh;
+  };
+  auto run = [&](bool cached) {
+    const Tensor x = randn({B, In}).requires_grad_(), h = randn({B, H}).requires_grad_();
+    const Tensor c = randn({B, H});
+    for (Tensor p : {w_ih, w_hh}) p.set_grad(Tensor());
+    // w * 1: the same values, not a leaf, so not cached: gemm rounds it at every call
+    const Tensor wi = cached ? w_ih : w_ih * real(1), wh = cached ? w_hh : w_hh * real(1);
+    const auto [h1, c1] = lstm_cell(x, h, c, wi, wh, b_ih, b_hh);
+    (sum(h1 * dh) + sum(c1 * dc)).backward();
+    return Run{h1, c1, x.grad(), h.grad(), w_ih.grad(), w_hh.grad()};
+  };
+  manual_seed(7);
+  const Run a = run(true);
+  CHECK(bf16_cache_size() >= 2);
+  manual_seed(7);
+  const Run b = run(false);
+  const std::vector<std::pair<Tensor, Tensor>> pairs = {
+      {a.h1, b.h1}, {a.c1, b.c1}, {a.dx, b.dx}, {a.dh0, b.dh0}, {a.dw_ih, b.dw_ih}, {a.dw_hh, b.dw_hh}};
+  for (const auto& [p, q] : pairs) {
+    REQUIRE(p.shape() == q.shape());
+    CHECK(same_bits(p.data(), q.data(), p.numel()));
   }
 }
