@@ -48,6 +48,10 @@ struct Scratch {
 // dst (rows, cols), compact, = src (rows, cols) with leading dim ld, each value rounded to
 // bfloat16: values [lo, hi) of the compact layout, so that threads can share one matrix.
 void round_copy_range(const real* src, int64_t ld, int64_t cols, real* dst, int64_t lo, int64_t hi) {
+  if (ld == cols) {  // contiguous rows: one loop over the range, not one call per row
+    round_to_bf16(src + lo, dst + lo, long(hi - lo));
+    return;
+  }
   while (lo < hi) {
     const int64_t r = lo / cols, c = lo % cols, n = std::min(cols - c, hi - lo);
     round_to_bf16(src + r * ld + c, dst + lo, long(n));
