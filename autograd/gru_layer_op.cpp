@@ -157,8 +157,11 @@ void gru_layer_backward(const GRULayerArgs& a, const GRULayerGrads& g) {
   if (g.dw_hh) gemm(true, false, G, H, B * T, 1, g.dgh, G, a.h_prev, H, 0, g.dw_hh, H);
   if (g.db_hh) detail::column_sums(g.db_hh, g.dgh, B * T, G);
   // undo 1., gi = x W_ih^T + b_ih:   dW_ih = dgi^T x,  dx = dgi W_ih,  db_ih = sum dgi
-  if (g.dw_ih) gemm(true, false, G, In, B * T, 1, g.dgi, G, a.x, In, 0, g.dw_ih, In);
-  if (g.dx) gemm(false, false, B * T, In, G, 1, g.dgi, G, a.w_ih, In, 0, g.dx, In);
+  //   (under "medium" dgi is rounded once for both products, core/blas.h)
+  const Bf16Matrix dgi(g.dgi, G, B * T, g.dw_ih || g.dx ? G : 0);  // (B*T, 3H)
+  const Bf16Inputs a_rounded{true, false};
+  if (g.dw_ih) gemm(a_rounded, true, false, G, In, B * T, 1, dgi.data(), dgi.ld(), a.x, In, 0, g.dw_ih, In);
+  if (g.dx) gemm(a_rounded, false, false, B * T, In, G, 1, dgi.data(), dgi.ld(), a.w_ih, In, 0, g.dx, In);
   if (g.db_ih) detail::column_sums(g.db_ih, g.dgi, B * T, G);
 }
 

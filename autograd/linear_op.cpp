@@ -7,10 +7,16 @@
 //   backward   dx = dy @ W            (N, M) @ (M, K)    gemm(no, no)
 //              dW = dy^T @ x          (M, N) @ (N, K)    gemm(trans, no): sums over rows
 //              db = sum_n dy[n, :]    column sums of dy
+//
+// Under "medium" (core/matmul_precision.h) each product reads its inputs rounded to bfloat16.
+// W's rounding is cached while W is unchanged (core/bf16_cache.h: the forward and the
+// backward of a step, every token of a decoding loop share one), and the backward rounds dy
+// once for both of its products; the results are the bits of rounding at every gemm.
 #include "linear_op.h"
 
 #include <algorithm>
 
+#include "../core/bf16_cache.h"
 #include "../core/blas.h"
 #include "../core/error.h"
 #include "../core/parallel.h"
@@ -23,7 +29,8 @@
 
 namespace heed {
 
-Tensor detail::linear_forward(const Tensor& x, const real* W, const real* b, int64_t M) {
+Tensor detail::linear_forward(const Tensor& x, const real* W, const real* b, int64_t M,
+                              bool w_rounded) {
   const int64_t K = x.size(-1), N = dims_product(x.shape(), 0, x.dim() - 1);
   Shape ys = x.shape();
   ys[ys.size() - 1] = M;
@@ -34,7 +41,7 @@ Tensor detail::linear_forward(const Tensor& x, const real* W, const real* b, int
       for (int64_t n = lo; n < hi; ++n) std::copy(b, b + M, py + n * M);
     });
   }
-  gemm(false, true, N, M, K, 1, x.data(), K, W, K, b ? 1 : 0, py, M);
+  gemm({false, w_rounded}, false, true, N, M, K, 1, x.data(), K, W, K, b ? 1 : 0, py, M);
   return y;
 }
 
@@ -47,7 +54,9 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   HEED_CHECK(!bias.defined() || bias.shape() == Shape{M}, "linear", "bias ", bias.shape(),
              " does not match weight ", weight.shape(), "; expected (", M, ")");
   const int64_t N = dims_product(x.shape(), 0, x.dim() - 1);  // rows: the product of x's leading dims
-  Tensor y = detail::linear_forward(x, weight.data(), bias.defined() ? bias.data() : nullptr, M);
+  const std::shared_ptr<const Bf16Copy> w16 = bf16_cached(weight);  // null: not "medium"
+  Tensor y = detail::linear_forward(x, w16 ? w16->data() : weight.data(),
+                                    bias.defined() ? bias.data() : nullptr, M, w16 != nullptr);
   return record("linear", y, {x, weight, bias}, kDoubleBackward,
                 [x = SavedTensor(x), weight = SavedTensor(weight), N, M, K](const Tensor& dy, Grads& g) {
     if (g.create_graph()) {  // the same products, recorded (matmul's create_graph path)
@@ -56,11 +65,16 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
       if (g.needs(2)) g[2] = sum_to(dy, {M});
       return;
     }
-    if (real* dx = g.write(0, x.shape()))  // dx (N, K) = dy (N, M) @ W (M, K)
-      gemm(false, false, N, K, M, 1, dy.data(), M, weight.data(), K, 0, dx, K);
+    // dy (N, M) as the products read it: rounded once under "medium", else dy itself
+    const Bf16Matrix dy16(dy.data(), M, N, g.needs(0) || g.needs(1) ? M : 0);
+    if (real* dx = g.write(0, x.shape())) {  // dx (N, K) = dy (N, M) @ W (M, K)
+      const std::shared_ptr<const Bf16Copy> w16 = bf16_cached(weight);
+      gemm({true, w16 != nullptr}, false, false, N, K, M, 1, dy16.data(), dy16.ld(),
+           w16 ? w16->data() : weight.data(), K, 0, dx, K);
+    }
     // dW (M, K) = dy^T (M, N) @ x (N, K), or += into a reused weight's running sum
     if (const auto [dw, beta] = g.write_or_add(1, weight.shape()); dw)
-      gemm(true, false, M, K, N, 1, dy.data(), M, x.data(), K, beta, dw, K);
+      gemm({true, false}, true, false, M, K, N, 1, dy16.data(), dy16.ld(), x.data(), K, beta, dw, K);
     if (real* db = g.write(2, {M})) detail::column_sums(db, dy.data(), N, M);  // db (M)
   });
 }

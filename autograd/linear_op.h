@@ -16,8 +16,10 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor
 namespace detail {
 // y = x W^T + b (..., M) from raw rows: W points at M rows of x.size(-1) floats, b at M
 // floats or null. No graph: linear's forward, and a caller reading some rows of a larger
-// weight in place with grad mode off (a cached attention step's Q projection).
-Tensor linear_forward(const Tensor& x, const real* W, const real* b, int64_t M);
+// weight in place with grad mode off (a cached attention step's Q projection). w_rounded: W
+// holds bfloat16 values already (a copy from core/bf16_cache.h), which "medium" need not round.
+Tensor linear_forward(const Tensor& x, const real* W, const real* b, int64_t M,
+                      bool w_rounded = false);
 }  // namespace detail
 
 // The same map composed from matmul, transpose and add: W^T materialised, the gradient

@@ -18,6 +18,7 @@
 #include <cmath>
 #include <vector>
 
+#include "../core/bf16_cache.h"
 #include "../core/blas.h"
 #include "../core/error.h"
 #include "../core/parallel.h"
@@ -65,8 +66,8 @@ int64_t check_shapes(const Tensor& x, const Tensor& h, const Tensor& c, const Te
 void lstm_cell_forward(const LSTMCellArgs& a) {
   const int64_t B = a.B, In = a.In, H = a.H, G = 4 * H;
   // 1. gates = x W_ih^T + h W_hh^T           (B, 4H), two gemms, weights read transposed
-  gemm(false, true, B, G, In, 1, a.x, In, a.w_ih, In, 0, a.acts, G);
-  gemm(false, true, B, G, H, 1, a.h, H, a.w_hh, H, 1, a.acts, G);
+  gemm({false, a.w_rounded}, false, true, B, G, In, 1, a.x, In, a.w_ih, In, 0, a.acts, G);
+  gemm({false, a.w_rounded}, false, true, B, G, H, 1, a.h, H, a.w_hh, H, 1, a.acts, G);
   // 2.-4. elementwise, a block of batch rows per thread (lstm_gates.h): gates += b_ih + b_hh,
   //       activated in place; c' = f * c + i * g; h' = o * tanh(c')
   parallel_for(B, kGrainTranscendental / G + 1, [&](int64_t b0, int64_t b1) {
@@ -89,10 +90,13 @@ void lstm_cell_backward(const LSTMCellArgs& a, const LSTMCellGrads& g) {
   });
   // 1. gates = x W_ih^T + b_ih + h W_hh^T + b_hh
   //    dx = dgates W_ih   dW_ih = dgates^T x   db = sum_b dgates   (and the same for h)
-  if (g.dx) gemm(false, false, B, In, G, 1, g.dgates, G, a.w_ih, In, 0, g.dx, In);
-  if (g.dh) gemm(false, false, B, H, G, 1, g.dgates, G, a.w_hh, H, 0, g.dh, H);
-  if (g.dw_ih) gemm(true, false, G, In, B, 1, g.dgates, G, a.x, In, g.beta_ih, g.dw_ih, In);
-  if (g.dw_hh) gemm(true, false, G, H, B, 1, g.dgates, G, a.h, H, g.beta_hh, g.dw_hh, H);
+  //    Under "medium" dgates is rounded once for its four products (core/blas.h).
+  const Bf16Matrix dg(g.dgates, G, B, g.dx || g.dh || g.dw_ih || g.dw_hh ? G : 0);  // (B, G)
+  const Bf16Inputs w{true, a.w_rounded}, x{true, false};
+  if (g.dx) gemm(w, false, false, B, In, G, 1, dg.data(), dg.ld(), a.w_ih, In, 0, g.dx, In);
+  if (g.dh) gemm(w, false, false, B, H, G, 1, dg.data(), dg.ld(), a.w_hh, H, 0, g.dh, H);
+  if (g.dw_ih) gemm(x, true, false, G, In, B, 1, dg.data(), dg.ld(), a.x, In, g.beta_ih, g.dw_ih, In);
+  if (g.dw_hh) gemm(x, true, false, G, H, B, 1, dg.data(), dg.ld(), a.h, H, g.beta_hh, g.dw_hh, H);
   if (g.db) detail::column_sums(g.db, g.dgates, B, G);
 }
 
@@ -100,12 +104,22 @@ void lstm_cell_backward(const LSTMCellArgs& a, const LSTMCellGrads& g) {
 
 namespace {
 
+// The weights as the gemms read them: under "medium", both parameters' bfloat16 copies
+// (core/bf16_cache.h), held here while the kernels run; otherwise none.
+struct Bf16Weights {
+  Bf16Weights(const Tensor& w_ih, const Tensor& w_hh) : ih(bf16_cached(w_ih)), hh(bf16_cached(w_hh)) {}
+  std::shared_ptr<const Bf16Copy> ih, hh;
+  bool both() const { return ih && hh; }
+};
+
 // The kernels' arguments for the op's tensors; y = [h'; c'] (2, B, H), acts (B, 4H).
 LSTMCellArgs kernel_args(const Tensor& x, const Tensor& h, const Tensor& c, const Tensor& w_ih,
-                         const Tensor& w_hh, const Tensor& y, const Tensor& acts) {
+                         const Tensor& w_hh, const Tensor& y, const Tensor& acts,
+                         const Bf16Weights& w16) {
   LSTMCellArgs a;
   a.B = x.size(0), a.In = x.size(1), a.H = w_hh.size(1);
   a.x = x.data(), a.h = h.data(), a.c = c.data(), a.w_ih = w_ih.data(), a.w_hh = w_hh.data();
+  if (w16.both()) a.w_ih = w16.ih->data(), a.w_hh = w16.hh->data(), a.w_rounded = true;
   a.h1 = y.data(), a.c1 = y.data() + a.B * a.H, a.acts = acts.data();
   return a;
 }
@@ -118,7 +132,8 @@ Tensor lstm_cell_packed(const Tensor& x, const Tensor& h, const Tensor& c, const
   const int64_t B = x.size(0), In = x.size(1), G = 4 * H;
   Tensor y = empty({2, B, H});     // [h'; c']
   Tensor acts = empty({B, G});     // the gates' activations, [i | f | g | o]
-  LSTMCellArgs a = kernel_args(x, h, c, w_ih, w_hh, y, acts);
+  const Bf16Weights w16(w_ih, w_hh);
+  LSTMCellArgs a = kernel_args(x, h, c, w_ih, w_hh, y, acts, w16);
   a.b_ih = data_or_null(b_ih), a.b_hh = data_or_null(b_hh);
   lstm_cell_forward(a);
   // Saved: the inputs the gemms read (x, h, w_ih, w_hh), c, the activations, and c'
@@ -149,7 +164,8 @@ Tensor lstm_cell_packed(const Tensor& x, const Tensor& h, const Tensor& c, const
     }
     const Tensor dgates = empty({B, G});
     d.dgates = dgates.data();
-    lstm_cell_backward(kernel_args(x, h, c, w_ih, w_hh, y, acts), d);
+    const Bf16Weights w16(w_ih, w_hh);
+    lstm_cell_backward(kernel_args(x, h, c, w_ih, w_hh, y, acts, w16), d);
   });
 }
 

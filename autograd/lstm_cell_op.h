@@ -56,6 +56,9 @@ struct LSTMCellArgs {
   real* h1 = nullptr;            // (B, H) out: h'
   real* c1 = nullptr;            // (B, H) out: c'
   real* acts = nullptr;          // (B, 4H) out
+  // w_ih and w_hh hold bfloat16 values already: the parameters' copies under "medium"
+  // (core/bf16_cache.h), which the gemms then need not round again
+  bool w_rounded = false;
 };
 // The backward WRITES (=) dx, dh, dc and db (the gradient of each bias), and writes dw_ih and
 // dw_hh with beta_ih, beta_hh = 0, or ADDS (+=) into them with beta 1 (the op passes the

@@ -118,20 +118,23 @@ void lstm_layer_backward(const LSTMLayerArgs& a, const LSTMLayerGrads& g) {
   // dW_hh = dgates^T h_prev over every step at once (padded steps have dgates = 0), and, undoing
   // 1. (acts = x W_ih^T + b_ih + b_hh), dW_ih = dgates^T x: one GEMM, [dW_hh | dW_ih] =
   // dgates^T [h_prev | x], so that BLAS packs the (B*T, 4H) dgates once, not twice
+  // Under "medium" dgates is rounded once for the weight-gradient GEMM and dx's (core/blas.h).
+  const Bf16Matrix dg(g.dgates, G, B * T, g.dw_hh || g.dw_ih || g.dx ? G : 0);  // (B*T, 4H)
+  const Bf16Inputs a_rounded{true, false};
   if (g.dw_hh && g.dw_ih) {
     std::vector<real> dw(G * HX);  // (4H, H + In)
-    gemm(true, false, G, HX, B * T, 1, g.dgates, G, a.hx, HX, 0, dw.data(), HX);
+    gemm(a_rounded, true, false, G, HX, B * T, 1, dg.data(), dg.ld(), a.hx, HX, 0, dw.data(), HX);
     for (int64_t r = 0; r < G; ++r) {
       std::copy_n(dw.data() + r * HX, H, g.dw_hh + r * H);
       std::copy_n(dw.data() + r * HX + H, In, g.dw_ih + r * In);
     }
   } else if (g.dw_hh) {
-    gemm(true, false, G, H, B * T, 1, g.dgates, G, a.hx, HX, 0, g.dw_hh, H);
+    gemm(a_rounded, true, false, G, H, B * T, 1, dg.data(), dg.ld(), a.hx, HX, 0, g.dw_hh, H);
   } else if (g.dw_ih) {
-    gemm(true, false, G, In, B * T, 1, g.dgates, G, a.hx + H, HX, 0, g.dw_ih, In);
+    gemm(a_rounded, true, false, G, In, B * T, 1, dg.data(), dg.ld(), a.hx + H, HX, 0, g.dw_ih, In);
   }
   //   dx = dgates W_ih,  db = sum dgates
-  if (g.dx) gemm(false, false, B * T, In, G, 1, g.dgates, G, a.w_ih, In, 0, g.dx, In);
+  if (g.dx) gemm(a_rounded, false, false, B * T, In, G, 1, dg.data(), dg.ld(), a.w_ih, In, 0, g.dx, In);
   if (g.db) detail::column_sums(g.db, g.dgates, B * T, G);
 }
 

@@ -2,6 +2,7 @@
 
 #include <cblas.h>
 
+#include <algorithm>
 #include <climits>
 #include <type_traits>
 
@@ -45,43 +46,107 @@ struct Scratch {
 };
 
 // dst (rows, cols), compact, = src (rows, cols) with leading dim ld, each value rounded to
-// bfloat16.
-void round_copy(const real* src, int64_t ld, int64_t rows, int64_t cols, real* dst) {
-  for (int64_t r = 0; r < rows; ++r) round_to_bf16(src + r * ld, dst + r * cols, long(cols));
+// bfloat16: values [lo, hi) of the compact layout, so that threads can share one matrix.
+void round_copy_range(const real* src, int64_t ld, int64_t cols, real* dst, int64_t lo, int64_t hi) {
+  if (ld == cols) {  // contiguous rows: one loop over the range, not one call per row
+    round_to_bf16(src + lo, dst + lo, long(hi - lo));
+    return;
+  }
+  while (lo < hi) {
+    const int64_t r = lo / cols, c = lo % cols, n = std::min(cols - c, hi - lo);
+    round_to_bf16(src + r * ld + c, dst + lo, long(n));
+    lo += n;
+  }
+}
+
+// One matrix to round: src (rows, cols) with leading dim ld into dst, compact.
+struct RoundJob {
+  const real* src;
+  int64_t ld, rows, cols;
+  real* dst;
+  int64_t size() const { return rows * cols; }
+};
+
+// Rounds the jobs' values, split over heed's threads once there are kGrainElementwise of
+// them in all (a memory-bound loop, as an element-wise op: one pass reading float32 and
+// writing its rounding) and not inside a parallel region (parallel_for runs on the calling
+// thread there). Elementwise, so the split changes no bit.
+void round_jobs(const RoundJob* jobs, int count) {
+  int64_t total = 0;
+  for (int j = 0; j < count; ++j) total += jobs[j].size();
+  parallel_for(total, kGrainElementwise, [&](int64_t lo, int64_t hi) {
+    int64_t start = 0;  // job j holds values [start, start + size) of the whole
+    for (int j = 0; j < count; ++j) {
+      const RoundJob& job = jobs[j];
+      const int64_t a = std::max(lo, start), b = std::min(hi, start + job.size());
+      if (a < b) round_copy_range(job.src, job.ld, job.cols, job.dst, a - start, b - start);
+      start += job.size();
+    }
+  });
 }
 
 // "medium" (core/matmul_precision.h): the float32 product of A and B rounded to bfloat16, each
-// copied once in its own layout (transposes stay transposes, as BLAS reads them). Copies of
-// at most kOnStack values in all go on the stack, so the small products made inside parallel
-// regions (flash attention's one-row tiles: a (128 x 64) key block and a query row) allocate
-// nothing and cannot throw there; larger ones take scratch from heed's allocator. Its own
-// function, so that only "medium" calls have the stack buffer in their frame.
+// copied once in its own layout (transposes stay transposes, as BLAS reads them); an operand
+// the caller rounded already (`done`) is read where it lies. Copies of at most kOnStack values
+// in all go on the stack, so the small products made inside parallel regions (flash
+// attention's one-row tiles: a (128 x 64) key block and a query row) allocate nothing and
+// cannot throw there; larger ones take scratch from heed's allocator. Its own function, so
+// that only "medium" calls have the stack buffer in their frame.
 constexpr int64_t kOnStack = 24 * 1024;  // 96 KiB of float
-[[gnu::noinline]] void gemm_rounded(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K,
-                                    real alpha, const real* A, int64_t lda, const real* B,
-                                    int64_t ldb, real beta, real* C, int64_t ldc) {
+[[gnu::noinline]] void gemm_rounded(Bf16Inputs done, bool trans_a, bool trans_b, int64_t M,
+                                    int64_t N, int64_t K, real alpha, const real* A, int64_t lda,
+                                    const real* B, int64_t ldb, real beta, real* C, int64_t ldc) {
   const int64_t ar = trans_a ? K : M, ac = trans_a ? M : K;
   const int64_t br = trans_b ? N : K, bc = trans_b ? K : N;
+  const int64_t a_size = done.a_rounded ? 0 : ar * ac, b_size = done.b_rounded ? 0 : br * bc;
   auto run = [&](real* a, real* b) {
-    round_copy(A, lda, ar, ac, a);
-    round_copy(B, ldb, br, bc, b);
-    detail::gemm_exact(trans_a, trans_b, M, N, K, alpha, a, ac, b, bc, beta, C, ldc);
+    RoundJob jobs[2];
+    int count = 0;
+    if (a_size) jobs[count++] = {A, lda, ar, ac, a};
+    if (b_size) jobs[count++] = {B, ldb, br, bc, b};
+    round_jobs(jobs, count);
+    detail::gemm_exact(trans_a, trans_b, M, N, K, alpha, a_size ? a : A, a_size ? ac : lda,
+                       b_size ? b : B, b_size ? bc : ldb, beta, C, ldc);
   };
-  if (ar * ac + br * bc <= kOnStack) {
+  if (a_size + b_size <= kOnStack) {
     alignas(64) real stack[kOnStack];
-    run(stack, stack + ar * ac);
+    run(stack, stack + a_size);
     return;
   }
-  Scratch a(ar * ac), b(br * bc);
+  Scratch a(a_size), b(b_size);
   run(a.data, b.data);
 }
 }  // namespace
 
+Bf16Matrix::Bf16Matrix(const real* src, int64_t ld, int64_t rows, int64_t cols) {
+  if (!gemm_rounds_to_bf16()) {
+    data_ = src;
+    ld_ = ld;
+    return;
+  }
+  const int64_t n = rows * cols;
+  bytes_ = std::size_t(n) * sizeof(real);
+  copy_ = n > 0 ? static_cast<real*>(alloc::allocate(bytes_)) : nullptr;
+  const RoundJob job{src, ld, rows, cols, copy_};
+  round_jobs(&job, 1);
+  data_ = copy_;
+  ld_ = cols;
+}
+
+Bf16Matrix::~Bf16Matrix() {
+  if (copy_) alloc::deallocate(copy_, bytes_);
+}
+
 void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, real alpha, const real* A,
           int64_t lda, const real* B, int64_t ldb, real beta, real* C, int64_t ldc) {
+  gemm(Bf16Inputs{}, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+void gemm(Bf16Inputs done, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, real alpha,
+          const real* A, int64_t lda, const real* B, int64_t ldb, real beta, real* C, int64_t ldc) {
   if (M == 0 || N == 0) return;
-  if (K > 0 && gemm_rounds_to_bf16())
-    return gemm_rounded(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+  if (K > 0 && gemm_rounds_to_bf16() && !(done.a_rounded && done.b_rounded))
+    return gemm_rounded(done, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
   detail::gemm_exact(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 

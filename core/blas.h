@@ -9,10 +9,19 @@
 // gemm_naive() is the plain triple loop it must agree with (tests/test_blas.cpp).
 //
 // Under "medium" (core/matmul_precision.h) gemm() rounds A and B to bfloat16 into scratch
-// copies (on the stack up to 96 KiB in all, else from heed's caching allocator) and
-// multiplies those; detail::gemm_exact() is the
-// product of the values as given, whatever the setting.
+// copies (on the stack up to 96 KiB in all, else from heed's caching allocator; split over
+// heed's threads when large) and multiplies those; detail::gemm_exact() is the product of the
+// values as given, whatever the setting.
+//
+// An operand that goes into more than one product need not be rounded for each: the caller
+// rounds it once (a Bf16Matrix, or a parameter's cached copy, core/bf16_cache.h) and passes
+// it as rounded (Bf16Inputs). Rounding a bfloat16 value gives it back, so the product is the
+// same bits as gemm() on the unrounded operand when the rounded one is compact, as gemm's own
+// copies are (BLAS may sum in another order for another leading dim); only the copying is
+// saved. A Linear's
+// backward rounds dy once for dx = dy W and dW = dy^T x.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 
 #include "real.h"
@@ -21,6 +30,34 @@ namespace heed {
 
 void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, real alpha,
           const real* A, int64_t lda, const real* B, int64_t ldb, real beta, real* C, int64_t ldc);
+
+// Which operands of gemm() hold bfloat16 values already (under "medium"; ignored otherwise).
+struct Bf16Inputs {
+  bool a_rounded = false, b_rounded = false;
+};
+void gemm(Bf16Inputs done, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, real alpha,
+          const real* A, int64_t lda, const real* B, int64_t ldb, real beta, real* C, int64_t ldc);
+
+// A matrix as the GEMMs under "medium" read it: src (rows, cols), leading dim ld, rounded to
+// bfloat16 into a compact copy (leading dim cols) from heed's caching allocator when
+// gemm_rounds_to_bf16(), else src itself, uncopied. Pass it to gemm() with Bf16Inputs
+// saying so. Not copyable (it owns its copy); a throwing constructor (out of memory) leaves
+// nothing allocated.
+class Bf16Matrix {
+ public:
+  Bf16Matrix(const real* src, int64_t ld, int64_t rows, int64_t cols);
+  ~Bf16Matrix();
+  Bf16Matrix(const Bf16Matrix&) = delete;
+  Bf16Matrix& operator=(const Bf16Matrix&) = delete;
+  const real* data() const { return data_; }
+  int64_t ld() const { return ld_; }
+
+ private:
+  const real* data_ = nullptr;
+  int64_t ld_ = 0;
+  real* copy_ = nullptr;
+  std::size_t bytes_ = 0;
+};
 
 namespace detail {
 void gemm_exact(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, real alpha,

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstring>
 
+#include "bf16_cache.h"
 #include "cpu.h"
 #include "error.h"
 #include "real.h"
@@ -30,7 +31,10 @@ MatmulPrecision parse_matmul_precision(const std::string& name, const char* op) 
 }
 
 MatmulPrecision matmul_precision() { return MatmulPrecision(g_precision.load(std::memory_order_relaxed)); }
-void set_matmul_precision(MatmulPrecision p) { g_precision.store(int(p), std::memory_order_relaxed); }
+void set_matmul_precision(MatmulPrecision p) {
+  g_precision.store(int(p), std::memory_order_relaxed);
+  if (p != MatmulPrecision::medium) clear_bf16_cache();  // the copies serve "medium" only
+}
 
 void set_float32_matmul_precision(const std::string& name) {
   set_matmul_precision(parse_matmul_precision(name, "set_float32_matmul_precision"));

@@ -77,12 +77,13 @@ void gemm_packed_at(const CpuKernels& kernels, bool trans_a, int64_t M, const re
     const int64_t rows = std::min(kRoundRows, M - i0);
     for (int64_t k0 = 0; k0 < K; k0 += kRoundDepth) {
       const int64_t depth = std::min(kRoundDepth, K - k0);
-      if (trans_a)  // a[i][k] = A(i0 + i, k0 + k) = src[k0 + k][i0 + i]
+      if (trans_a) {  // a[i][k] = A(i0 + i, k0 + k) = src[k0 + k][i0 + i], then rounded
         for (int64_t k = 0; k < depth; ++k)
           for (int64_t i = 0; i < rows; ++i) a[i * depth + k] = A[(k0 + k) * lda + i0 + i];
-      else
-        for (int64_t i = 0; i < rows; ++i) std::copy_n(A + (i0 + i) * lda + k0, depth, a + i * depth);
-      round_to_bf16(a, a, long(rows * depth));
+        round_to_bf16(a, a, long(rows * depth));
+      } else {  // rounded as copied: one pass over each row
+        for (int64_t i = 0; i < rows; ++i) round_to_bf16(A + (i0 + i) * lda + k0, a + i * depth, long(depth));
+      }
       kernels.gemm_packed(false, rows, a, depth, B.panels() + k0 * kPanel, pstride, depth, B.N,
                           alpha, accumulate || k0 > 0, C + i0 * ldc, ldc);
     }

@@ -3,9 +3,11 @@
 // and prints the table (`make bench`).
 //
 //   build/bench/bench_generate [--prompt 512] [--new 512] [--batch 1] [--window 64]
-//                              [--paths cached,recompute]
+//                              [--paths cached,recompute] [--precision highest|medium]
 //       prints, for each decoding path, one line
 //       "PATH B <b> prefill_ms <ms> first_ms <ms> last_ms <ms> total_s <s> tokens_per_s <r> new <n>"
+//
+// --precision sets heed::set_float32_matmul_precision (core/matmul_precision.h) for the run.
 //
 // The paths: "cached" (gpt::cached_step: the prompt prefilled in one forward, then one
 // position per token through a KV cache per block) and "recompute" (gpt::recompute_step:
@@ -132,6 +134,7 @@ int main(int argc, char** argv) {
                          "--prompt + --new <= %lld\n", (long long)s.block);
     return 2;
   }
+  set_float32_matmul_precision(text_arg(argc, argv, "--precision", "highest"));
   manual_seed(0);
   gpt::GPT model(gpt::GPTConfig().block_size(s.block).vocab_size(s.vocab).n_layer(s.layers).n_head(s.heads)
                      .n_embd(s.width).dropout(0).pos("learned"));

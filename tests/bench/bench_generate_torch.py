@@ -5,7 +5,7 @@ The PyTorch twin of bench_generate.cpp, and the driver that runs both and prints
 (also written to build/bench/generate.md):
 
   /usr/bin/python3 tests/bench/bench_generate_torch.py [--prompt 512] [--new 512] [--batch 1 8]
-                                                        [--recompute-new 64]
+                                                        [--recompute-new 64] [--precision medium]
   /usr/bin/python3 tests/bench/bench_generate_torch.py --torch --prompt P --new N --batch B
       one PyTorch run, printing bench_generate's line format
 
@@ -17,6 +17,10 @@ preallocated per-layer key/value cache (cached_logits below: the prompt prefille
 forward, then one position per token, as users write it), and "recompute", the whole context
 each step, as nanoGPT's generate() does. The tokens are bench_generate.cpp's: the same 64-bit
 LCG gives the prompt and the tokens appended each step.
+
+--precision P runs both sides under P: heed::set_float32_matmul_precision(P) and
+torch.set_float32_matmul_precision(P) (on a CPU without bf16 instructions PyTorch's "medium"
+multiplies in float32 as "highest" does).
 
 Each batch size runs heed's cached path, PyTorch's cached path, heed's recompute path, then
 PyTorch's recompute (one round each). The cached path always generates --new tokens. A recompute run costs O(context)
@@ -74,8 +78,9 @@ def cached_logits(model, idx, caches, pos):
     return model.lm_head(tr.ln_f(x[:, -1, :]))
 
 
-def run_torch(prompt, new, batch, window, path="recompute"):
+def run_torch(prompt, new, batch, window, path="recompute", precision="highest"):
     import torch
+    torch.set_float32_matmul_precision(precision)
     sys.path.insert(0, os.path.join(ROOT, "tests", "golden"))
     from gen_safetensors import GPT  # nanoGPT's GPT, written again with its names and shapes
     torch.set_num_threads(2)
@@ -141,8 +146,9 @@ def main():
     prompt, new, window = option(args, "--prompt", [512])[0], option(args, "--new", [512])[0], option(args, "--window", [64])[0]
     batches = option(args, "--batch", [1, 8])
     recompute_new = option(args, "--recompute-new", [64])[0]
+    precision = args[args.index("--precision") + 1] if "--precision" in args else "highest"
     if "--torch" in args:
-        return run_torch(prompt, new, batches[0], window, "cached" if "--cached" in args else "recompute")
+        return run_torch(prompt, new, batches[0], window, "cached" if "--cached" in args else "recompute", precision)
     have_torch, have_pthread, env, load = torch_environment()
     rows, summary = [], []
     for B in batches:
@@ -154,7 +160,8 @@ def main():
             runs.append(("PyTorch", [sys.executable, os.path.abspath(__file__), "--torch"], n_re, env))
         found = {}
         for who, cmd, n, e in runs:
-            sizes = ["--prompt", str(prompt), "--new", str(n), "--window", str(min(window, n - 1))]
+            sizes = ["--prompt", str(prompt), "--new", str(n), "--window", str(min(window, n - 1)),
+                     "--precision", precision]
             for r in run([*cmd, *sizes, "--batch", str(B)], e):
                 name = f"{who} {r['path'].replace('torch-', '')}"
                 rows.append((name, r))
@@ -170,7 +177,8 @@ def main():
 
     lines = [f"load average {load} at the start; {prompt}-token prompt, {new} new tokens (recompute at batch > 1: "
              f"{recompute_new}), GPT-small shapes "
-             f"(6 layers, 6 heads, width 384, vocabulary 65, block 1024); one run each; PyTorch: 2 threads, "
+             f"(6 layers, 6 heads, width 384, vocabulary 65, block 1024); matmul precision {precision}; "
+             "one run each; PyTorch: 2 threads, "
              "OMP_WAIT_POLICY=passive, " + ("pthread OpenBLAS" if have_pthread else
                                              "libopenblas0-pthread MISSING: torch ran on the OpenMP OpenBLAS (slower)"),
              "",

@@ -1,0 +1,176 @@
+// test_bf16_cache.cpp - the ways "medium" avoids rounding an operand twice (core/blas.h's
+// Bf16Inputs and Bf16Matrix, core/bf16_cache.h's parameter copies) give the same bits as
+// gemm() rounding every operand at every call; the cache's hits, misses and drops.
+#include <cstring>
+#include <tuple>
+#include <vector>
+
+#include <heed/autograd/grad_mode.h>
+#include <heed/autograd/arith.h>
+#include <heed/autograd/linear_op.h>
+#include <heed/autograd/lstm_cell_op.h>
+#include <heed/autograd/reduce.h>
+#include <heed/core/random.h>
+#include <heed/core/bf16_cache.h>
+#include <heed/core/blas.h>
+#include <heed/core/matmul_precision.h>
+#include <heed/optim/sgd.h>
+#include "helpers.h"
+
+using namespace heed;
+
+using heed::test::random_buffer;
+
+namespace {
+// src (rows, cols) with leading dim ld, rounded into a compact copy: the layout gemm's own
+// copies have (BLAS may sum in another order for another leading dim: gemv with a strided x)
+std::vector<real> compact_rounded(const std::vector<real>& src, int64_t ld, int64_t rows, int64_t cols) {
+  std::vector<real> v(rows * cols);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) v[r * cols + c] = round_to_bf16(src[r * ld + c]);
+  return v;
+}
+
+bool same_bits(const real* a, const real* b, int64_t n) {
+  return std::memcmp(a, b, std::size_t(n) * sizeof(real)) == 0;
+}
+}  // namespace
+
+TEST_CASE("gemm under medium with an operand passed as rounded == gemm rounding it, bit for bit; small (stack) and large (threads) copies") {
+  MatmulPrecisionGuard medium("medium");
+  unsigned seed = 5;
+  // (33, 300, 70): copies on the stack; (300, 200, 500): from the allocator, rounded in parallel
+  for (auto [M, K, N] : {std::tuple<int64_t, int64_t, int64_t>{1, 300, 70}, {33, 300, 70}, {300, 200, 500}})
+    for (bool ta : {false, true})
+      for (bool tb : {false, true}) {
+        CAPTURE(M);
+        CAPTURE(ta);
+        CAPTURE(tb);
+        const int64_t lda = (ta ? M : K) + 2, ldb = (tb ? K : N) + 3;
+        const std::vector<real> A = random_buffer((ta ? K : M) * lda, seed++);
+        const std::vector<real> B = random_buffer((tb ? N : K) * ldb, seed++);
+        const int64_t ar = ta ? K : M, ac = ta ? M : K, br = tb ? N : K, bc = tb ? K : N;
+        const std::vector<real> A16 = compact_rounded(A, lda, ar, ac), B16 = compact_rounded(B, ldb, br, bc);
+        std::vector<real> want(M * N), exact(M * N), got_a(M * N), got_b(M * N), got_ab(M * N);
+        gemm(ta, tb, M, N, K, real(0.5), A.data(), lda, B.data(), ldb, 0, want.data(), N);
+        detail::gemm_exact(ta, tb, M, N, K, real(0.5), A16.data(), ac, B16.data(), bc, 0, exact.data(), N);
+        gemm({true, false}, ta, tb, M, N, K, real(0.5), A16.data(), ac, B.data(), ldb, 0, got_a.data(), N);
+        gemm({false, true}, ta, tb, M, N, K, real(0.5), A.data(), lda, B16.data(), bc, 0, got_b.data(), N);
+        gemm({true, true}, ta, tb, M, N, K, real(0.5), A16.data(), ac, B16.data(), bc, 0, got_ab.data(), N);
+        CHECK(same_bits(want.data(), exact.data(), M * N));  // what gemm computes: the rounded product
+        CHECK(same_bits(got_a.data(), want.data(), M * N));
+        CHECK(same_bits(got_b.data(), want.data(), M * N));
+        CHECK(same_bits(got_ab.data(), want.data(), M * N));
+      }
+}
+
+TEST_CASE("Bf16Matrix: under medium a compact rounded copy; under highest the matrix itself") {
+  const int64_t rows = 7, cols = 300, ld = 305;
+  const std::vector<real> src = random_buffer(rows * ld, 3);
+  {
+    const Bf16Matrix same(src.data(), ld, rows, cols);
+    CHECK(same.data() == src.data());
+    CHECK(same.ld() == ld);
+  }
+  MatmulPrecisionGuard medium("medium");
+  const Bf16Matrix copy(src.data(), ld, rows, cols);
+  CHECK(copy.data() != src.data());
+  CHECK(copy.ld() == cols);
+  bool all = true;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) all &= copy.data()[r * cols + c] == round_to_bf16(src[r * ld + c]);
+  CHECK(all);
+}
+
+TEST_CASE("bf16_cached: parameters only, under medium only; one copy per version; a new version or leaving medium drops it") {
+  Tensor w = test::param({40, 30});
+  CHECK(bf16_cached(w) == nullptr);  // highest
+  MatmulPrecisionGuard medium("medium");
+  CHECK(bf16_cached(randn({4, 3})) == nullptr);  // not a parameter
+  CHECK(bf16_cached(w * real(2)) == nullptr);          // not a leaf
+  const auto first = bf16_cached(w);
+  REQUIRE(first != nullptr);
+  CHECK(bf16_cached(w) == first);  // a hit: the same copy
+  bool all = true;
+  for (int64_t i = 0; i < w.numel(); ++i) all &= first->data()[i] == round_to_bf16(w.data()[i]);
+  CHECK(all);
+  {
+    NoGradGuard no_grad;
+    w.add_(full({40, 30}, 1));  // a new version: a new copy of the new values
+  }
+  const auto second = bf16_cached(w);
+  REQUIRE(second != nullptr);
+  CHECK(second != first);
+  CHECK(second->data()[0] == round_to_bf16(w.data()[0]));
+  CHECK(first->data()[0] == round_to_bf16(w.data()[0] - 1));  // a held copy stays valid
+  CHECK(bf16_cache_size() >= 1);
+  {
+    MatmulPrecisionGuard highest("highest");  // leaving medium empties the cache
+    CHECK(bf16_cache_size() == 0);
+  }
+  CHECK(bf16_cached(w) != second);  // rounded again
+  w = Tensor();  // the parameter's storage is gone: its copy is dropped at the next miss
+  Tensor v = test::param({5});
+  const int64_t before = bf16_cache_size();
+  REQUIRE(bf16_cached(v) != nullptr);
+  CHECK(bf16_cache_size() == before);  // v's entry added, w's dropped
+}
+
+TEST_CASE("linear under medium (cached W, dy rounded once) == each gemm rounding its inputs, bit for bit, over optimizer steps") {
+  MatmulPrecisionGuard medium("medium");
+  const int64_t N = 96, K = 80, M = 120;
+  Tensor x = randn({N, K}).requires_grad_();
+  Tensor w = test::param({M, K}, 0.1), b = test::param({M});
+  optim::SGD opt({w, b}, optim::SGDOptions(0.1));
+  for (int step = 0; step < 3; ++step) {
+    CAPTURE(step);
+    x.set_grad(Tensor());
+    opt.zero_grad();
+    const Tensor dy = randn({N, M});
+    Tensor y = linear(x, w, b);
+    y.backward(dy);
+    // the same products, with gemm() rounding W, dy and x itself at every call
+    std::vector<real> y_want(N * M), dx_want(N * K), dw_want(M * K);
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t m = 0; m < M; ++m) y_want[n * M + m] = b.data()[m];
+    gemm(false, true, N, M, K, 1, x.data(), K, w.data(), K, 1, y_want.data(), M);
+    gemm(false, false, N, K, M, 1, dy.data(), M, w.data(), K, 0, dx_want.data(), K);
+    gemm(true, false, M, K, N, 1, dy.data(), M, x.data(), K, 0, dw_want.data(), K);
+    CHECK(same_bits(y.data(), y_want.data(), N * M));
+    CHECK(same_bits(x.grad().data(), dx_want.data(), N * K));
+    CHECK(same_bits(w.grad().data(), dw_want.data(), M * K));
+    opt.step();  // a new version of w: the next forward rounds it again
+  }
+}
+
+TEST_CASE("lstm_cell under medium: cached weight copies (parameters) == weights rounded at every gemm (the same values as non-leaves), bit for bit, forward and backward") {
+  MatmulPrecisionGuard medium("medium");
+  const int64_t B = 16, In = 48, H = 40;
+  const Tensor w_ih = test::param({4 * H, In}, 0.2), w_hh = test::param({4 * H, H}, 0.2);
+  const Tensor b_ih = test::param({4 * H}), b_hh = test::param({4 * H});
+  const Tensor dh = randn({B, H}), dc = randn({B, H});
+  struct Run {
+    Tensor h1, c1, dx, dh0, dw_ih, dw_hh;
+  };
+  auto run = [&](bool cached) {
+    const Tensor x = randn({B, In}).requires_grad_(), h = randn({B, H}).requires_grad_();
+    const Tensor c = randn({B, H});
+    for (Tensor p : {w_ih, w_hh}) p.set_grad(Tensor());
+    // w * 1: the same values, not a leaf, so not cached: gemm rounds it at every call
+    const Tensor wi = cached ? w_ih : w_ih * real(1), wh = cached ? w_hh : w_hh * real(1);
+    const auto [h1, c1] = lstm_cell(x, h, c, wi, wh, b_ih, b_hh);
+    (sum(h1 * dh) + sum(c1 * dc)).backward();
+    return Run{h1, c1, x.grad(), h.grad(), w_ih.grad(), w_hh.grad()};
+  };
+  manual_seed(7);
+  const Run a = run(true);
+  CHECK(bf16_cache_size() >= 2);
+  manual_seed(7);
+  const Run b = run(false);
+  const std::vector<std::pair<Tensor, Tensor>> pairs = {
+      {a.h1, b.h1}, {a.c1, b.c1}, {a.dx, b.dx}, {a.dh0, b.dh0}, {a.dw_ih, b.dw_ih}, {a.dw_hh, b.dw_hh}};
+  for (const auto& [p, q] : pairs) {
+    REQUIRE(p.shape() == q.shape());
+    CHECK(same_bits(p.data(), q.data(), p.numel()));
+  }
+}
