@@ -305,14 +305,6 @@ Tensor from_vector(const std::vector<real>& values, const Shape& shape);
 Tensor zeros_like(const Tensor& t);
 Tensor ones_like(const Tensor& t);
 
-// libtorch's scalar types, for TensorOptions. A heed library holds one floating type:
-// float in libheed.a, double in libheed_f64.a (`real`); asking for the other, or for an
-// integer type (ids are IndexTensor), is a heed::Error, never a silent conversion.
-enum class ScalarType { Float, Double, Long, Int, Bool };
-constexpr ScalarType kFloat = ScalarType::Float, kFloat32 = ScalarType::Float;
-constexpr ScalarType kDouble = ScalarType::Double, kFloat64 = ScalarType::Double;
-constexpr ScalarType kLong = ScalarType::Long, kInt64 = ScalarType::Long;
-constexpr ScalarType kInt = ScalarType::Int, kInt32 = ScalarType::Int, kBool = ScalarType::Bool;
 
 // libtorch's TensorOptions, for the options a heed tensor has (the CPU, core/device.h; the
 // build's real type): torch::randn({3, 4}, torch::requires_grad()), torch::ones(3,

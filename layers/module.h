@@ -101,7 +101,7 @@ class Module {
   virtual void train(bool on = true);  // recursive
   void eval() { train(false); }
   // libtorch's model->to(device): heed's modules are on the CPU; another device is a heed::Error.
-  void to(const Device& device) { detail::check_device("Module::to", device); }
+  void to(const Device& device) { heed::detail::check_device("Module::to", device); }
   bool is_training() const { return training_; }
   // Zero every parameter's gradient, keeping its buffer (set_to_none = false), or drop
   // it (true, PyTorch's default since 2.0) so the next backward allocates it afresh.

@@ -36,6 +36,7 @@
 #include <heed/autograd/trig.h>
 #include <heed/autograd/unary.h>
 #include <heed/layers/init.h>
+#include <heed/layers/linear.h>
 #include <heed/layers/smooth_l1_loss.h>
 #include "helpers.h"
 
