@@ -1,6 +1,7 @@
 // test_bf16_cache.cpp - the ways "medium" avoids rounding an operand twice (core/blas.h's
 // Bf16Inputs and Bf16Matrix, core/bf16_cache.h's parameter copies) give the same bits as
 // gemm() rounding every operand at every call; the cache's hits, misses and drops.
+#include <type_traits>
 #include <cstring>
 #include <tuple>
 #include <vector>
@@ -35,6 +36,10 @@ bool same_bits(const real* a, const real* b, int64_t n) {
   return std::memcmp(a, b, std::size_t(n) * sizeof(real)) == 0;
 }
 }  // namespace
+
+// Both own a block: copying is refused at compile time (bf16_cache.h, blas.h).
+static_assert(!std::is_copy_constructible_v<Bf16Copy> && !std::is_copy_assignable_v<Bf16Copy>);
+static_assert(!std::is_copy_constructible_v<Bf16Matrix> && !std::is_copy_assignable_v<Bf16Matrix>);
 
 TEST_CASE("gemm under medium with an operand passed as rounded == gemm rounding it, bit for bit; small (stack) and large (threads) copies") {
   MatmulPrecisionGuard medium("medium");
