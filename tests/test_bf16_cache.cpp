@@ -1,6 +1,7 @@
 // test_bf16_cache.cpp - the ways "medium" avoids rounding an operand twice (core/blas.h's
 // Bf16Inputs and Bf16Matrix, core/bf16_cache.h's parameter copies) give the same bits as
 // gemm() rounding every operand at every call; the cache's hits, misses and drops.
+#include <thread>
 #include <type_traits>
 #include <cstring>
 #include <tuple>
@@ -42,6 +43,7 @@ bool same_bits(const real* a, const real* b, int64_t n) {
 // Both own a block: copying is refused at compile time (bf16_cache.h, blas.h).
 static_assert(!std::is_copy_constructible_v<Bf16Copy> && !std::is_copy_assignable_v<Bf16Copy>);
 static_assert(!std::is_copy_constructible_v<Bf16Matrix> && !std::is_copy_assignable_v<Bf16Matrix>);
+static_assert(!std::is_copy_constructible_v<Bf16CacheScope> && !std::is_copy_assignable_v<Bf16CacheScope>);
 
 TEST_CASE("gemm under medium with an operand passed as rounded == gemm rounding it, bit for bit; small (stack) and large (threads) copies") {
   MatmulPrecisionGuard medium("medium");
@@ -133,6 +135,22 @@ TEST_CASE("bf16_cached: parameters only, under medium only; outside a scope a fr
   }
   CHECK(bf16_cache_size() == 0);  // the scope's end drops its copies
   CHECK(first->data()[0] == round_to_bf16(real(first->data()[0])));  // a held copy stays valid
+}
+
+TEST_CASE("Bf16CacheScope: a scope keeps copies for its own thread only") {
+  MatmulPrecisionGuard medium("medium");
+  const Tensor w = test::param({8, 8});
+  Bf16CacheScope keep;
+  const auto mine = bf16_cached(w);
+  bool other_kept = true;
+  int64_t other_size = -1;
+  std::thread([&] {
+    other_kept = bf16_cached(w) == bf16_cached(w);  // no scope on this thread: fresh copies
+    other_size = bf16_cache_size();
+  }).join();
+  CHECK_FALSE(other_kept);
+  CHECK(other_size == 0);
+  CHECK(bf16_cached(w) == mine);
 }
 
 // The issue's probe and every route a program has to a parameter's values: each write must
