@@ -143,6 +143,30 @@ TEST_CASE("data loader: after a batch throws, ++ goes on to the end of the epoch
   }
 }
 
+// The sampler's next() runs on the workers (under the loader's lock): its exception is a lost
+// batch like a dataset's, and the epoch goes on from where the sampler is.
+TEST_CASE("data loader: an exception from the sampler is a lost batch in its place, with 0 to 3 workers") {
+  struct Hiccup : data::samplers::SequentialSampler {
+    using SequentialSampler::SequentialSampler;
+    std::optional<std::vector<size_t>> next(size_t b) {
+      if (++calls == 2) throw std::runtime_error("the sampler hiccups");
+      return SequentialSampler::next(b);
+    }
+    int calls = 0;
+  };
+  for (size_t workers = 0; workers <= 3; ++workers) {
+    CAPTURE(workers);
+    const std::string got = within_a_minute([workers] {
+      auto loader = data::make_data_loader(Flaky(6, {}).map(data::transforms::Stack<>()), Hiccup(6),
+                                           data::DataLoaderOptions(2).workers(workers));
+      std::ostringstream out;
+      for (const Batch& b : read_epoch(*loader)) out << (b.empty() ? std::string("lost") : std::to_string(b[0])) << " ";
+      return out.str();
+    });
+    CHECK(got == "0 lost 2 4 ");
+  }
+}
+
 TEST_CASE("data loader: the exception reaching the loop is the one the batch threw, unchanged") {
   for (size_t workers : {size_t(0), size_t(3)}) {
     CAPTURE(workers);
