@@ -32,6 +32,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "../core/bf16_cache.h"
 #include "../core/error.h"
 #include "anomaly_mode.h"
 #include "arith.h"
@@ -407,8 +408,11 @@ struct PassDepth {
 
 // A pass from the roots with their seeds, with grad mode on exactly when it creates a
 // graph; hooks deferred by nested passes run at the end of the outermost.
+// Under "medium" each parameter is rounded to bfloat16 once for the whole pass
+// (core/bf16_cache.h), however many of its nodes read it.
 void run_backward(GraphTask& task, const Roots& roots) {
   AutoGradMode mode(task.create_graph);  // off: backward functions computed, not recorded
+  Bf16CacheScope keep_bf16_copies;
   PassDepth depth;
   if (task.outermost) hook_pass.outermost = &task;
   run_pass(task, roots);

@@ -9,9 +9,10 @@
 //              db = sum_n dy[n, :]    column sums of dy
 //
 // Under "medium" (core/matmul_precision.h) each product reads its inputs rounded to bfloat16.
-// W's rounding is cached while W is unchanged (core/bf16_cache.h: the forward and the
-// backward of a step, every token of a decoding loop share one), and the backward rounds dy
-// once for both of its products; the results are the bits of rounding at every gemm.
+// W's rounding is shared while W is unchanged inside a Bf16CacheScope (core/bf16_cache.h:
+// every use of W in one backward pass, every token of a decoding loop that opens one), and
+// the backward rounds dy once for both of its products; the results are the bits of rounding
+// at every gemm.
 #include "linear_op.h"
 
 #include <algorithm>

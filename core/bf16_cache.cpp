@@ -1,7 +1,6 @@
 // bf16_cache.cpp - see bf16_cache.h.
 #include "bf16_cache.h"
 
-#include <mutex>
 #include <unordered_map>
 
 #include "allocator.h"
@@ -22,62 +21,60 @@ struct Entry {
   std::shared_ptr<const Bf16Copy> copy;
 };
 
-struct Cache {
-  std::mutex mu;
+// The calling thread's scope: how deep, and its copies. Entries exist only while depth > 0.
+struct Scope {
+  int depth = 0;
   std::unordered_map<const Storage*, Entry> entries;
 };
 
-// Never destroyed: tensors held by static objects may still ask for (or drop) copies while
-// the program's statics are torn down.
-Cache& cache() {
-  static Cache* c = new Cache;
-  return *c;
+Scope& scope() {
+  thread_local Scope s;
+  return s;
 }
 
 bool cacheable(const Tensor& w) {
   const TensorImpl* impl = w.impl();
   return impl && !impl->grad_fn && impl->leaf && impl->leaf->requires_grad;
 }
+
+// w rounded into a new copy.
+std::shared_ptr<const Bf16Copy> round_copy(const Tensor& w) {
+  auto copy = std::make_shared<Bf16Copy>(w.numel());
+  const real* src = w.data();
+  real* dst = copy->data();
+  parallel_for(w.numel(), kGrainElementwise, [&](int64_t lo, int64_t hi) {
+    round_to_bf16(src + lo, dst + lo, long(hi - lo));
+  });
+  return copy;
+}
 }  // namespace
 
 std::shared_ptr<const Bf16Copy> bf16_cached(const Tensor& w) {
   if (!gemm_rounds_to_bf16() || !cacheable(w) || w.numel() == 0) return nullptr;
+  Scope& s = scope();
+  if (s.depth == 0) return round_copy(w);  // no scope: nothing kept, nothing stale
   const std::shared_ptr<Storage>& storage = w.impl()->storage;
   const uint64_t version = w.version();
   const int64_t numel = w.numel();
-  Cache& c = cache();
-  {
-    std::lock_guard<std::mutex> lock(c.mu);
-    const auto it = c.entries.find(storage.get());
-    if (it != c.entries.end() && it->second.version == version && it->second.numel == numel &&
-        it->second.storage.lock() == storage)
-      return it->second.copy;
-  }
-  // A miss: round outside the lock (two threads missing at once both round; the later
-  // insertion wins, and both copies are the same values).
-  auto copy = std::make_shared<Bf16Copy>(numel);
-  const real* src = w.data();
-  real* dst = copy->data();
-  parallel_for(numel, kGrainElementwise, [&](int64_t lo, int64_t hi) {
-    round_to_bf16(src + lo, dst + lo, long(hi - lo));
-  });
-  std::lock_guard<std::mutex> lock(c.mu);
-  for (auto it = c.entries.begin(); it != c.entries.end();)  // drop the copies of dead storages
-    it = it->second.storage.expired() ? c.entries.erase(it) : std::next(it);
-  c.entries[storage.get()] = Entry{storage, version, numel, copy};
+  const auto it = s.entries.find(storage.get());
+  if (it != s.entries.end() && it->second.version == version && it->second.numel == numel &&
+      it->second.storage.lock() == storage)
+    return it->second.copy;
+  std::shared_ptr<const Bf16Copy> copy = round_copy(w);
+  for (auto e = s.entries.begin(); e != s.entries.end();)  // drop the copies of dead storages
+    e = e->second.storage.expired() ? s.entries.erase(e) : std::next(e);
+  s.entries[storage.get()] = Entry{storage, version, numel, copy};
   return copy;
 }
 
-void clear_bf16_cache() {
-  Cache& c = cache();
-  std::lock_guard<std::mutex> lock(c.mu);
-  c.entries.clear();
+Bf16CacheScope::Bf16CacheScope() { ++scope().depth; }
+Bf16CacheScope::~Bf16CacheScope() {
+  Scope& s = scope();
+  if (--s.depth == 0) s.entries.clear();
 }
 
-int64_t bf16_cache_size() {
-  Cache& c = cache();
-  std::lock_guard<std::mutex> lock(c.mu);
-  return int64_t(c.entries.size());
-}
+void clear_bf16_cache() { scope().entries.clear(); }
+
+int64_t bf16_cache_size() { return int64_t(scope().entries.size()); }
 
 }  // namespace heed

@@ -3,25 +3,40 @@
 // leaf tensors that require grad (at::autocast::cached_cast).
 //
 // Under "medium" every GEMM reads its inputs rounded to bfloat16. A weight goes into several
-// GEMMs between two changes: a training step's forward (y = x W^T) and backward (dx = dy W),
-// and every token of a decoding loop. Rounding it into a scratch copy at each of them is a
-// full pass over the weight each time; in a one-row decoding step that pass costs as much as
-// the matrix-vector product itself. bf16_cached(w) rounds w once and keeps the copy until
-// w's storage changes version (an optimizer step, an in-place op, load_state_dict: each
-// bumps it, core/tensor.h) or dies, and hands the same copy to every GEMM until then. The
-// result is the same bits as rounding at each call.
+// GEMMs between two changes: every step of a recurrent loop, every token of a decoding loop,
+// every use in one backward pass. Rounding it into a scratch copy at each of them is a full
+// pass over the weight each time; in a one-row decoding step that pass costs as much as the
+// matrix-vector product itself. Inside a Bf16CacheScope, bf16_cached(w) rounds w once and
+// hands the same copy to every GEMM until w's storage changes version (an optimizer step, an
+// in-place op, load_state_dict: each bumps it, core/tensor.h) or the scope ends. The result
+// is the same bits as rounding at each call.
+//
+// The copies live only as long as the outermost scope on the calling thread, as PyTorch's
+// autocast cache lives for one autocast region (torch.autocast; at::autocast::cached_cast),
+// because a write the cache cannot see must still reach the next GEMM: a parameter written
+// through data() without bump_version() (a custom initialiser, a data() pointer kept across
+// steps), or written while requires_grad was off. Outside every scope, bf16_cached(w) rounds w
+// afresh at each call, so whatever wrote w, the next GEMM reads its current values. heed opens
+// a scope for each backward pass (autograd/engine.cpp: one rounding per parameter per pass);
+// open one around a loop that reads unchanged weights many times, such as a decoding loop:
+//
+//   { heed::Bf16CacheScope keep;  for (...) next = model(tokens); }   // rounds each weight once
+//
+// Inside a scope, write parameters only through ops that bump the version (the optimizers,
+// copy_, the initialisers, load_state_dict do); a write through data() without bump_version()
+// inside a scope is seen after the scope ends. Writes between a forward and its backward are
+// writes to tensors saved for backward: bump_version() makes backward refuse them, as in
+// PyTorch.
 //
 // What is cached: leaves that require grad (parameters), as autocast; any other tensor gets
-// nullptr and is rounded by gemm() itself. A parameter written through data() without
-// bump_version() keeps its old copy until its next version: such code must bump the version
-// anyway, or a saved copy for backward would go unnoticed too.
+// nullptr and is rounded by gemm() itself.
 //
-// The cache holds one copy per live parameter that was multiplied under "medium" (as much
+// A scope holds one copy per live parameter multiplied under "medium" within it (as much
 // memory again as those parameters); switching the precision away from "medium"
-// (set_float32_matmul_precision, a MatmulPrecisionGuard) empties it, and a parameter's copy
-// is dropped once the parameter's storage is gone. Thread-safe (one mutex, taken once per
-// GEMM operand); a copy handed out stays valid as long as its shared_ptr is held, even if
-// the cache replaces or drops it meanwhile.
+// (set_float32_matmul_precision, a MatmulPrecisionGuard) empties the calling thread's scope,
+// and a parameter's copy is dropped once the parameter's storage is gone. The copies are per
+// thread (no lock); a copy handed out stays valid as long as its shared_ptr is held, even
+// after its scope ends.
 //
 //   const std::shared_ptr<const Bf16Copy> w16 = bf16_cached(weight);  // null: not cached
 //   gemm({false, w16 != nullptr}, false, true, N, M, K, 1, x, K, w16 ? w16->data() : W, K, ...);
@@ -50,13 +65,25 @@ class Bf16Copy {
 };
 
 // The rounded copy of w under "medium" (float build) when w is a leaf that requires grad;
-// nullptr otherwise (then the GEMM rounds w itself). Rounds on a miss (split over heed's
-// threads: call it outside parallel regions); heed::Error from the allocator leaves the
-// cache as it was.
+// nullptr otherwise (then the GEMM rounds w itself). Inside a Bf16CacheScope the scope's copy
+// of w's current version (rounded on a miss), outside one a fresh copy. Rounds split over
+// heed's threads: call it outside parallel regions; heed::Error from the allocator leaves the
+// scope's copies as they were.
 std::shared_ptr<const Bf16Copy> bf16_cached(const Tensor& w);
 
-// Drops every cached copy (those still held stay valid); called when the precision leaves
-// "medium". The number of copies held, for tests.
+// While one is alive on a thread, bf16_cached on that thread keeps its copies; the outermost
+// one's end drops them (those still held stay valid). Scopes nest. Not copyable or movable
+// (a scope); a scope must end on the thread that opened it, innermost first.
+class Bf16CacheScope {
+ public:
+  Bf16CacheScope();
+  ~Bf16CacheScope();
+  Bf16CacheScope(const Bf16CacheScope&) = delete;
+  Bf16CacheScope& operator=(const Bf16CacheScope&) = delete;
+};
+
+// Drops the calling thread's cached copies (those still held stay valid); called when the
+// precision leaves "medium". The number of copies the calling thread holds, for tests.
 void clear_bf16_cache();
 int64_t bf16_cache_size();
 

@@ -21,8 +21,8 @@
 // packed GEMM (core/packed_gemm.h: flash and block-sparse attention's tiles, the recurrent
 // layers' per-step products), which round B as pack_b packs it and A as gemm_packed reads it.
 // On today's CPUs heed multiplies the rounded values with float32 FMAs: "medium" gives bf16's
-// numbers with no speed-up (and pays for the rounding). A parameter's rounding is cached while
-// the parameter is unchanged (core/bf16_cache.h), and an operand that goes into two products
+// numbers with no speed-up (and pays for the rounding). A parameter's rounding is shared while
+// the parameter is unchanged within a backward pass or a Bf16CacheScope (core/bf16_cache.h), and an operand that goes into two products
 // is rounded once (core/blas.h, Bf16Matrix); the results are those of rounding at every GEMM.
 //
 // In the double build (-DHEED_DOUBLE) the setting can be set and read but changes nothing:

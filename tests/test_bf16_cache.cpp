@@ -1,6 +1,7 @@
 // test_bf16_cache.cpp - the ways "medium" avoids rounding an operand twice (core/blas.h's
 // Bf16Inputs and Bf16Matrix, core/bf16_cache.h's parameter copies) give the same bits as
 // gemm() rounding every operand at every call; the cache's hits, misses and drops.
+#include <thread>
 #include <type_traits>
 #include <cstring>
 #include <tuple>
@@ -15,6 +16,8 @@
 #include <heed/core/bf16_cache.h>
 #include <heed/core/blas.h>
 #include <heed/core/matmul_precision.h>
+#include <heed/layers/init.h>
+#include <heed/layers/linear.h>
 #include <heed/optim/sgd.h>
 #include "helpers.h"
 
@@ -40,6 +43,7 @@ bool same_bits(const real* a, const real* b, int64_t n) {
 // Both own a block: copying is refused at compile time (bf16_cache.h, blas.h).
 static_assert(!std::is_copy_constructible_v<Bf16Copy> && !std::is_copy_assignable_v<Bf16Copy>);
 static_assert(!std::is_copy_constructible_v<Bf16Matrix> && !std::is_copy_assignable_v<Bf16Matrix>);
+static_assert(!std::is_copy_constructible_v<Bf16CacheScope> && !std::is_copy_assignable_v<Bf16CacheScope>);
 
 TEST_CASE("gemm under medium with an operand passed as rounded == gemm rounding it, bit for bit; small (stack) and large (threads) copies") {
   MatmulPrecisionGuard medium("medium");
@@ -87,38 +91,126 @@ TEST_CASE("Bf16Matrix: under medium a compact rounded copy; under highest the ma
   CHECK(all);
 }
 
-TEST_CASE("bf16_cached: parameters only, under medium only; one copy per version; a new version or leaving medium drops it") {
+TEST_CASE("bf16_cached: parameters only, under medium only; outside a scope a fresh copy each call; in a scope one copy per version, dropped with the scope") {
   Tensor w = test::param({40, 30});
   CHECK(bf16_cached(w) == nullptr);  // highest
   MatmulPrecisionGuard medium("medium");
   CHECK(bf16_cached(randn({4, 3})) == nullptr);  // not a parameter
   CHECK(bf16_cached(w * real(2)) == nullptr);          // not a leaf
-  const auto first = bf16_cached(w);
-  REQUIRE(first != nullptr);
-  CHECK(bf16_cached(w) == first);  // a hit: the same copy
+  const auto fresh = bf16_cached(w);
+  REQUIRE(fresh != nullptr);
+  CHECK(bf16_cached(w) != fresh);  // no scope: rounded again, nothing kept
+  CHECK(bf16_cache_size() == 0);
   bool all = true;
-  for (int64_t i = 0; i < w.numel(); ++i) all &= first->data()[i] == round_to_bf16(w.data()[i]);
+  for (int64_t i = 0; i < w.numel(); ++i) all &= fresh->data()[i] == round_to_bf16(w.data()[i]);
   CHECK(all);
+  std::shared_ptr<const Bf16Copy> first;
   {
-    NoGradGuard no_grad;
-    w.add_(full({40, 30}, 1));  // a new version: a new copy of the new values
+    Bf16CacheScope keep;
+    first = bf16_cached(w);
+    REQUIRE(first != nullptr);
+    {
+      Bf16CacheScope nested;
+      CHECK(bf16_cached(w) == first);  // a hit: the same copy
+    }
+    CHECK(bf16_cached(w) == first);  // the inner scope's end keeps the outer's copies
+    {
+      NoGradGuard no_grad;
+      w.add_(full({40, 30}, 1));  // a new version: a new copy of the new values
+    }
+    const auto second = bf16_cached(w);
+    REQUIRE(second != nullptr);
+    CHECK(second != first);
+    CHECK(second->data()[0] == round_to_bf16(w.data()[0]));
+    CHECK(bf16_cache_size() == 1);
+    {
+      MatmulPrecisionGuard highest("highest");  // leaving medium empties the cache
+      CHECK(bf16_cache_size() == 0);
+    }
+    CHECK(bf16_cached(w) != second);  // rounded again
+    w = Tensor();  // the parameter's storage is gone: its copy is dropped at the next miss
+    Tensor v = test::param({5});
+    REQUIRE(bf16_cached(v) != nullptr);
+    CHECK(bf16_cache_size() == 1);  // v's entry added, w's dropped
   }
-  const auto second = bf16_cached(w);
-  REQUIRE(second != nullptr);
-  CHECK(second != first);
-  CHECK(second->data()[0] == round_to_bf16(w.data()[0]));
-  CHECK(first->data()[0] == round_to_bf16(w.data()[0] - 1));  // a held copy stays valid
-  CHECK(bf16_cache_size() >= 1);
+  CHECK(bf16_cache_size() == 0);  // the scope's end drops its copies
+  CHECK(first->data()[0] == round_to_bf16(real(first->data()[0])));  // a held copy stays valid
+}
+
+TEST_CASE("Bf16CacheScope: a scope keeps copies for its own thread only") {
+  MatmulPrecisionGuard medium("medium");
+  const Tensor w = test::param({8, 8});
+  Bf16CacheScope keep;
+  const auto mine = bf16_cached(w);
+  bool other_kept = true;
+  int64_t other_size = -1;
+  std::thread([&] {
+    other_kept = bf16_cached(w) == bf16_cached(w);  // no scope on this thread: fresh copies
+    other_size = bf16_cache_size();
+  }).join();
+  CHECK_FALSE(other_kept);
+  CHECK(other_size == 0);
+  CHECK(bf16_cached(w) == mine);
+}
+
+// The issue's probe and every route a program has to a parameter's values: each write must
+// reach the next forward and its backward under "medium" (the forward equal, bit for bit, to
+// the same product with a copy of W that no cache knows).
+TEST_CASE("bf16 cache: every way of writing a parameter is seen by the next GEMM under medium, forward and backward") {
+  MatmulPrecisionGuard medium("medium");
+  nn::Linear lin(nn::LinearOptions(6, 4).bias(false));
+  Tensor w = lin->weight;
+  real* kept = w.data();  // a data() pointer kept from before any step
+  const Tensor x = randn({3, 6}).requires_grad_();
+  const Tensor dy = randn({3, 4});
+  auto check_next_gemm = [&](const char* route) {
+    CAPTURE(route);
+    x.set_grad(Tensor());
+    const Tensor y = linear(x, w);
+    y.backward(dy);
+    const Tensor plain = w.detach().clone();  // not a parameter: gemm rounds it at the call
+    const Tensor x2 = x.detach().requires_grad_();
+    const Tensor y_want = linear(x2, plain);
+    y_want.backward(dy);
+    CHECK(same_bits(y.data(), y_want.data(), y.numel()));
+    CHECK(same_bits(x.grad().data(), x2.grad().data(), x.numel()));
+  };
+  check_next_gemm("first use");
+  for (int64_t i = 0; i < w.numel(); ++i) w.data()[i] = real(2.5);  // no bump_version()
+  check_next_gemm("data() without bump_version()");
+  for (int64_t i = 0; i < w.numel(); ++i) kept[i] = real(-1.25) + real(i);
+  check_next_gemm("a data() pointer kept across steps");
+  w.requires_grad_(false);
+  for (int64_t i = 0; i < w.numel(); ++i) w.data()[i] = real(7);
+  w.requires_grad_(true);
+  check_next_gemm("a write between requires_grad_(false) and (true)");
+  auto no_grad = [](const auto& write) {  // in-place ops on a parameter need grad mode off
+    NoGradGuard guard;
+    write();
+  };
+  no_grad([&] { w.copy_(randn({4, 6})); });
+  check_next_gemm("copy_");
+  no_grad([&] { w.index_put_({indexing::Slice(0, 2)}, real(3)); });
+  check_next_gemm("index_put_");
+  no_grad([&] { w += real(1); });
+  check_next_gemm("+=");
+  nn::init::xavier_uniform_(w);
+  check_next_gemm("nn::init");
+  NamedTensors dict = lin->state_dict();
+  dict[0].second = randn({4, 6});
+  lin->load_state_dict(dict);
+  check_next_gemm("load_state_dict");
+  optim::SGD opt({w}, optim::SGDOptions(0.5));
+  opt.step();  // w's gradient from the last check
+  check_next_gemm("an optimizer step");
   {
-    MatmulPrecisionGuard highest("highest");  // leaving medium empties the cache
-    CHECK(bf16_cache_size() == 0);
+    Bf16CacheScope keep;  // a scope keeps copies, but sees a version bump
+    check_next_gemm("in a scope");
+    no_grad([&] { w.mul_(real(-2)); });
+    check_next_gemm("in a scope, after mul_");
+    for (int64_t i = 0; i < w.numel(); ++i) w.data()[i] = real(0.5);
   }
-  CHECK(bf16_cached(w) != second);  // rounded again
-  w = Tensor();  // the parameter's storage is gone: its copy is dropped at the next miss
-  Tensor v = test::param({5});
-  const int64_t before = bf16_cache_size();
-  REQUIRE(bf16_cached(v) != nullptr);
-  CHECK(bf16_cache_size() == before);  // v's entry added, w's dropped
+  check_next_gemm("after a scope, a write in it without bump_version()");
 }
 
 TEST_CASE("linear under medium (cached W, dy rounded once) == each gemm rounding its inputs, bit for bit, over optimizer steps") {
@@ -168,8 +260,12 @@ TEST_CASE("lstm_cell under medium: cached weight copies (parameters) == weights 
     return Run{h1, c1, x.grad(), h.grad(), w_ih.grad(), w_hh.grad()};
   };
   manual_seed(7);
-  const Run a = run(true);
-  CHECK(bf16_cache_size() >= 2);
+  Run a;
+  {
+    Bf16CacheScope keep;
+    a = run(true);
+    CHECK(bf16_cache_size() >= 2);
+  }
   manual_seed(7);
   const Run b = run(false);
   const std::vector<std::pair<Tensor, Tensor>> pairs = {

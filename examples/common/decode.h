@@ -44,6 +44,7 @@ inline std::vector<float> attention_row(const std::vector<heed::real>& alpha, in
 template <class Model>
 std::vector<Translation> greedy(Model& model, const Batch& b, int64_t max_len) {
   heed::NoGradGuard no_grad;
+  heed::Bf16CacheScope keep;  // "medium": each weight rounded once for all the steps
   const int64_t B = b.src.size(0), S = b.src.size(1), V = dates::kTargetVocab;
   auto d = model.begin(b);
   std::vector<Translation> out(B);
@@ -76,6 +77,7 @@ std::vector<Translation> greedy(Model& model, const Batch& b, int64_t max_len) {
 template <class Model>
 Translation beam_search(Model& model, const Batch& one, int64_t width, int64_t max_len, double alpha = 1.0) {
   heed::NoGradGuard no_grad;
+  heed::Bf16CacheScope keep;  // "medium": each weight rounded once for all the steps
   const int64_t S = one.src.size(1), V = dates::kTargetVocab, len = one.lengths[0];
   struct Hyp {
     Translation y;

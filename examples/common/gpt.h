@@ -369,6 +369,7 @@ inline IndexTensor generate(GPTImpl& model, const IndexTensor& prompt, int64_t n
   if (prompt.dim() != 2 || prompt.size(0) < 1 || prompt.size(1) < 1)
     heed::fail("generate", "the prompt must be (B, T0) with B, T0 >= 1, got shape ", prompt.shape());
   heed::NoGradGuard no_grad;
+  heed::Bf16CacheScope keep;  // "medium": each weight rounded once for all the tokens (core/bf16_cache.h)
   struct RestoreMode {  // puts the model back in the mode it had, however generate ends
     GPTImpl& model;
     const bool was_training = model.is_training();

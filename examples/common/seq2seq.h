@@ -216,6 +216,7 @@ class Seq2SeqImpl : public nn::Module {
     std::vector<int64_t> prev(B, dates::kStart);
     std::uniform_real_distribution<double> coin(0, 1);
     std::vector<Tensor> logits;
+    heed::Bf16CacheScope keep;  // "medium": the decoder's weights rounded once for all T steps
     for (int64_t t = 0; t < T; ++t) {
       Step out_t = step(IndexTensor(prev), st, e);
       logits.push_back(out_t.logits);

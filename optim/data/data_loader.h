@@ -8,7 +8,7 @@
 //     for (auto& batch : *loader) { ... batch.data ... batch.target ... }
 //
 // Each `for` over *loader is one epoch: begin() calls sampler.reset() (RandomSampler draws
-// a new order from heed's generator) and fetches batches of batch_size indices until the
+// a new order from heed's generator) and batches of batch_size indices are fetched until the
 // sampler runs out; drop_last drops a last, smaller batch. The default sampler is
 // RandomSampler; make_data_loader<samplers::SequentialSampler>(...) keeps the dataset's
 // order; make_data_loader(ds, sampler, options) takes any sampler object (samplers.h), such as
@@ -20,19 +20,35 @@
 // (default 2k) batches ahead. Batches come out in the sampler's order whatever the threads'
 // timing, so a seeded run gives the same batches with any k (enforce_ordering cannot be
 // turned off). get_batch and the transforms then run on k threads at once, as in libtorch:
-// they must not write shared state. An exception thrown while building a batch is rethrown
-// by the loop at that batch's place. Leaving a loop early is fine: the next begin() (or the
-// destructor) stops and joins the threads of the epoch before.
+// they must not write shared state.
+//
+// Iterators are input iterators, as libtorch's: copies share the loader's one position.
+// begin() fetches nothing; the first batch is fetched when the iterator is first compared
+// or dereferenced (as libtorch's lazily initialised iterator), each later one by ++.
+//
+// An exception thrown while building a batch (get_batch, a transform, the sampler) is
+// rethrown, unchanged, by the call that fetches that batch (the comparison with end() or
+// ++), with any number of workers. That batch is lost; the epoch goes on: the next ++ fetches
+// the batch after it, and dereferencing the iterator before that is a heed::Error (as is
+// dereferencing or advancing the end). So each index of an epoch is either in exactly one
+// batch the loop sees or in one batch that threw.
+//
+// Leaving a loop early is fine: once no iterator of the epoch is alive, the next begin() (or
+// the destructor) stops and joins that epoch's threads. begin() while an iterator of this
+// loader is alive and not at the end of its epoch is a heed::Error naming DataLoader, as
+// libtorch refuses it ("Attempted to get a new DataLoader iterator while another iterator is
+// not yet exhausted"); heed does not restart an epoch under a running loop. Iterators must
+// not outlive their loader. A DataLoader is used from one thread at a time.
 //
 // Bad options are a heed::Error from make_data_loader naming the option: batch_size 0,
 // max_jobs 0 with workers, a dataset without size() and no sampler given.
 // Copying: a DataLoader owns threads and is not copyable; make_data_loader returns it in a
-// std::unique_ptr, as libtorch. A throwing begin() leaves no thread running.
+// std::unique_ptr, as libtorch. A throwing begin() (the sampler's reset, a thread that cannot
+// start) leaves no thread running and no epoch: the next begin() starts afresh.
 #pragma once
 #include <condition_variable>
 #include <cstddef>
 #include <exception>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -77,31 +93,71 @@ class DataLoader {
 
   class Iterator {
    public:
-    BatchType& operator*() const { return *loader_->current_; }
-    BatchType* operator->() const { return &*loader_->current_; }
-    Iterator& operator++() {
-      loader_->advance();
-      if (!loader_->current_) loader_ = nullptr;
+    Iterator(const Iterator& o) : loader_(o.loader_) { hold(); }
+    Iterator& operator=(const Iterator& o) {
+      if (this != &o) release(), loader_ = o.loader_, hold();
       return *this;
     }
-    bool operator==(const Iterator& o) const { return loader_ == o.loader_; }
-    bool operator!=(const Iterator& o) const { return loader_ != o.loader_; }
+    ~Iterator() { release(); }
+
+    BatchType& operator*() const { return loader_checked("dereferencing")->batch(); }
+    BatchType* operator->() const { return &**this; }
+    // Fetches the next batch; what building it threw is rethrown, and the iterator stays on
+    // the epoch (a ++ after it fetches the batch after the lost one).
+    Iterator& operator++() {
+      loader_checked("++")->step();
+      return *this;
+    }
+    // Equal: both at the end of the epoch, or both on the same loader's position. Fetches
+    // the first batch of a fresh begin().
+    bool operator==(const Iterator& o) const {
+      const bool end = at_end(), o_end = o.at_end();
+      return end == o_end && (end || loader_ == o.loader_);
+    }
+    bool operator!=(const Iterator& o) const { return !(*this == o); }
 
    private:
     friend class DataLoader;
-    explicit Iterator(DataLoader* loader) : loader_(loader) {}
-    DataLoader* loader_;  // null: the end
+    explicit Iterator(DataLoader* loader) : loader_(loader) { hold(); }
+    void hold() const {
+      if (loader_) ++loader_->live_;
+    }
+    void release() const {
+      if (loader_) --loader_->live_;
+    }
+    DataLoader* loader_checked(const char* what) const {
+      HEED_CHECK(loader_, "DataLoader", what, " the end() iterator");
+      return loader_;
+    }
+    bool at_end() const {
+      if (!loader_) return true;
+      if (loader_->at_ == At::pending) loader_->fetch();
+      return loader_->at_ == At::end;
+    }
+    DataLoader* loader_;  // null: end()
   };
 
-  // Starts an epoch: stops the one before, resets the sampler, starts the workers and
-  // fetches the first batch.
+  // Starts an epoch: stops the one before, resets the sampler and starts the workers.
   Iterator begin() {
+    HEED_CHECK(live_ == 0 || at_ == At::end, "DataLoader",
+               "begin() while another iterator of this loader is not yet exhausted (libtorch: "
+               "\"Attempted to get a new DataLoader iterator while another iterator is not yet "
+               "exhausted\"); run it to the end or destroy it first");
     stop();
+    at_ = At::end;
+    current_.reset();
     sampler_.reset(dataset_.size());
-    epoch_ = std::make_unique<Epoch>();
-    for (size_t w = 0; w < options_.workers(); ++w) threads_.emplace_back([this] { work(); });
-    advance();
-    return Iterator(current_ ? this : nullptr);
+    if (options_.workers() > 0) {
+      epoch_ = std::make_unique<Epoch>(options_.max_jobs().value_or(2 * options_.workers()));
+      try {
+        for (size_t w = 0; w < options_.workers(); ++w) threads_.emplace_back([this] { work(); });
+      } catch (...) {
+        stop();
+        throw;
+      }
+    }
+    at_ = At::pending;
+    return Iterator(this);
   }
   Iterator end() { return Iterator(nullptr); }
 
@@ -109,15 +165,47 @@ class DataLoader {
   const DataLoaderOptions& options() const { return options_; }
 
  private:
-  // One epoch's jobs: job j is the j-th batch of indices the sampler gave.
+  // Where the epoch's one position is: not fetched yet (after begin()), on a batch, on a
+  // batch that threw, or past the last batch (also: no epoch started).
+  enum class At { pending, batch, lost, end };
+
+  // Job j (the j-th batch of indices the sampler gave) lives in slots[j % slots.size()] from
+  // the time a worker takes it until the loop takes its batch: at most slots.size() jobs are
+  // in flight, so no two share a slot, and storing a result allocates nothing.
+  struct Slot {
+    bool done = false;
+    std::optional<BatchType> batch;
+    std::exception_ptr error;  // what building the batch threw
+  };
   struct Epoch {
+    explicit Epoch(size_t jobs) : slots(jobs) {}
     std::mutex mu;
     std::condition_variable cv;
     size_t next_job = 0, next_out = 0;
     bool sampler_done = false, stopping = false;
-    std::map<size_t, std::optional<BatchType>> ready;
-    std::map<size_t, std::exception_ptr> failed;
+    std::vector<Slot> slots;
   };
+
+  BatchType& batch() {
+    if (at_ == At::pending) fetch();
+    HEED_CHECK(at_ != At::lost, "DataLoader",
+               "dereferencing an iterator whose batch threw when it was built; ++ fetches the next one");
+    HEED_CHECK(at_ == At::batch, "DataLoader", "dereferencing an iterator at the end of its epoch");
+    return *current_;
+  }
+  void step() {
+    if (at_ == At::pending) fetch();  // the first batch, which ++ steps over
+    HEED_CHECK(at_ != At::end, "DataLoader", "++ on an iterator at the end of its epoch");
+    fetch();
+  }
+  // The next batch into current_ (at_ = batch), or at_ = end; at_ = lost if building it threw.
+  void fetch() {
+    current_.reset();
+    at_ = At::lost;
+    std::optional<BatchType> b = next_batch();
+    at_ = b ? At::batch : At::end;
+    current_ = std::move(b);
+  }
 
   // The next batch of indices, or nullopt when the epoch is over (drop_last included).
   std::optional<std::vector<size_t>> next_indices() {
@@ -127,69 +215,71 @@ class DataLoader {
     return idx;
   }
 
-  void work() {
-    Epoch& e = *epoch_;
-    const size_t ahead = options_.max_jobs().value_or(2 * options_.workers());
-    std::unique_lock<std::mutex> lock(e.mu);
-    while (true) {
-      e.cv.wait(lock, [&] { return e.stopping || e.sampler_done || e.next_job - e.next_out < ahead; });
-      if (e.stopping || e.sampler_done) return;
-      std::optional<std::vector<size_t>> idx;
-      try {
-        idx = next_indices();
-      } catch (...) {
-        e.failed[e.next_job++] = std::current_exception();
-        e.sampler_done = true;
-        e.cv.notify_all();
-        return;
-      }
-      if (!idx) {
-        e.sampler_done = true;
-        e.cv.notify_all();
-        return;
-      }
-      const size_t job = e.next_job++;
-      lock.unlock();
-      std::optional<BatchType> batch;
-      std::exception_ptr error;
-      try {
-        batch.emplace(dataset_.get_batch(*idx));
-      } catch (...) {
-        error = std::current_exception();
-      }
-      lock.lock();
-      if (error) e.failed[job] = error;
-      else e.ready[job] = std::move(batch);
-      e.cv.notify_all();
-    }
-  }
-
-  // current_ = the next batch in order, or nullopt at the end of the epoch.
-  void advance() {
-    current_.reset();
+  // The next batch in the sampler's order, nullopt at the end; rethrows what building it threw.
+  std::optional<BatchType> next_batch() {
     if (options_.workers() == 0) {
-      if (auto idx = next_indices()) current_.emplace(dataset_.get_batch(*idx));
-      return;
+      std::optional<std::vector<size_t>> idx = next_indices();
+      if (!idx) return std::nullopt;
+      return dataset_.get_batch(*idx);
     }
     Epoch& e = *epoch_;
     std::unique_lock<std::mutex> lock(e.mu);
     const size_t job = e.next_out;
-    e.cv.wait(lock, [&] {
-      return e.ready.count(job) || e.failed.count(job) || (e.sampler_done && job >= e.next_job);
-    });
-    if (auto f = e.failed.find(job); f != e.failed.end()) {
-      const std::exception_ptr error = f->second;
-      e.failed.erase(f);
-      ++e.next_out;
-      e.cv.notify_all();
-      lock.unlock();
-      stop();
-      std::rethrow_exception(error);
-    }
-    if (auto r = e.ready.find(job); r != e.ready.end()) {
-      current_ = std::move(r->second);
-      e.ready.erase(r);
-      ++e.next_out;
+    Slot& slot = e.slots[job % e.slots.size()];
+    e.cv.wait(lock, [&] { return slot.done || (e.sampler_done && job >= e.next_job); });
+    if (!slot.done) return std::nullopt;
+    std::optional<BatchType> batch = std::move(slot.batch);
+    const std::exception_ptr error = slot.error;
+    slot.done = false, slot.batch.reset(), slot.error = nullptr;
+    ++e.next_out;
+    lock.unlock();
+    e.cv.notify_all();
+    if (error) std::rethrow_exception(error);
+    return batch;
+  }
+
+  // A worker: takes the next job, builds its batch outside the lock, stores the batch or what
+  // building it threw in the job's slot. Nothing thrown leaves the thread.
+  void work() {
+    Epoch& e = *epoch_;
+    std::unique_lock<std::mutex> lock(e.mu);
+    while (true) {
+      e.cv.wait(lock, [&] {
+        return e.stopping || e.sampler_done || e.next_job - e.next_out < e.slots.size();
+      });
+      if (e.stopping || e.sampler_done) return;
+      const size_t job = e.next_job;
+      Slot& slot = e.slots[job % e.slots.size()];
+      std::optional<BatchType> batch;
+      std::exception_ptr error;
+      std::optional<std::vector<size_t>> idx;
+      try {
+        idx = next_indices();  // under the lock: jobs take the sampler's batches in order
+      } catch (...) {
+        error = std::current_exception();
+      }
+      if (!idx && !error) {
+        e.sampler_done = true;
+        e.cv.notify_all();
+        return;
+      }
+      ++e.next_job;
+      if (!error) {
+        lock.unlock();
+        try {
+          batch.emplace(dataset_.get_batch(*idx));
+        } catch (...) {
+          error = std::current_exception();
+        }
+        lock.lock();
+      }
+      try {
+        slot.batch = std::move(batch);
+      } catch (...) {  // a BatchType whose move throws
+        error = std::current_exception();
+      }
+      slot.error = error;
+      slot.done = true;
       e.cv.notify_all();
     }
   }
@@ -204,14 +294,17 @@ class DataLoader {
     }
     for (std::thread& t : threads_) t.join();
     threads_.clear();
+    epoch_.reset();
   }
 
   Dataset dataset_;
   Sampler sampler_;
   DataLoaderOptions options_;
-  std::unique_ptr<Epoch> epoch_;
+  std::unique_ptr<Epoch> epoch_;  // with workers: the running epoch's jobs
   std::vector<std::thread> threads_;
   std::optional<BatchType> current_;
+  At at_ = At::end;
+  size_t live_ = 0;  // iterators (not end()) of this loader alive
 };
 
 namespace detail {

@@ -80,6 +80,7 @@ double mean(const std::vector<double>& v, size_t from, size_t to) {
 // appended instead, so every path and PyTorch read the same sequences.
 Timings time_path(gpt::GPT& model, const gpt::Step& step, const Sizes& s) {
   NoGradGuard no_grad;
+  Bf16CacheScope keep;  // "medium": each weight rounded once for the whole run, as gpt::generate
   model->eval();
   const int64_t B = s.batch, total = s.prompt + s.fresh;
   std::vector<std::vector<int64_t>> script(B);
