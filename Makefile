@@ -3,6 +3,8 @@
 #   make              build/libheed.a                                         (this file)
 #   make test         build and run every test (installs Debian packages      tests/rules.mk
 #                     first if missing)
+#   make check T="checkpoint gradcheck_arith"   build and run only the        tests/rules.mk
+#                     named test files (seconds, once the libraries are built)
 #   make demo         build examples/translate and train it with its          examples/rules.mk
 #                     defaults (dates -> ISO dates); make examples: all examples
 #   make bench        heed vs PyTorch CPU eager, side by side                 tests/bench/rules.mk

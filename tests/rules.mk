@@ -82,6 +82,38 @@ $(BUILD)/tests_f32: $(TEST_F32_OBJS) $(BUILD)/libheed.a
 $(BUILD)/tests_f64: $(TEST_F64_OBJS) $(BUILD)/libheed_f64.a
 	$(CXX) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 
+# A subset, for working on one op or layer: `make check T="checkpoint gradcheck_arith"` builds
+# only the named test files (and tests/main.cpp) against the libraries and runs them. Each
+# word W of T selects tests/W.cpp, tests/test_W.cpp and tests/gradcheck_W.cpp, those that
+# exist (W may hold a shell pattern: T='golden_*'); test_*.cpp link into build/check/tests_f32
+# against libheed.a, gradcheck_*.cpp into build/check/tests_f64 against libheed_f64.a, each
+# linked afresh (they hold whichever files T named last). ARGS goes to both doctest runners
+# (ARGS='-tc="*flash*"'). A word that selects nothing is an error naming it.
+CHECK_SRCS := $(sort $(foreach w,$(T),$(wildcard tests/$(w).cpp tests/test_$(w).cpp tests/gradcheck_$(w).cpp)))
+CHECK_F32 := $(filter tests/test_%.cpp,$(CHECK_SRCS))
+CHECK_F64 := $(filter tests/gradcheck_%.cpp,$(CHECK_SRCS))
+CHECK_UNMATCHED := $(strip $(foreach w,$(T),$(if $(wildcard tests/$(w).cpp tests/test_$(w).cpp tests/gradcheck_$(w).cpp),,$(w))))
+ifneq ($(filter check,$(MAKECMDGOALS)),)
+ifeq ($(strip $(T)),)
+$(error usage: make check T="checkpoint gradcheck_arith" (tests/README.md))
+endif
+ifneq ($(CHECK_UNMATCHED),)
+$(error make check: no tests/W.cpp, tests/test_W.cpp or tests/gradcheck_W.cpp for W in: $(CHECK_UNMATCHED))
+endif
+endif
+.PHONY: check
+check: $(if $(CHECK_F32),$(BUILD)/f32/tests/main.o $(CHECK_F32:%.cpp=$(BUILD)/f32/%.o) $(BUILD)/libheed.a) \
+       $(if $(CHECK_F64),$(BUILD)/f64/tests/main.o $(CHECK_F64:%.cpp=$(BUILD)/f64/%.o) $(BUILD)/libheed_f64.a)
+	@mkdir -p $(BUILD)/check
+ifneq ($(CHECK_F32),)
+	$(CXX) $(LDFLAGS) $(BUILD)/f32/tests/main.o $(CHECK_F32:%.cpp=$(BUILD)/f32/%.o) $(BUILD)/libheed.a -o $(BUILD)/check/tests_f32 -lstb $(LDLIBS)
+	$(BUILD)/check/tests_f32 $(ARGS)
+endif
+ifneq ($(CHECK_F64),)
+	$(CXX) $(LDFLAGS) $(BUILD)/f64/tests/main.o $(CHECK_F64:%.cpp=$(BUILD)/f64/%.o) $(BUILD)/libheed_f64.a -o $(BUILD)/check/tests_f64 $(LDLIBS)
+	$(BUILD)/check/tests_f64 $(ARGS)
+endif
+
 # The loops of core/fastmath.h functions must vectorise with the library's flags: compile
 # tests/vectorised_probe.cpp as the library is compiled and compare GCC's report with the
 # lines marked VECTORISE.

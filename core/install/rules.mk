@@ -6,9 +6,9 @@
 #                               heed::heed_mpi when libheed_mpi.a is installed beside it); the
 #                               prefix is found from the file's own place, so an installed
 #                               tree can be moved
-#   heedConfigVersion.cmake     0.x: a new minor version may change the API, so 0.2 accepts
-#                               0.2.x only; from 1.0 on, the same major version and no older
-#                               than asked
+#   heedConfigVersion.cmake     0.x: a new minor version may change the API, so asking for
+#                               0.N accepts 0.N.x only; from 1.0 on, the same major version
+#                               and no older than asked
 # HEED_VERSION (core/version.h) is read by the top-level Makefile; check-install
 # (tests/install/rules.mk) proves the installed files agree with it.
 configure = sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@BLAS_LIB@|$(BLAS_LIB)|g' \

@@ -1,7 +1,7 @@
 # tests/install/rules.mk - check-install, a step of `make test`, and check-install-mpi, a step
 # of `make test-mpi` (included by the top-level Makefile).
 # Install into a scratch prefix and build a program against it twice: with pkg-config, and as
-# a ten-line CMake project (find_package(heed 0.2 REQUIRED), heed::heed). The program
+# a small CMake project (find_package(heed MAJOR.MINOR REQUIRED), heed::heed). The program
 # (app.cpp) prints heed::version(), which must equal core/version.h's, heed.pc's and the CMake
 # package's.
 CHECK    := $(abspath $(BUILD))/install-check
@@ -24,7 +24,7 @@ check-install: $(BUILD)/libheed.a $(UMBRELLA) | deps
 	  { cat $(CHECK)/cmake/build.log; echo "check-install: the CMake project failed to build"; exit 1; }
 	@v=$$($(CHECK)/cmake/build/app) && [ "$$v" = "$(HEED_VERSION)" ] || \
 	  { echo "check-install: the CMake-built program failed or printed version '$$v'"; exit 1; }
-	@echo "check-install: a CMake project (find_package(heed 0.2), heed::heed) built and ran correctly"
+	@echo "check-install: a CMake project (find_package(heed $(word 1,$(subst ., ,$(HEED_VERSION))).$(word 2,$(subst ., ,$(HEED_VERSION)))), heed::heed) built and ran correctly"
 
 # heed-mpi.pc: install both libraries into a scratch prefix, build app_mpi.cpp with mpicxx and
 # pkg-config, and run it as one process.
