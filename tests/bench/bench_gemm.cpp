@@ -86,10 +86,11 @@ int main(int argc, char** argv) {
       gemm(s.ta, s.tb, s.M, s.N, s.K, 1, A.data(), lda, B.data(), ldb, 0, C.data(), s.N);
     };
     using md = dnnl::memory::desc;
+    using dims = dnnl::memory::dims;
     using dt = dnnl::memory::data_type;
-    const md a(md::dims{s.M, s.K}, dt::f32, s.ta ? md::dims{1, lda} : md::dims{lda, 1});
-    const md b(md::dims{s.K, s.N}, dt::f32, s.tb ? md::dims{1, ldb} : md::dims{ldb, 1});
-    const md c(md::dims{s.M, s.N}, dt::f32, md::dims{s.N, 1});
+    const md a(dims{s.M, s.K}, dt::f32, s.ta ? dims{1, lda} : dims{lda, 1});
+    const md b(dims{s.K, s.N}, dt::f32, s.tb ? dims{1, ldb} : dims{ldb, 1});
+    const md c(dims{s.M, s.N}, dt::f32, dims{s.N, 1});
     const dnnl::matmul prim(dnnl::matmul::primitive_desc(dnnl::matmul::desc(a, b, c), eng));
     dnnl::memory am(a, eng, A.data()), bm(b, eng, B.data()), cm(c, eng, C.data());
     auto bare = [&] {
