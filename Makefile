@@ -81,7 +81,9 @@ F64FLAGS ?= $(patsubst -O%,-O1,$(CXXFLAGS)) -DHEED_DOUBLE
 # check-vectorised (tests/rules.mk, part of `make test`) fails if one of those loops stops
 # vectorising; `make bench` measures them (bench_core's tanh_1M_fwd_bwd, gelu_1M_fwd_bwd).
 BASEFLAGS := -std=c++17 -Wall -Wextra -Wno-unused-parameter -fno-math-errno -fno-trapping-math -fopenmp -MMD -MP -I$(BLAS_INC) -I$(BUILD)/include
-LDLIBS    := -L$(BLAS_LIB) -Wl,-rpath,$(BLAS_LIB) -lopenblas -fopenmp
+# oneDNN (Debian libdnnl-dev, the OpenMP build: the same libgomp as heed and OpenBLAS) runs the
+# float GEMMs (core/gemm_engine.h); OpenBLAS the double ones, and the float ones if asked.
+LDLIBS    := -L$(BLAS_LIB) -Wl,-rpath,$(BLAS_LIB) -lopenblas -ldnnl -fopenmp
 
 # The per-level kernel files (core/cpu.h); `override` so that a CXXFLAGS given on the command
 # line (make sanitize, make fuzz) still gets them. x86-64-v3 is AVX2 + FMA + BMI2; x86-64-v4
@@ -119,6 +121,8 @@ DEPS += libstb-dev:/usr/include/stb/stb_image_write.h
 DEPS += fonts-dejavu-core:/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf
 DEPS += fortunes:/usr/share/games/fortunes/cookie
 DEPS += nlohmann-json3-dev:/usr/include/nlohmann/json.hpp
+DEPS += libdnnl-dev:/usr/include/oneapi/dnnl/dnnl.hpp
+DEPS += libdnnl-dev:/usr/lib/$(MULTIARCH)/libdnnl.so
 
 deps:
 	@missing=""; \

@@ -8,7 +8,9 @@
 
 #include "allocator.h"
 #include "error.h"
+#include "gemm_engine.h"
 #include "matmul_precision.h"
+#include "onednn_matmul.h"
 #include "parallel.h"
 
 namespace heed {
@@ -34,38 +36,49 @@ static void cblas_gemv(CBLAS_TRANSPOSE ta, int rows, int cols, T alpha, const T*
 }
 
 namespace {
-// A buffer of n reals from heed's caching allocator (a GEMM of the same shape next step gets
-// the same block back, without touching the system).
+// A buffer of n values of T from heed's caching allocator (a GEMM of the same shape next step
+// gets the same block back, without touching the system).
+template <class T = real>
 struct Scratch {
-  explicit Scratch(int64_t n) : bytes(std::size_t(n) * sizeof(real)), data(static_cast<real*>(alloc::allocate(bytes))) {}
+  explicit Scratch(int64_t n) : bytes(std::size_t(n) * sizeof(T)), data(static_cast<T*>(alloc::allocate(bytes))) {}
   ~Scratch() { alloc::deallocate(data, bytes); }
   Scratch(const Scratch&) = delete;
   Scratch& operator=(const Scratch&) = delete;
   std::size_t bytes;
-  real* data;
+  T* data;
 };
 
-// dst (rows, cols), compact, = src (rows, cols) with leading dim ld, each value rounded to
-// bfloat16: values [lo, hi) of the compact layout, so that threads can share one matrix.
-void round_copy_range(const real* src, int64_t ld, int64_t cols, real* dst, int64_t lo, int64_t hi) {
-  if (ld == cols) {  // contiguous rows: one loop over the range, not one call per row
-    round_to_bf16(src + lo, dst + lo, long(hi - lo));
-    return;
-  }
-  while (lo < hi) {
-    const int64_t r = lo / cols, c = lo % cols, n = std::min(cols - c, hi - lo);
-    round_to_bf16(src + r * ld + c, dst + lo, long(n));
-    lo += n;
-  }
+// n values from src rounded to bfloat16 into dst: as floats (dst) or as their 16 bits (bits,
+// what oneDNN's bf16 matmul reads; float build only).
+void round_values(const real* src, real* dst, uint16_t* bits, int64_t n) {
+#ifndef HEED_DOUBLE
+  if (bits) return to_bf16_bits(src, bits, long(n));
+#endif
+  round_to_bf16(src, dst, long(n));
 }
 
-// One matrix to round: src (rows, cols) with leading dim ld into dst, compact.
+// One matrix to round: src (rows, cols) with leading dim ld into dst (or bits), compact.
 struct RoundJob {
   const real* src;
   int64_t ld, rows, cols;
   real* dst;
+  uint16_t* bits = nullptr;
   int64_t size() const { return rows * cols; }
 };
+
+// The job's values [lo, hi) of the compact layout, so that threads can share one matrix.
+void round_copy_range(const RoundJob& job, int64_t lo, int64_t hi) {
+  const int64_t ld = job.ld, cols = job.cols;
+  if (ld == cols) {  // contiguous rows: one loop over the range, not one call per row
+    round_values(job.src + lo, job.dst ? job.dst + lo : nullptr, job.bits ? job.bits + lo : nullptr, hi - lo);
+    return;
+  }
+  while (lo < hi) {
+    const int64_t r = lo / cols, c = lo % cols, n = std::min(cols - c, hi - lo);
+    round_values(job.src + r * ld + c, job.dst ? job.dst + lo : nullptr, job.bits ? job.bits + lo : nullptr, n);
+    lo += n;
+  }
+}
 
 // Rounds the jobs' values, split over heed's threads once there are kGrainElementwise of
 // them in all (a memory-bound loop, as an element-wise op: one pass reading float32 and
@@ -79,7 +92,7 @@ void round_jobs(const RoundJob* jobs, int count) {
     for (int j = 0; j < count; ++j) {
       const RoundJob& job = jobs[j];
       const int64_t a = std::max(lo, start), b = std::min(hi, start + job.size());
-      if (a < b) round_copy_range(job.src, job.ld, job.cols, job.dst, a - start, b - start);
+      if (a < b) round_copy_range(job, a - start, b - start);
       start += job.size();
     }
   });
@@ -113,8 +126,40 @@ constexpr int64_t kOnStack = 24 * 1024;  // 96 KiB of float
     run(stack, stack + a_size);
     return;
   }
-  Scratch a(a_size), b(b_size);
+  Scratch<> a(a_size), b(b_size);
   run(a.data, b.data);
+}
+
+// "medium" on oneDNN's bf16 matmul (core/onednn_matmul.h): A and B rounded to bfloat16 as
+// they are copied, compact in their own layout, into 16-bit buffers; the CPU's bf16 units
+// multiply them and sum in float32 into C. An operand rounded already is copied the same way
+// (rounding a bfloat16 value gives it back), so the result does not depend on `done`.
+void gemm_onednn_bf16(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, real alpha,
+                      const real* A, int64_t lda, const real* B, int64_t ldb, real beta, real* C,
+                      int64_t ldc) {
+  const int64_t ar = trans_a ? K : M, ac = trans_a ? M : K;
+  const int64_t br = trans_b ? N : K, bc = trans_b ? K : N;
+  Scratch<uint16_t> a(ar * ac), b(br * bc);
+  const RoundJob jobs[2] = {{A, lda, ar, ac, nullptr, a.data}, {B, ldb, br, bc, nullptr, b.data}};
+  round_jobs(jobs, 2);
+  detail::OnednnGemm g;
+  g.bf16 = true;
+  g.trans_a = trans_a, g.trans_b = trans_b;
+  g.M = M, g.N = N, g.K = K;
+  g.alpha = float(alpha), g.beta = float(beta);
+  g.A = a.data, g.lda = ac, g.B = b.data, g.ldb = bc, g.C = reinterpret_cast<float*>(C), g.ldc = ldc;
+  detail::onednn_gemm(g);
+}
+
+// "medium" runs on the CPU's bf16 units when the float build's engine is oneDNN and oneDNN has
+// a bf16 matmul here; not for one row (a matrix-vector product reads each value of B once,
+// and rounding B costs as much as the product: the float32 path on rounded values is as fast).
+bool bf16_on_units(int64_t M) {
+#ifdef HEED_DOUBLE
+  return false;
+#else
+  return M > 1 && gemm_engine() == GemmEngine::onednn && detail::onednn_has_bf16();
+#endif
 }
 }  // namespace
 
@@ -145,6 +190,8 @@ void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, real alph
 void gemm(Bf16Inputs done, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, real alpha,
           const real* A, int64_t lda, const real* B, int64_t ldb, real beta, real* C, int64_t ldc) {
   if (M == 0 || N == 0) return;
+  if (K > 0 && gemm_rounds_to_bf16() && bf16_on_units(M))
+    return gemm_onednn_bf16(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
   if (K > 0 && gemm_rounds_to_bf16() && !(done.a_rounded && done.b_rounded))
     return gemm_rounded(done, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
   detail::gemm_exact(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
@@ -159,6 +206,16 @@ void detail::gemm_exact(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_
       for (int64_t j = 0; j < N; ++j) C[i * ldc + j] = beta == 0 ? 0 : beta * C[i * ldc + j];
     return;
   }
+#ifndef HEED_DOUBLE
+  if (gemm_engine() == GemmEngine::onednn) {
+    detail::OnednnGemm g;
+    g.trans_a = trans_a, g.trans_b = trans_b;
+    g.M = M, g.N = N, g.K = K;
+    g.alpha = alpha, g.beta = beta;
+    g.A = A, g.lda = lda, g.B = B, g.ldb = ldb, g.C = C, g.ldc = ldc;
+    return detail::onednn_gemm(g);
+  }
+#endif
   for (int64_t v : {M, N, K, lda, ldb, ldc})  // BLAS takes 32-bit sizes
     HEED_CHECK(v <= INT_MAX, "gemm", "size ", v, " exceeds BLAS's 32-bit limit (M=", M, " N=", N,
                " K=", K, ")");

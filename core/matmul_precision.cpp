@@ -77,6 +77,18 @@ void round_to_bf16(const float* src, float* dst, long n) {
   });
 }
 
+void to_bf16_bits(const float* src, uint16_t* dst, long n) {
+  run_at_cpu_level([src, dst, n] {
+    for (long i = 0; i < n; ++i) {
+      unsigned u;
+      std::memcpy(&u, src + i, 4);
+      const unsigned rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+      const unsigned nan = (u | 0x00400000u) >> 16;
+      dst[i] = uint16_t((u & 0x7fffffffu) > 0x7f800000u ? nan : rounded);
+    }
+  });
+}
+
 void round_to_bf16(const double* src, double* dst, long n) {
   for (long i = 0; i < n; ++i) dst[i] = round_to_bf16(src[i]);
 }

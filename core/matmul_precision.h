@@ -35,6 +35,7 @@
 //   heed::set_float32_matmul_precision("medium");
 //   { heed::MatmulPrecisionGuard exact("highest"); check(model); }  // back to "medium" after
 #pragma once
+#include <cstdint>
 #include <string>
 
 namespace heed {
@@ -92,5 +93,9 @@ inline double round_to_bf16(double x) { return round_to_bf16(float(x)); }
 // code written against `real` compiles in the double build, which never calls it.
 void round_to_bf16(const float* src, float* dst, long n);
 void round_to_bf16(const double* src, double* dst, long n);
+
+// dst[i] = the bfloat16 nearest src[i] as its 16 bits (the high half of round_to_bf16(src[i])),
+// the storage oneDNN's bf16 matmul reads (core/onednn_matmul.h).
+void to_bf16_bits(const float* src, uint16_t* dst, long n);
 
 }  // namespace heed

@@ -9,12 +9,17 @@ TEST_F64_OBJS := $(TEST_F64_SRCS:%.cpp=$(BUILD)/f64/%.o)
 # and its PNGs are valid files of the size drawn; translate runs once per --model.
 SMOKE_EXAMPLES := translate char_gpt classify lstm_vs_attention
 
-# In order: the vectorisation check (below), the float suite, check-portable
+# The float suite runs twice: on the default GEMM engine (oneDNN, core/gemm_engine.h) and on
+# OpenBLAS. OPENBLAS_TESTS narrows the second run (doctest filters) when CI time is short.
+OPENBLAS_TESTS ?=
+
+# In order: the vectorisation check (below), the float suite (on each engine), check-portable
 # (tests/portable/rules.mk), the double suite, soak-tiny (tests/soak/rules.mk), the examples'
 # smoke runs (built by examples/rules.mk) and check-install (tests/install/rules.mk).
 test: $(BUILD)/tests_f32 $(BUILD)/tests_f64 $(SMOKE_EXAMPLES:%=$(BUILD)/examples/%) $(BUILD)/soak/soak
 	@$(MAKE) --no-print-directory check-vectorised
 	$(BUILD)/tests_f32
+	HEED_GEMM=openblas $(BUILD)/tests_f32 $(OPENBLAS_TESTS)
 	@$(MAKE) --no-print-directory check-portable
 	$(BUILD)/tests_f64
 	@$(MAKE) --no-print-directory soak-tiny

@@ -15,7 +15,8 @@ sanitize: deps
 # on two threads into one parameter, models trained on separate threads, grad mode per
 # thread, RoPE's cache read by several threads, the generator drawn from two threads, the
 # allocator's per-thread caches, a new thread's OpenMP count, the data loader's workers
-# (with random exceptions, early exits and restarts: tests/test_data_loader_errors.cpp).
+# (with random exceptions, early exits and restarts: tests/test_data_loader_errors.cpp), one
+# oneDNN primitive run by several threads.
 # The library and just those test files are built with -fsanitize=thread into $(BUILD)/tsan,
 # and those cases run; any report stops the run. GCC's libgomp is not instrumented (TSan
 # would take its barriers for races), so heed's own parallel regions run on one thread here:
@@ -24,10 +25,10 @@ sanitize: deps
 TSAN       := -fsanitize=thread -fno-omit-frame-pointer
 TSAN_SRCS  := tests/main.cpp tests/test_threads.cpp tests/test_allocator.cpp \
               tests/test_determinism.cpp tests/test_parallel.cpp tests/test_data_loader.cpp \
-              tests/test_data_loader_errors.cpp
+              tests/test_data_loader_errors.cpp tests/test_gemm_engine.cpp
 TSAN_CASES := threads:*,*held by different threads*,*freed on another thread*,*each other's blocks*
 TSAN_CASES := $(TSAN_CASES),*generator drawn from two std::threads*,*std::thread's first GEMM*
-TSAN_CASES := $(TSAN_CASES),data loader:*
+TSAN_CASES := $(TSAN_CASES),data loader:*,*one primitive run from several threads*
 tsan: deps
 	@$(MAKE) --no-print-directory BUILD=$(BUILD)/tsan CXXFLAGS="-O1 -g $(ARCH) $(TSAN)" \
 	  LDFLAGS="$(TSAN)" $(BUILD)/tsan/tests_tsan

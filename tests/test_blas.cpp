@@ -1,12 +1,15 @@
-// test_blas.cpp - core/blas.h: gemm (cblas) against gemm_naive, its plain triple loop, for
-// every pair of transpose flags, alpha and beta, odd and degenerate sizes, and leading
-// dimensions wider than the rows (a sub-matrix of a larger buffer).
+// test_blas.cpp - core/blas.h: gemm against gemm_naive, its plain triple loop, for every pair
+// of transpose flags, alpha and beta, odd and degenerate sizes, and leading dimensions wider
+// than the rows (a sub-matrix of a larger buffer); on each engine (core/gemm_engine.h:
+// OpenBLAS, and oneDNN on each of its two routes, a cached primitive and dnnl_sgemm).
 #include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
 
 #include <heed/core/blas.h>
+#include <heed/core/gemm_engine.h>
+#include <heed/core/onednn_matmul.h>
 #include <heed/autograd/reduce_minmax.h>
 #include <heed/autograd/unary.h>
 #include "helpers.h"
@@ -15,10 +18,12 @@ using namespace heed;
 
 using heed::test::random_buffer;
 
-TEST_CASE("gemm == gemm_naive: transpose flags x alpha/beta x odd sizes x padded leading dims") {
+namespace {
+void check_gemm_against_naive() {
   const struct { int64_t M, N, K; } sizes[] = {{1, 1, 1}, {7, 5, 3}, {3, 11, 17}, {33, 2, 65},
                                                {4, 6, 0},  // K = 0: C = beta * C
-                                               {1, 9, 13}, {1, 40, 7}};  // M = 1: the gemv path
+                                               {1, 9, 13}, {1, 40, 7},  // M = 1: the gemv path
+                                               {70, 1, 9}, {130, 67, 45}};
   const double scalars[][2] = {{1, 0}, {0.5, 1}, {-2, 0.25}, {0, 3}};  // {alpha, beta}
   unsigned seed = 1;
   for (const auto& sz : sizes)
@@ -56,4 +61,41 @@ TEST_CASE("gemm == gemm_naive: transpose flags x alpha/beta x odd sizes x padded
                 REQUIRE(std::fabs(x - y) <= 1e-4 * (1 + std::fabs(y)) * (1 + std::sqrt(double(K))));
               }
           }
+}
+
+// Runs the body on one engine (and oneDNN route), then restores the process's choice.
+struct EngineScope {
+  GemmEngine before = gemm_engine();
+  EngineScope(GemmEngine e, detail::OnednnRoute r = detail::OnednnRoute::automatic) {
+    set_gemm_engine(e);
+    detail::set_onednn_route(r);
+  }
+  ~EngineScope() {
+    set_gemm_engine(before);
+    detail::set_onednn_route(detail::OnednnRoute::automatic);
+  }
+};
+}  // namespace
+
+TEST_CASE("gemm == gemm_naive: transpose flags x alpha/beta x odd sizes x padded leading dims") {
+  SUBCASE("the engine in use") { check_gemm_against_naive(); }
+#ifndef HEED_DOUBLE
+  SUBCASE("OpenBLAS") {
+    EngineScope on(GemmEngine::openblas);
+    check_gemm_against_naive();
+  }
+  SUBCASE("oneDNN, a matmul primitive for every product") {
+    EngineScope on(GemmEngine::onednn, detail::OnednnRoute::primitive);
+    check_gemm_against_naive();
+  }
+  SUBCASE("oneDNN, dnnl_sgemm for every product") {
+    EngineScope on(GemmEngine::onednn, detail::OnednnRoute::sgemm);
+    check_gemm_against_naive();
+  }
+  SUBCASE("oneDNN, chosen per shape, each shape run twice") {
+    EngineScope on(GemmEngine::onednn);
+    check_gemm_against_naive();  // first sightings: dnnl_sgemm
+    check_gemm_against_naive();  // second: a primitive where oneDNN has a better kernel
+  }
+#endif
 }

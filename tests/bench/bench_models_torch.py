@@ -208,6 +208,15 @@ def run(cmd, env=None):
     return parse(out.stdout.strip().splitlines()[-1])
 
 
+def torch_version():
+    """"PyTorch 2.x.y (<python>)" of the interpreter running this script, or "no PyTorch"."""
+    try:
+        import torch
+        return f"PyTorch {torch.__version__} ({sys.executable})"
+    except ImportError:
+        return "no PyTorch"
+
+
 def torch_environment():
     """Whether torch imports; whether the pthread OpenBLAS is installed; the environment of a
     PyTorch process in its best configuration (2 threads, OMP_WAIT_POLICY=passive, the pthread
@@ -260,7 +269,7 @@ def side_by_side(script, args, default_binary, heed_file):
     return heed, tch, how
 
 
-BF16_CASES = ["sgemm_1024", "gpt_baby", "gpt_small"]
+BF16_CASES = ["sgemm_1024", "gpt_baby", "gpt_small", "seq2seq", "lstm", "attn_T4096"]
 
 
 def bf16_main(args):
@@ -299,7 +308,7 @@ def bf16_main(args):
             return "-"
         return f"{v:.1f} ms ({gflop / v * 1e3:.0f} GFLOP/s)" if gflop else f"{v:.1f} ms"
 
-    lines = [f"load average {load}; medians of {rounds} rounds, the four sides alternating; PyTorch: 2 threads, "
+    lines = [f"{torch_version()}; load average {load}; medians of {rounds} rounds, the four sides alternating; PyTorch: 2 threads, "
              "OMP_WAIT_POLICY=passive, " + ("pthread OpenBLAS" if have_pthread else "OpenMP OpenBLAS")
              + "; bf16 = torch.autocast(\"cpu\", dtype=torch.bfloat16) around the whole step",
              "",
@@ -352,7 +361,7 @@ def main():
               flush=True)
 
     lines = [f"load average {load}; sgemm peak {peak:.0f} GFLOP/s (heed, 1024^3, same run); "
-             f"medians of {rounds} alternating rounds; PyTorch: 2 threads, OMP_WAIT_POLICY=passive, "
+             f"{torch_version()}; medians of {rounds} alternating rounds; PyTorch: 2 threads, OMP_WAIT_POLICY=passive, "
              + ("pthread OpenBLAS" if have_pthread else
                 "libopenblas0-pthread MISSING: torch ran on the OpenMP OpenBLAS (slower)"),
              "",

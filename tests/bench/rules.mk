@@ -5,20 +5,36 @@ $(BUILD)/bench/%: tests/bench/%.cpp $(BUILD)/libheed.a | $(UMBRELLA)
 	@mkdir -p $(@D)
 	$(CXX) $(BASEFLAGS) $(CXXFLAGS) -I$(INC) $< -o $@ $(BUILD)/libheed.a $(LDLIBS)
 
-# PyTorch's side runs on the pthread OpenBLAS (tests/bench/bench_models_torch.py).
+# PyTorch's side: the newest PyTorch that pip installs, into a virtual environment under
+# $(BUILD) (never the system python; a few GB with the CUDA libraries its wheel links, unused
+# here); Debian's python3-torch (1.13, /usr/bin/python3) when pip cannot. Every table names
+# the version that ran. Debian's PyTorch runs on the pthread OpenBLAS
+# (tests/bench/bench_models_torch.py).
+TORCH_VENV := $(BUILD)/torch-venv
+TORCH_PY = $(if $(wildcard $(TORCH_VENV)/ready),$(TORCH_VENV)/bin/python,/usr/bin/python3)
+$(TORCH_VENV)/ready:
+	@/usr/bin/python3 -m venv $(TORCH_VENV) && $(TORCH_VENV)/bin/pip install -q torch numpy \
+	  && $(TORCH_VENV)/bin/python -c 'import torch' && touch $@ \
+	  || echo "bench: pip could not install PyTorch into $(TORCH_VENV): Debian's python3-torch runs PyTorch's side"
+
 bench: DEPS += libopenblas0-pthread:/usr/lib/$(MULTIARCH)/openblas-pthread/libopenblas.so.0
+bench: DEPS += python3.11-venv:/usr/lib/python3.11/ensurepip/__init__.py
 bench: deps $(BENCHES) $(BUILD)/portable/cpu_levels
+	@$(MAKE) --no-print-directory $(TORCH_VENV)/ready
 	@echo "bench: heed $(HEED_VERSION), kernels for $$($(BUILD)/portable/cpu_levels --in-use), $(ARCH),$$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
-	/usr/bin/python3 tests/bench/bench_torch.py $(BUILD)/bench/bench_core
-	/usr/bin/python3 tests/bench/bench_attention_torch.py $(BUILD)/bench/bench_attention
+	@echo "bench: PyTorch from $(TORCH_PY): $$($(TORCH_PY) -c 'import torch; print(torch.__version__)' 2>/dev/null || echo none)"
+	$(BUILD)/bench/bench_gemm
+	$(TORCH_PY) tests/bench/bench_torch.py $(BUILD)/bench/bench_core
+	$(TORCH_PY) tests/bench/bench_attention_torch.py $(BUILD)/bench/bench_attention
 	$(BUILD)/bench/bench_block_sparse $(BUILD)/bench/heed_block_sparse.txt
-	/usr/bin/python3 tests/bench/bench_block_sparse_torch.py $(BUILD)/bench/heed_block_sparse.txt
-	/usr/bin/python3 tests/bench/bench_models_torch.py
+	$(TORCH_PY) tests/bench/bench_block_sparse_torch.py $(BUILD)/bench/heed_block_sparse.txt
+	$(TORCH_PY) tests/bench/bench_models_torch.py
 	$(BUILD)/bench/bench_models --busy gpt_baby seq2seq lstm gru
 	$(BUILD)/bench/bench_models --anomaly gpt_baby seq2seq
 	$(BUILD)/bench/bench_denormals
-	/usr/bin/python3 tests/bench/bench_models_torch.py --bf16
-	/usr/bin/python3 tests/bench/bench_generate_torch.py
+	$(TORCH_PY) tests/bench/bench_models_torch.py --bf16
+	$(TORCH_PY) tests/bench/bench_generate_torch.py
+	$(TORCH_PY) tests/bench/bench_generate_torch.py --precision medium
 
 # ---- over MPI (tests/bench/mpi/; MPICXX and MPIRUN come from optim/mpi.mk) ----
 # MPI_Allreduce time on buffers of 1e4 .. 1e7 floats, 2 ranks (README's scaling estimate).

@@ -1,0 +1,68 @@
+// onednn_matmul.h - one GEMM on oneDNN (core/gemm_engine.h), float build only.
+//
+//   C (M, N) = alpha op(A) @ op(B) + beta C      op(A): (M, K)  op(B): (K, N), row-major
+//
+// Two ways in, chosen per shape (route `automatic`):
+//   primitive  a oneDNN matmul primitive made for this exact call: shapes, transposes (as
+//              strides: A^T stored (K, M) is the (M, K) matrix with strides (1, lda)), leading
+//              dims, data type, alpha (output scale) and beta (a sum post-op, so beta = 1
+//              accumulates into C without a second pass). Making one costs 30-100 us (more
+//              when oneDNN generates a kernel for it), so primitives are cached, as PyTorch's
+//              ideep caches them: an LRU of kCacheCapacity, keyed on everything above.
+//   sgemm      dnnl_sgemm, oneDNN's BLAS-style float product: no primitive to make, any
+//              shape. Same kernels as a primitive on CPUs where the primitive is itself
+//              "gemm:jit" (AVX2); slower than one where oneDNN has a better kernel (brgemm on
+//              AVX-512, AMX).
+// A shape runs on sgemm the first time it is seen (a shape that changes every call, as a
+// decoding step's growing key length, never pays for a primitive), and gets a primitive the
+// second time, kept only if its kernel is not the same gemm:jit that sgemm runs. bf16 inputs
+// (dnnl_sgemm has none) always take a primitive.
+//
+// Buffers are the caller's: A, B and C are wrapped as oneDNN memory in place, and the
+// primitive's scratchpad comes from heed's caching allocator (scratchpad mode "user"), so one
+// primitive may run on several threads at once. oneDNN runs on the calling thread's OpenMP
+// team (the same libgomp runtime as heed; one thread inside a parallel region). Every oneDNN
+// failure becomes a heed::Error naming gemm, the shapes and oneDNN's message.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace heed::detail {
+
+// One product's arguments. bf16: A and B hold bfloat16 values (the high 16 bits of a float,
+// uint16_t), C stays float.
+struct OnednnGemm {
+  bool bf16 = false;
+  bool trans_a = false, trans_b = false;
+  int64_t M = 0, N = 0, K = 0;
+  float alpha = 1;
+  const void* A = nullptr;
+  int64_t lda = 0;
+  const void* B = nullptr;
+  int64_t ldb = 0;
+  float beta = 0;
+  float* C = nullptr;
+  int64_t ldc = 0;
+};
+
+// Runs it (M, N, K > 0). heed::Error on any oneDNN failure (a bf16 product on a CPU without
+// bf16 units: check onednn_has_bf16() first).
+void onednn_gemm(const OnednnGemm& g);
+
+// automatic (above), or every f32 product on one way (tests run each through both).
+enum class OnednnRoute { automatic, primitive, sgemm };
+void set_onednn_route(OnednnRoute route);
+
+constexpr std::size_t kCacheCapacity = 1024;
+std::size_t onednn_cached_primitives();  // entries in the LRU now
+void onednn_clear_cache();
+
+// Whether oneDNN has a bf16 x bf16 -> f32 matmul on this CPU (AVX512_BF16 or AMX; oneDNN 2.6
+// also emulates it on plain AVX-512), asked once by making one.
+bool onednn_has_bf16();
+// "oneDNN 2.6.3 (f32 matmul: brg:avx512_core; bf16 matmul: brg:avx512_core_amx)", with
+// "none on this CPU" for a data type oneDNN refuses.
+std::string onednn_describe();
+
+}  // namespace heed::detail
