@@ -67,8 +67,23 @@ Tensor sum_to(const Tensor& x, const Shape& shape) {
   });
 }
 
+// `to` with each -1 replaced by the size of x's dim it stands over, as PyTorch's expand
+// (-1 keeps a dim): refused on a new leading dim, which has no size to keep. (A Shape holds
+// no other negative size.)  expand((3, 1), (2, -1, 4)) -> (2, 3, 4)
+static Shape expand_target(const Shape& from, Shape to) {
+  const int off = to.size() - from.size();  // new leading dims
+  for (int i = 0; i < to.size(); ++i) {
+    if (to[i] != -1) continue;
+    HEED_CHECK(i >= off, "expand", "size -1 at dim ", i, " of ", to, " is on a new leading dim, "
+               "which has no size to keep (expanding ", from, " adds ", off, " leading dim(s))");
+    to[i] = from[i - off];
+  }
+  return to;
+}
+
 // y = x broadcast to `shape`      dx = sum_to(dy, x.shape)
-Tensor expand(const Tensor& x, const Shape& shape) {
+Tensor expand(const Tensor& x, const Shape& to) {
+  const Shape shape = expand_target(x.shape(), to);
   if (x.shape() == shape) return x;
   Tensor y = expand_raw(x, shape);
   return record("expand", y, {x}, kDoubleBackward, [s = x.shape()](const Tensor& dy, Grads& g) {

@@ -12,7 +12,9 @@ namespace heed {
 
 // Sum `x` down to `shape` (the inverse of broadcasting `shape` up to x.shape()).
 Tensor sum_to(const Tensor& x, const Shape& shape);
-// Broadcast x up to `shape` (copying).
+// Broadcast x up to `shape` (copying). A size of -1 keeps the size of the dim of x it
+// stands over, as PyTorch's: expand((3, 1), (2, -1, 4)) is (2, 3, 4); a new leading dim
+// cannot be -1.
 Tensor expand(const Tensor& x, const Shape& shape);
 
 namespace detail {

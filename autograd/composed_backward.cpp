@@ -1,27 +1,30 @@
 // composed_backward.cpp - composed_gradients (composed_backward.h).
 #include "composed_backward.h"
 
-#include "autograd.h"
+#include "../core/error.h"
 
 namespace heed {
 
 void detail::composed_gradients(const std::function<Tensor(const std::vector<Tensor>&)>& twin,
                                 const std::vector<Tensor>& inputs, const Tensor& dy, Grads& g) {
-  std::vector<Tensor> wanted;  // the inputs that need a gradient, and where each goes
-  std::vector<int> at;
+  // Where each input's gradient is taken: its node (the op's edge, or a stand-in's leaf).
+  std::vector<std::shared_ptr<Node>> at(inputs.size());
+  bool any = false;
   for (int i = 0; i < g.size(); ++i)
     if (g.needs(i)) {
-      wanted.push_back(inputs[i]);
-      at.push_back(i);
+      at[i] = producer_of(inputs[i]);
+      HEED_CHECK(at[i] != nullptr, "composed_gradients", "input ", i, " (shape ", inputs[i].shape(),
+                 ") needs a gradient but does not require grad");
+      any = true;
     }
-  if (wanted.empty()) return;
+  if (!any) return;
   const Tensor y = twin(inputs);
-  std::vector<Tensor> d(wanted.size());
-  // create_graph keeps the twin's graph (retain_graph defaults to it): the gradients'
-  // graph reads the twin's saved tensors when it is differentiated in turn.
-  if (y.requires_grad()) d = autograd::grad({y}, wanted, {dy}, std::nullopt, true, true);
-  for (size_t k = 0; k < wanted.size(); ++k)
-    g[at[k]] = d[k].defined() ? d[k] : zeros(wanted[k].shape());
+  // create_graph keeps the twin's graph: the gradients' graph reads the twin's saved
+  // tensors when it is differentiated in turn. The pass stops at the inputs' nodes, which
+  // the enclosing pass runs (an input computed from another input is not gone through twice).
+  std::vector<Tensor> d = gradients_at(y, dy, at, true);
+  for (int i = 0; i < g.size(); ++i)
+    if (g.needs(i)) g[i] = d[i].defined() ? d[i] : zeros(inputs[i].shape());
 }
 
 }  // namespace heed

@@ -3,9 +3,9 @@
 // A fused op (layer norm, cross entropy, an LSTM cell) has a hand-written first-order
 // backward and a twin composed from heed ops that computes the same function (each tested
 // against the other). Under create_graph its backward calls composed_gradients: the twin is
-// run again on the saved inputs, with grad mode on, and differentiated against dy by
-// autograd::grad(create_graph = true), so the gradients are differentiable in the inputs and
-// in dy. The first-order pass keeps the fused kernel.
+// run again on the saved inputs, with grad mode on, and differentiated against dy by a
+// recorded pass that stops at the inputs' nodes (detail::gradients_at, node.h), so the
+// gradients are differentiable in the inputs and in dy. The first-order pass keeps the fused kernel.
 //
 //   if (g.create_graph())
 //     return detail::composed_gradients([&](const std::vector<Tensor>& in) {

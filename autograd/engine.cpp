@@ -13,13 +13,14 @@
 //     intermediate ones too when each passes retain_graph=true (a pass that frees a graph
 //     another is running is the caller's race). A leaf's AccumulateGrad is one node shared
 //     by every graph on every thread; it adds into .grad under the leaf's lock.
-//   - nested passes: a node's backward may itself call backward() (gradient checkpointing,
-//     recompute.cpp; such a node sets Node::calls_backward). The inner pass is a pass like
-//     any other, with its own GraphTask: it runs every node it reaches, including ones the
-//     outer pass has yet to run (a parameter's AccumulateGrad, an intermediate node shared
-//     with the outer graph), adds into .grad at once, and leaves the outer pass's counts
-//     and sums as they were. The only state the passes of one thread share is the rule for
-//     post-accumulate hooks (HookPass below): they wait for the outermost pass.
+//   - nested passes: a node's backward may run a pass of its own. The library's do so
+//     through detail::gradients_at (gradient checkpointing's re-run, a composed twin): that
+//     pass stops at the node's own edges, so it runs nothing of the outer graph, and its
+//     gradients leave through the node like any other. A backward a user writes may call
+//     backward() itself: that inner pass, with its own GraphTask, runs every node it
+//     reaches, adds into .grad at once, and leaves the outer pass's counts and sums as they
+//     were. The only state the passes of one thread share is the rule for post-accumulate
+//     hooks (HookPass below): they wait for the outermost pass.
 //   - create_graph: the pass runs with grad mode on, so the heed ops a backward calls are
 //     recorded and the gradients it produces are differentiable (node.h). Every sum of
 //     gradients is then out of place (pending + g, leaf.grad + g): an in-place add would
@@ -45,25 +46,15 @@ namespace heed {
 // ---------------------------------------------------------------- leaves
 
 // A leaf's post-accumulate hooks run once per backward pass, with the pass's final gradient.
-// A nested pass (above) adds into the .grad() of parameters its block captured, leaves the
-// outer pass may also reach directly, before or after that node. So inside a nested pass,
-// and while the outermost pass on this thread still has a calls_backward node to run, a
-// leaf's hooks are deferred (once per leaf); the outermost pass runs them as soon as its
-// last such node has run, or at its end.
+// A nested backward() (above) adds into the .grad() of leaves the outer pass may also reach
+// directly. So inside a nested pass a leaf's hooks are deferred (once per leaf); the
+// outermost pass runs them when it runs the leaf's own node, or else at its end.
 namespace {
 struct HookPass {
   int depth = 0;                // backward passes running on this thread, nested
-  int backward_calls_left = 0;  // the outermost pass's calls_backward nodes not yet run
   std::vector<std::shared_ptr<TensorImpl>> deferred;  // leaves whose hooks wait
-  const GraphTask* outermost = nullptr;                // the outermost pass's state
 };
 thread_local HookPass hook_pass;
-bool accumulates_later(const GraphTask& task, const TensorImpl* leaf);  // below
-
-bool has_hooks(GradState& st) {
-  std::lock_guard<std::mutex> lock(st.mu);  // another thread may be registering one
-  return !st.post_accumulate_hooks.empty();
-}
 
 void call_hooks(const std::shared_ptr<TensorImpl>& leaf) {
   GradState& st = *leaf->leaf;
@@ -78,14 +69,16 @@ void run_deferred_hooks() {
   while (!hook_pass.deferred.empty()) {  // a hook's own backward may defer more
     std::vector<std::shared_ptr<TensorImpl>> leaves;
     leaves.swap(hook_pass.deferred);
-    for (const auto& leaf : leaves)  // a leaf the outermost pass has yet to reach waits for it
-      if (!accumulates_later(*hook_pass.outermost, leaf.get())) call_hooks(leaf);
+    for (const auto& leaf : leaves) call_hooks(leaf);
   }
 }
 
 void run_post_accumulate_hooks(const std::shared_ptr<TensorImpl>& leaf) {
   HookPass& p = hook_pass;
-  if (p.depth <= 1 && p.backward_calls_left == 0) return call_hooks(leaf);
+  if (p.depth <= 1) {  // the outermost pass: its final gradient, and no second call at its end
+    p.deferred.erase(std::remove(p.deferred.begin(), p.deferred.end(), leaf), p.deferred.end());
+    return call_hooks(leaf);
+  }
   for (const auto& l : p.deferred)
     if (l == leaf) return;
   p.deferred.push_back(leaf);
@@ -150,12 +143,14 @@ struct GraphTask {
   std::unordered_map<const Node*, std::uint32_t, std::hash<const Node*>, std::equal_to<const Node*>,
                      CachingAllocator<std::pair<const Node* const, std::uint32_t>>>
       numbers;                 // node -> its number
-  Vec<std::uint32_t> hooked;   // outermost pass: its AccumulateGrads of leaves with hooks
   bool keep_graph = false, create_graph = false, outermost = false;
   // autograd::grad: per input, its node's number (kNone: not reached) and gradient;
   // per node, whether it is an input's and whether an input lies beyond it.
   bool capturing = false, allow_unused = false;
-  const std::vector<Tensor>* inputs = nullptr;
+  // A backward's own pass (gradients_to_edges): the inputs' nodes are the enclosing pass's,
+  // numbered before step 1 so that it neither counts nor runs them or anything beyond them.
+  bool stop_at_inputs = false;
+  const std::vector<Tensor>* inputs = nullptr;  // for messages; null in a backward's own pass
   const std::vector<std::shared_ptr<Node>>* input_refs = nullptr;  // each input's node
   std::vector<std::uint32_t> input_nodes;
   std::vector<Tensor> captured;
@@ -187,16 +182,6 @@ struct GraphTask {
     return at == numbers.end() ? kNone : at->second;
   }
 };
-
-namespace {
-// True when the pass has yet to run the leaf's AccumulateGrad.
-bool accumulates_later(const GraphTask& task, const TensorImpl* leaf) {
-  for (std::uint32_t k : task.hooked)
-    if (static_cast<const AccumulateGrad*>(task.nodes[k].node)->leaf.get() == leaf)
-      return task.nodes[k].deps != GraphTask::kNone;
-  return false;
-}
-}  // namespace
 
 Grads::Out Grads::write_or_add(int i, const Shape& shape) {
   if (!needs(i)) return {nullptr, 0};
@@ -257,10 +242,6 @@ void count_dependencies(GraphTask& task, const Roots& roots) {
     const std::uint32_t k = stack.back();
     stack.pop_back();
     Node* n = task.nodes[k].node;
-    if (task.outermost && n->calls_backward) ++hook_pass.backward_calls_left;
-    if (task.outermost && n->next.size() == 0)  // a leaf's node, or a checkpoint of no inputs
-      if (auto* acc = dynamic_cast<AccumulateGrad*>(n))
-        if (has_hooks(*acc->leaf->leaf)) task.hooked.push_back(k);
     task.nodes[k].first_edge = static_cast<std::uint32_t>(task.targets.size());
     for (auto& e : n->next) {
       if (!e) {
@@ -284,12 +265,11 @@ void count_dependencies(GraphTask& task, const Roots& roots) {
 void find_inputs(GraphTask& task) {
   const std::size_t n = task.nodes.size();
   task.is_input.assign(n, 0);
-  for (std::size_t i = 0; i < task.inputs->size(); ++i) {
+  for (std::size_t i = 0; i < task.input_refs->size(); ++i) {
     const std::uint32_t k = task.find((*task.input_refs)[i].get());
-    const Tensor& x = (*task.inputs)[i];
     HEED_CHECK(k != GraphTask::kNone || task.allow_unused, "autograd::grad", "input ", i,
-               " (shape ", x.shape(), ") was not used in the graph of the outputs; pass "
-               "allow_unused=true to get an undefined gradient for it");
+               " (shape ", (*task.inputs)[i].shape(), ") was not used in the graph of the "
+               "outputs; pass allow_unused=true to get an undefined gradient for it");
     task.input_nodes.push_back(k);
     if (k != GraphTask::kNone) task.is_input[k] = 1;
   }
@@ -297,7 +277,7 @@ void find_inputs(GraphTask& task) {
   for (bool changed = true; changed;) {
     changed = false;
     for (std::size_t k = n; k-- > 0;) {
-      if (task.leads_to_input[k]) continue;
+      if (task.leads_to_input[k] || (task.stop_at_inputs && task.is_input[k])) continue;
       const std::uint32_t* t = task.targets.data() + task.nodes[k].first_edge;
       for (std::size_t i = 0; i < task.nodes[k].node->next.size(); ++i)
         if (t[i] != GraphTask::kNone && (task.is_input[t[i]] || task.leads_to_input[t[i]])) {
@@ -319,7 +299,7 @@ void check_anomalies(const Node* n, const TensorVec& slots) {
 void run_node(GraphTask& task, std::uint32_t k, Tensor dy, TensorVec& slots) {
   GraphTask::PassNode& p = task.nodes[k];
   Node* n = p.node;
-  p.deps = GraphTask::kNone;  // has run (accumulates_later)
+  p.deps = GraphTask::kNone;  // has run
   if (task.capturing) {  // autograd::grad: take the gradients of the inputs, run only what leads to one
     if (task.is_input[k]) {
       if (!dy.defined()) dy = zeros(n->out_shape);
@@ -341,8 +321,6 @@ void run_node(GraphTask& task, std::uint32_t k, Tensor dy, TensorVec& slots) {
   } else {
     n->apply(dy, g);
   }
-  if (task.outermost && n->calls_backward && --hook_pass.backward_calls_left == 0)
-    run_deferred_hooks();
   if (!task.keep_graph) n->release();
   if (AnomalyMode::enabled()) check_anomalies(n, slots);
 }
@@ -380,7 +358,9 @@ void run_pass(GraphTask& task, const Roots& roots) {
     const std::uint32_t k = ready.back();
     ready.pop_back();
     Node* n = task.nodes[k].node;
-    const int m = static_cast<int>(n->next.size());
+    // an input's node in a backward's own pass: captured, neither run nor followed
+    const bool stop = task.stop_at_inputs && task.is_input[k];
+    const int m = stop ? 0 : static_cast<int>(n->next.size());
     slots.resize(m);
     run_node(task, k, std::move(task.nodes[k].pending), slots);
     const std::uint32_t* targets = task.targets.data() + task.nodes[k].first_edge;
@@ -400,9 +380,7 @@ struct PassDepth {
   PassDepth() { ++hook_pass.depth; }
   ~PassDepth() {
     if (--hook_pass.depth > 0) return;
-    hook_pass.backward_calls_left = 0;
     hook_pass.deferred.clear();
-    hook_pass.outermost = nullptr;
   }
 };
 
@@ -414,7 +392,6 @@ void run_backward(GraphTask& task, const Roots& roots) {
   AutoGradMode mode(task.create_graph);  // off: backward functions computed, not recorded
   Bf16CacheScope keep_bf16_copies;
   PassDepth depth;
-  if (task.outermost) hook_pass.outermost = &task;
   run_pass(task, roots);
   if (task.outermost) run_deferred_hooks();
 }
@@ -457,6 +434,9 @@ std::vector<Tensor> autograd::grad(const std::vector<Tensor>& outputs,
                                    bool allow_unused) {
   constexpr const char* op = "autograd::grad";
   HEED_CHECK(!outputs.empty(), op, "no outputs to differentiate");
+  HEED_CHECK(!inputs.empty(), op, "inputs is empty: grad requires non-empty inputs (the "
+             "tensors to differentiate with respect to); to accumulate into every leaf's "
+             ".grad(), call backward()");
   HEED_CHECK(grad_outputs.empty() || grad_outputs.size() == outputs.size(), op, "got ",
              grad_outputs.size(), " grad_outputs for ", outputs.size(), " outputs");
   RootList roots;
@@ -483,6 +463,40 @@ std::vector<Tensor> autograd::grad(const std::vector<Tensor>& outputs,
   task.captured.resize(inputs.size());
   run_backward(task, Roots{roots.data(), seeds.data(), roots.size()});
   return task.captured;
+}
+
+std::vector<Tensor> detail::gradients_at(const Tensor& y, const Tensor& dy,
+                                         const std::vector<std::shared_ptr<Node>>& at,
+                                         bool create_graph) {
+  RootList nodes;  // the distinct nodes of `at`; where[i]: at[i]'s place among them
+  std::vector<int> where(at.size(), -1);
+  for (std::size_t i = 0; i < at.size(); ++i)
+    if (at[i] && std::find(nodes.begin(), nodes.end(), at[i]) == nodes.end()) {
+      where[i] = static_cast<int>(nodes.size());  // a later entry for the same node gets none
+      nodes.push_back(at[i]);
+    }
+  std::vector<Tensor> out(at.size());
+  if (!y.defined() || !y.requires_grad() || nodes.empty()) return out;
+  const std::shared_ptr<Node> root = producer_of(y);
+  GraphTask task(0);
+  task.keep_graph = task.create_graph = create_graph;
+  task.outermost = hook_pass.depth == 0;
+  task.capturing = task.allow_unused = task.stop_at_inputs = true;
+  task.input_refs = &nodes;
+  task.captured.resize(nodes.size());
+  for (const auto& n : nodes) task.number(n);  // before step 1, so that it does not follow them
+  run_backward(task, Roots{&root, &dy, 1});
+  for (std::size_t i = 0; i < at.size(); ++i)
+    if (where[i] >= 0) out[i] = std::move(task.captured[where[i]]);
+  return out;
+}
+
+void detail::gradients_to_edges(const Tensor& y, const Tensor& dy, Grads& g) {
+  std::vector<std::shared_ptr<Node>> edges(g.size());
+  for (int i = 0; i < g.size(); ++i) edges[i] = g.edge(i);
+  std::vector<Tensor> d = gradients_at(y, dy, edges, g.create_graph());
+  for (int i = 0; i < g.size(); ++i)
+    if (g.needs(i)) g[i] = d[i].defined() ? std::move(d[i]) : zeros(edges[i]->out_shape);
 }
 
 }  // namespace heed

@@ -66,9 +66,33 @@ void AutogradContext::mark_non_differentiable(const std::vector<Tensor>& outputs
 
 bool AutogradContext::needs_input_grad(int i) const {
   HEED_CHECK(grads_ != nullptr, kOp, "needs_input_grad is only known during backward");
+  HEED_CHECK(i >= 0 && i < n_args_, kOp, "needs_input_grad(", i, "): forward took ", n_args_,
+             " arguments, numbered 0 to ", n_args_ - 1);
   for (size_t k = 0; k < arg_of_input_.size(); ++k)
     if (arg_of_input_[k] == i) return grads_->needs(static_cast<int>(k));
   return false;  // not a tensor argument
+}
+
+// T::backward's gradients r, one per argument of forward, into g (the node's inputs are the
+// tensor arguments). As libtorch: extra gradients past the last argument are fine when
+// undefined (forward's defaulted arguments, e.g. a bias left out); a defined gradient for
+// an argument that is not a tensor is an error, as it would be dropped.
+void AutogradContext::hand_out(std::vector<Tensor> r, Grads& g) const {
+  const int n_args = n_args_;
+  bool extra_undefined = true;
+  for (size_t i = n_args; i < r.size(); ++i) extra_undefined = extra_undefined && !r[i].defined();
+  if (static_cast<int>(r.size()) > n_args && extra_undefined) r.resize(n_args);
+  HEED_CHECK(static_cast<int>(r.size()) == n_args, kOp, "backward returned ", r.size(),
+             " gradients; expected ", n_args, ", one per argument of forward (an undefined "
+             "Tensor for an argument with none)");
+  std::vector<char> is_tensor(n_args, 0);
+  for (int arg : arg_of_input_) is_tensor[arg] = 1;
+  for (int i = 0; i < n_args; ++i)
+    HEED_CHECK(is_tensor[i] || !r[i].defined(), kOp, "backward returned a defined gradient (shape ",
+               r[i].shape(), ") for argument ", i, " of forward, which is not a tensor; return an "
+               "undefined Tensor() there");
+  for (int k = 0; k < g.size(); ++k)
+    if (g.needs(k) && r[arg_of_input_[k]].defined()) g[k] = r[arg_of_input_[k]];
 }
 
 // A saved tensor that is the output itself would make the node own itself (output -> node
@@ -92,23 +116,14 @@ void detail::record_function(const std::shared_ptr<AutogradContext>& ctx, const 
     for (const Tensor& t : inputs) any = any || (t.defined() && t.requires_grad());
   if (!any) return;
   ctx->adopt_output(out);
-  auto fn = [ctx, n_args, backward](const Tensor& dy, Grads& g) {
+  ctx->n_args_ = n_args;
+  auto fn = [ctx, backward](const Tensor& dy, Grads& g) {
     struct During {  // ctx->grads_ set while T::backward runs, cleared even if it throws
       AutogradContext& c;
       ~During() { c.grads_ = nullptr; }
     } during{*ctx};
     ctx->grads_ = &g;
-    std::vector<Tensor> r = backward(ctx.get(), {dy});
-    // As libtorch: more gradients than arguments is fine when the extra ones are undefined
-    // (forward's defaulted arguments, e.g. a bias left out).
-    bool extra_undefined = true;
-    for (size_t i = n_args; i < r.size(); ++i) extra_undefined = extra_undefined && !r[i].defined();
-    if (static_cast<int>(r.size()) > n_args && extra_undefined) r.resize(n_args);
-    HEED_CHECK(static_cast<int>(r.size()) == n_args, kOp, "backward returned ", r.size(),
-               " gradients; expected ", n_args, ", one per argument of forward (an undefined "
-               "Tensor for an argument with none)");
-    for (int k = 0; k < g.size(); ++k)
-      if (g.needs(k) && r[ctx->arg_of_input_[k]].defined()) g[k] = r[ctx->arg_of_input_[k]];
+    ctx->hand_out(backward(ctx.get(), {dy}), g);
   };
   connect(heed::detail::make_node(kOp, std::move(fn), true, inputs.data(), static_cast<int>(inputs.size())),
           out, inputs.data(), static_cast<int>(inputs.size()));
@@ -139,7 +154,8 @@ std::vector<Tensor> detail::record_function_list(
     std::copy(o.data(), o.data() + o.numel(), packed.data() + at);
     at += o.numel();
   }
-  auto fn = [ctx, n_args, backward, shapes](const Tensor& dy, Grads& g) {
+  ctx->n_args_ = n_args;
+  auto fn = [ctx, backward, shapes](const Tensor& dy, Grads& g) {
     struct During {
       AutogradContext& c;
       ~During() { c.grads_ = nullptr; }
@@ -151,14 +167,7 @@ std::vector<Tensor> detail::record_function_list(
       grad_outputs.push_back(reshape(narrow(dy, 0, off, s.numel()), s));
       off += s.numel();
     }
-    std::vector<Tensor> r = backward(ctx.get(), grad_outputs);
-    bool extra_undefined = true;
-    for (size_t i = n_args; i < r.size(); ++i) extra_undefined = extra_undefined && !r[i].defined();
-    if (static_cast<int>(r.size()) > n_args && extra_undefined) r.resize(n_args);
-    HEED_CHECK(static_cast<int>(r.size()) == n_args, kOp, "backward returned ", r.size(),
-               " gradients; expected ", n_args, ", one per argument of forward");
-    for (int k = 0; k < g.size(); ++k)
-      if (g.needs(k) && r[ctx->arg_of_input_[k]].defined()) g[k] = r[ctx->arg_of_input_[k]];
+    ctx->hand_out(backward(ctx.get(), grad_outputs), g);
   };
   connect(heed::detail::make_node(kOp, std::move(fn), true, inputs.data(), static_cast<int>(inputs.size())),
           packed, inputs.data(), static_cast<int>(inputs.size()));

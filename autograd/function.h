@@ -15,7 +15,8 @@
 // apply(args...) runs T::forward(ctx, args...) under NoGradGuard, then records one node
 // (node.h, record()) whose inputs are the Tensor arguments. Its backward calls
 // T::backward(ctx, {dy}), which returns one gradient per forward argument (an undefined
-// Tensor for an argument that is not a tensor or needs no gradient). A backward written
+// Tensor for an argument that is not a tensor or needs no gradient; a defined one for a
+// non-tensor argument is a heed::Error, as in libtorch). A backward written
 // with heed ops supports double backward: under create_graph it runs with grad mode on, so
 // the ops it calls are recorded (as in PyTorch). forward returns one Tensor, or a
 // tensor_list: then apply returns the list, each output a view of one packed node whose
@@ -107,7 +108,9 @@ class AutogradContext {
   // reads it is differentiable through it.
   std::vector<Tensor> get_saved_variables() const;
   void mark_non_differentiable(const std::vector<Tensor>& outputs);
-  bool needs_input_grad(int i) const;  // only during backward
+  // Only during backward: argument i of forward needs a gradient (false for an argument
+  // that is not a tensor); heed::Error for i outside [0, number of arguments).
+  bool needs_input_grad(int i) const;
 
   std::unordered_map<std::string, SavedValue> saved_data;
 
@@ -121,10 +124,12 @@ class AutogradContext {
       const std::shared_ptr<AutogradContext>&, const std::vector<Tensor>&,
       const std::vector<Tensor>&, int, std::vector<Tensor> (*)(AutogradContext*, std::vector<Tensor>));
   void adopt_output(const Tensor& out);  // after forward: saved outputs held detached
+  void hand_out(std::vector<Tensor> r, Grads& g) const;  // T::backward's gradients into g
   std::vector<SavedTensor> saved_;
   std::vector<char> saved_is_output_;
   std::vector<TensorImpl*> non_differentiable_;
   std::vector<int> arg_of_input_;  // node input k is forward argument arg_of_input_[k]
+  int n_args_ = 0;                 // forward's arguments, tensors or not
   const Grads* grads_ = nullptr;   // during backward
 };
 

@@ -21,6 +21,15 @@ static void check_tolerance(const char* name, double v) {
              name, " = ", v);
 }
 
+// Appended to a failure's message in the float build, where finite differences are too
+// coarse to check gradients: most such failures say nothing about the gradient.
+static const char* float_build_hint() {
+  return sizeof(real) == 4 ? " (this is heed's float build, where finite differences are too "
+                             "coarse to check gradients: build with -DHEED_DOUBLE and link "
+                             "libheed_f64.a, as tests/gradcheck_*.cpp do)"
+                           : "";
+}
+
 GradcheckResult gradcheck(const TensorFn& f, const std::vector<Tensor>& inputs,
                           const GradcheckOptions& opt) {
   check_eps(opt.eps());  // the setters store any value: checked here, before f is called
@@ -74,11 +83,7 @@ GradcheckResult gradcheck(const TensorFn& f, const std::vector<Tensor>& inputs,
         res.ok = false;
         std::ostringstream os;
         os << "gradcheck: input " << k << " " << x.shape() << " element " << i
-           << ": analytic " << analytic << " vs numeric " << numeric;
-        if (sizeof(real) == 4)
-          os << " (this is heed's float build, where finite differences are too coarse to check "
-                "gradients: build with -DHEED_DOUBLE and link libheed_f64.a, as "
-                "tests/gradcheck_*.cpp do)";
+           << ": analytic " << analytic << " vs numeric " << numeric << float_build_hint();
         res.message = os.str();
       }
     }
@@ -153,7 +158,8 @@ GradcheckResult gradgradcheck(const TensorFn& f, const std::vector<Tensor>& inpu
         os << "gradgradcheck: ";
         if (k + 1 == vars.size()) os << "the output gradient (dy) " << x.shape();
         else os << "input " << k << " " << x.shape();
-        os << " element " << i << ": analytic " << a << " vs numeric " << numeric;
+        os << " element " << i << ": analytic " << a << " vs numeric " << numeric
+           << float_build_hint();
         res.message = os.str();
       }
     }

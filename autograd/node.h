@@ -106,6 +106,8 @@ class Grads {
   // Outside one (a node's apply() called by hand): no running sums to add into.
   Grads(const NodeList& next, TensorVec& slots) : next_(next), slots_(slots) {}
   bool needs(int i) const { return next_[i] != nullptr; }
+  // The node input i's gradient goes to (null when it needs none): gradients_to_edges.
+  const std::shared_ptr<Node>& edge(int i) const { return next_[i]; }
   Tensor& operator[](int i) { return slots_[i]; }
   // g[i] = a new tensor of `shape` for the kernel to write; its data, or null when input i
   // needs no gradient.
@@ -226,7 +228,6 @@ struct Node {
   // 32 bits keep a recorded op's node, with its closure and the shared_ptr's control
   // block, in three 64-byte blocks (tests/test_allocator.cpp).
   std::uint32_t anomaly_index = 0;  // creation index #k while anomaly mode is on (anomaly_mode.h)
-  bool calls_backward = false;  // apply() runs a backward pass of its own (checkpoint)
   // apply() builds differentiable gradients under create_graph (recorded with kDoubleBackward)
   bool double_backward = false;
   SavedTensor* saved_tensors = nullptr;  // what the backward closure saved, linked by next_
@@ -249,6 +250,10 @@ namespace detail {
 // The node a gradient for t goes to: its grad_fn, or for a leaf that requires grad its
 // AccumulateGrad (made on first use); null when t needs no gradient (node.cpp).
 std::shared_ptr<Node> producer_of(const Tensor& t);
+
+// While set, connect() appends every node it links into the graph (checkpoint's record of
+// what fn built, recompute.cpp). Per thread; null otherwise.
+inline thread_local std::vector<const Node*>* recorded_nodes = nullptr;
 
 // While a FunctionNode moves its closure in, the end of its saved_tensors list
 // (SavedTensor::enlist appends there); null otherwise. Per thread.
@@ -331,6 +336,23 @@ inline bool any_requires_grad(std::initializer_list<InputRef> inputs) {
 // node is moved there: out owns it).
 void connect(std::shared_ptr<Node> node, const Tensor& out, const InputRef* inputs, int n);
 void connect(std::shared_ptr<Node> node, const Tensor& out, const Tensor* inputs, int n);
+
+namespace detail {
+// For a backward that runs a pass of its own (checkpoint's re-run, a composed twin): y was
+// computed again, with grad mode on, from tensors whose nodes are `at` (nodes of the
+// enclosing graph, or stand-in leaves). Returns, per entry of `at`, the gradient dy sends
+// through y's graph to that node, taken there: the nodes of `at` and everything beyond
+// them are the enclosing pass's and are neither run nor counted, so no .grad() changes
+// and no gradient reaches a leaf twice. Undefined for a null entry, a node y's graph does
+// not reach, and a repeated node (the first entry for a node gets its whole gradient: an
+// op given one tensor twice). Under create_graph the pass records, and the gradients are
+// differentiable (engine.cpp).
+std::vector<Tensor> gradients_at(const Tensor& y, const Tensor& dy,
+                                 const std::vector<std::shared_ptr<Node>>& at, bool create_graph);
+// The same with at = the node's edges (g.edge(i)), filling g[i] for each i with g.needs(i)
+// (zeros where undefined); create_graph as the pass.
+void gradients_to_edges(const Tensor& y, const Tensor& dy, Grads& g);
+}  // namespace detail
 
 // Given to record() by an op whose backward supports double backward (above).
 struct DoubleBackward {};

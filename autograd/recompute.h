@@ -4,31 +4,32 @@
 //
 //   y = checkpoint(fn, {x1, x2, ...})
 //
-//   forward   y = fn(x) runs with grad mode off: none of fn's intermediate activations is
-//             kept, only its inputs x (by reference) and the random generator's state.
-//             ONE node is recorded for all of fn.
-//   backward  given dL/dy, that node re-runs fn on detached copies of x with grad mode on
-//             and the saved generator state (so dropout draws the same mask), then
-//             back-propagates dL/dy through the recomputed graph, and returns dL/dx.
+//   forward   y = fn(x) runs once, recorded, to learn which tensors that require grad fn
+//             reads besides x (the parameters it captures); then its graph and
+//             activations are freed, and ONE node is recorded for all of fn, with edges to
+//             x and to those captured tensors. Kept: x (by reference), fn, and the random
+//             generator's state.
+//   backward  given dL/dy, that node re-runs fn on x with grad mode on and the saved
+//             generator state (so dropout draws the same mask), and sends dL/dy through the
+//             recomputed graph as far as x and the captured tensors, whose gradients then
+//             leave through the node's edges like any op's (as torch.utils.checkpoint's
+//             non-reentrant variant): autograd::grad({L}, {x, W}) gets dL/dW for a W fn
+//             captured, and writes no .grad().
 //
 // Memory: a stack of N checkpointed blocks keeps N block inputs instead of every
-// activation, and recomputes one block's activations at a time in backward; the price is
-// one extra forward pass. tests/test_recompute.cpp measures the saving with
-// alloc::PeakScope.
+// activation; one block's activations are alive at a time, in the forward (the recorded
+// run) and in backward (the re-run). The price is one extra forward pass.
+// tests/test_recompute.cpp measures the saving with alloc::PeakScope.
 //
-// Parameters fn captures (a module's weights, not passed in x) get their gradients too:
-// they are leaves of the recomputed graph, so the inner backward adds into their .grad()
-// directly. That is why the node is recorded whenever grad mode is on, even when no x
-// requires grad (torch's older reentrant checkpoint returns an output without grad in
-// that case, and the weights silently get none). Consequence: y always requires grad
-// under grad mode. Rules for fn:
-//   - a tensor fn reads that carries gradient from elsewhere in the graph (a non-leaf)
-//     must be passed in x, not captured: its gradient has to leave through this node;
+// Double backward: under create_graph the re-run's pass is recorded, so dL/dx and dL/dW are
+// differentiable in x and W (a fused op inside fn raises naming itself, as anywhere).
+// y requires grad exactly when fn's output does (a captured parameter is enough).
+// Rules for fn:
 //   - fn must compute the same function when re-run (same shapes, same modules, the same
-//     train/eval state); its random numbers are replayed, anything else is not;
+//     train/eval state); its random numbers are replayed, anything else is not. A re-run
+//     that reads a tensor requiring grad the first run did not read is a heed::Error;
 //   - one output; stack several with heed::stack/cat if needed.
-// Checkpoints nest (fn may call checkpoint itself), and fn's inner backward is an ordinary
-// Tensor::backward() called from inside the outer one (the engine keeps its state per call).
+// Checkpoints nest (fn may call checkpoint itself).
 //
 // Example (each block's activations are recomputed in backward):
 //   for (auto& block : blocks)

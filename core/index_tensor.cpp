@@ -77,9 +77,9 @@ int64_t IndexTensor::at(std::initializer_list<int64_t> index) const {
              " indices for an IndexTensor of shape ", shape_);
   int64_t off = 0, d = 0;
   for (int64_t i : index) {
-    HEED_CHECK(i >= 0 && i < shape_[d], "at", "index ", i, " out of range for dim ", d,
+    HEED_CHECK(i >= -shape_[d] && i < shape_[d], "at", "index ", i, " out of range for dim ", d,
                " of shape ", shape_);
-    off = off * shape_[d] + i;
+    off = off * shape_[d] + (i < 0 ? i + shape_[d] : i);
     ++d;
   }
   return ids_[off];

@@ -115,4 +115,12 @@ int wrap_dim(const char* op, int64_t dim, int rank) {
   return static_cast<int>(dim < 0 ? dim + r : dim);
 }
 
+int64_t wrap_index(const char* op, int64_t index, int64_t n) {
+  HEED_CHECK(index >= -n && index < n, op, "index ", index, " is out of range for size ", n,
+             " (valid: ", -n, " to ", n - 1, ")");
+  return index < 0 ? index + n : index;
+}
+
+int Shape::wrap(int i) const { return static_cast<int>(wrap_index("Shape[]", i, n_)); }
+
 }  // namespace heed

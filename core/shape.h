@@ -26,9 +26,11 @@ class Shape {
   Shape(int64_t n) : Shape({n}) {}
 
   int size() const { return n_; }  // rank
-  int64_t operator[](int i) const { return d_[i]; }
-  int64_t& operator[](int i) { return d_[i]; }
-  int64_t back() const { return d_[n_ - 1]; }
+  // Dim i; a negative i counts from the end (s[-1] is the last, as a Python shape).
+  // heed::Error naming the index and the rank outside [-rank, rank).
+  int64_t operator[](int i) const { return d_[checked(i)]; }
+  int64_t& operator[](int i) { return d_[checked(i)]; }
+  int64_t back() const { return d_[checked(-1)]; }
   const int64_t* begin() const { return d_; }
   const int64_t* end() const { return d_ + n_; }
   void push_back(int64_t v);
@@ -50,6 +52,8 @@ class Shape {
   bool operator!=(const Shape& o) const { return !(*this == o); }
 
  private:
+  int checked(int i) const { return static_cast<unsigned>(i) < static_cast<unsigned>(n_) ? i : wrap(i); }
+  int wrap(int i) const;  // i in [-n_, 0) as i + n_; heed::Error otherwise
   int64_t d_[kMaxDims] = {};
   int n_ = 0;
 };
@@ -81,5 +85,9 @@ Shape broadcast_strides(const Shape& s, const Shape& out);
 
 // Wrap a possibly negative dim into [0, rank); throws naming `op` if out of range.
 int wrap_dim(const char* op, int64_t dim, int rank);
+
+// Wrap a possibly negative index into [0, n), as PyTorch counts (-1 is the last); throws
+// naming `op`, the index and n outside [-n, n).
+int64_t wrap_index(const char* op, int64_t index, int64_t n);
 
 }  // namespace heed

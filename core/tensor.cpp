@@ -60,9 +60,9 @@ real Tensor::at(std::initializer_list<int64_t> index) const {
              " indices for a tensor of shape ", shape());
   int64_t off = 0, d = 0;
   for (int64_t i : index) {
-    HEED_CHECK(i >= 0 && i < shape()[d], "at", "index ", i, " out of range for dim ", d,
+    HEED_CHECK(i >= -shape()[d] && i < shape()[d], "at", "index ", i, " out of range for dim ", d,
                " of shape ", shape());
-    off = off * shape()[d] + i;
+    off = off * shape()[d] + (i < 0 ? i + shape()[d] : i);
     ++d;
   }
   return data()[off];

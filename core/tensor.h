@@ -65,7 +65,7 @@ class Tensor {
   // 'float'" otherwise): there, write `float(x.item())`, which item() above allows anywhere.
   template <class T>
   T item() const;
-  real at(std::initializer_list<int64_t> index) const;  // one element, bounds-checked
+  real at(std::initializer_list<int64_t> index) const;  // one element, bounds-checked, may be negative
   std::vector<real> to_vector() const;
 
   // ---- autograd (autograd/tensor_autograd.cpp; backward: autograd/engine.cpp) ----
@@ -165,7 +165,7 @@ class Tensor {
   Tensor mm(const Tensor& other) const;                      // autograd/mm.h: 2-D only
   Tensor bmm(const Tensor& other) const;                     // 3-D only
   Tensor t() const;            // transpose(0, 1) of a 2-D tensor; a 0-D or 1-D one as it is
-  Tensor expand(const Shape& shape) const;                   // broadcast up to shape (copies)
+  Tensor expand(const Shape& shape) const;                   // broadcast up to shape (copies); -1 keeps a dim
   Tensor expand_as(const Tensor& other) const;               // expand(other.shape())
   // 0/1 tensors (autograd/compare.h), never requiring grad: x.eq(y), logits.argmax... x.gt(0)
   Tensor eq(const Tensor& other) const;
@@ -412,7 +412,11 @@ class IndexTensor {
   int64_t numel() const { return static_cast<int64_t>(ids_.size()); }
   const int64_t* data() const { return ids_.data(); }
   int64_t* data() { return ids_.data(); }
-  int64_t operator[](int64_t i) const { return ids_[i]; }
+  // Id i of the ids in row-major order (negative: from the end, as PyTorch counts);
+  // heed::Error naming the index and numel() outside [-numel(), numel()).
+  int64_t operator[](int64_t i) const {
+    return ids_[i >= 0 && i < numel() ? i : wrap_index("IndexTensor[]", i, numel())];
+  }
   const std::vector<int64_t>& vec() const { return ids_; }
   // Throws heed::Error naming `op` if any id is outside [0, bound).
   void check_range(const char* op, int64_t bound) const;
@@ -420,7 +424,7 @@ class IndexTensor {
   int64_t item() const;  // the id of a one-element IndexTensor
   template <class T>
   T item() const;        // x.item<int64_t>(), as libtorch; a T too small for the id: heed::Error
-  int64_t at(std::initializer_list<int64_t> index) const;  // one id, bounds-checked
+  int64_t at(std::initializer_list<int64_t> index) const;  // one id, bounds-checked, may be negative
 
   // ---- shape: the same rules and messages as Tensor's ----
   IndexTensor reshape(const Shape& shape) const;  // one dim may be -1

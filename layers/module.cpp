@@ -98,14 +98,20 @@ static NamedTensors first_of_each_tensor(const NamedTensors& all) {
   return out;
 }
 
-static void check_name(const char* what, const std::string& name) {
-  HEED_CHECK(!name.empty() && name.find('.') == std::string::npos, what, "name '", name,
+// A name is one parameter's, one buffer's or one submodule's, as PyTorch's Module refuses
+// an attribute that already exists: two "w" entries in state_dict() could not be loaded.
+void Module::check_unused(const char* op, const std::string& name) const {
+  HEED_CHECK(!name.empty() && name.find('.') == std::string::npos, op, "name '", name,
              "' must be non-empty and contain no '.'");
+  const char* used = param_names_.count(name)    ? "parameter"
+                     : buffer_names_.count(name) ? "buffer"
+                     : child_names_.count(name)  ? "submodule"
+                                                 : nullptr;
+  HEED_CHECK(used == nullptr, op, used, " '", name, "' already registered");
 }
 
 Tensor Module::register_parameter(const std::string& name, Tensor t, bool requires_grad) {
-  check_name("register_parameter", name);
-  HEED_CHECK(!param_names_.count(name), "register_parameter", "parameter '", name, "' already registered");
+  check_unused("register_parameter", name);
   if (t.defined()) t.requires_grad_(requires_grad);  // undefined: an absent optional parameter
   params_.emplace_back(name, t);
   param_names_.insert(name);
@@ -113,17 +119,15 @@ Tensor Module::register_parameter(const std::string& name, Tensor t, bool requir
 }
 
 Tensor Module::register_buffer(const std::string& name, Tensor t) {
-  check_name("register_buffer", name);
-  HEED_CHECK(!buffer_names_.count(name), "register_buffer", "buffer '", name, "' already registered");
+  check_unused("register_buffer", name);
   buffers_.emplace_back(name, t);
   buffer_names_.insert(name);
   return t;
 }
 
 void Module::add_child(const std::string& name, std::shared_ptr<Module> m) {
-  check_name("register_module", name);
+  check_unused("register_module", name);
   HEED_CHECK(m != nullptr, "register_module", "module '", name, "' is null");
-  HEED_CHECK(!child_names_.count(name), "register_module", "submodule '", name, "' already registered");
   children_.emplace_back(name, std::move(m));
   child_names_.insert(name);
 }

@@ -149,6 +149,8 @@ class Module {
   NamedTensors params_, buffers_;
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
   // The names above, for a duplicate check in O(1) per registration.
+  // heed::Error naming `op` for an empty or dotted name, or one already registered
+  void check_unused(const char* op, const std::string& name) const;
   std::unordered_set<std::string> param_names_, buffer_names_, child_names_;
   bool training_ = true;
 };

@@ -33,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "../core/error.h"
 #include "module.h"
 
 namespace heed::nn {
@@ -76,7 +77,11 @@ class LayerStack : public Module {
     layers_.push_back(std::move(layer));
   }
   size_t size() const { return layers_.size(); }
-  typename Layer::Impl& operator[](size_t i) const { return *layers_.at(i); }
+  typename Layer::Impl& operator[](size_t i) const {  // heed::Error if out of range
+    HEED_CHECK(i < layers_.size(), "ModuleList", "index ", i, " is out of range for ",
+               layers_.size(), " layers");
+    return *layers_[i];
+  }
   std::string repr() const override { return "ModuleList"; }
 
  private:

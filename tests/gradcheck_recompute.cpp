@@ -38,3 +38,21 @@ TEST_CASE("gradcheck checkpoint: nested checkpoints and a block of linear attent
   };
   check_grad([&](const V& v) { return checkpoint(attention, {v[0]}); }, {x, w});
 }
+
+TEST_CASE("gradgradcheck checkpoint: second derivatives through inputs and a captured parameter") {
+  // Under create_graph the re-run's pass is recorded, so dL/dx and dL/dw (w captured, not
+  // passed) are differentiable again in x, b and w.
+  manual_seed(43);
+  Tensor x = param({3, 4}), b = param({2}), w = param({4, 2});
+  auto block = [&w](const V& v) { return tanh(matmul(v[0], w) + v[1]) * v[1]; };
+  const GradcheckResult r = gradgradcheck([&](const V& v) { return checkpoint(block, {v[0], v[1]}); }, {x, b, w});
+  CHECK_MESSAGE(r.ok, r.message);
+  // a fused op inside, given one tensor twice (its composed twin's pass stops at its inputs)
+  auto attention = [](const V& v) {
+    const Tensor h = v[0] * 0.5;  // (B, T, 4)
+    return linear_attention(h, h, v[0], /*causal=*/true);
+  };
+  Tensor y = param({1, 3, 4});
+  const GradcheckResult r2 = gradgradcheck([&](const V& v) { return checkpoint(attention, {v[0]}); }, {y});
+  CHECK_MESSAGE(r2.ok, r2.message);
+}

@@ -558,3 +558,65 @@ TEST_CASE("catalogue: batch dims, empty tensors, gradients and checkpoints (more
   // K173 reshape inferring -1 beside a zero-size dim
   kind("K173", [] { zeros({0, 3}).reshape({-1, 0}); }, {"reshape", "(0,3)", "(-1,0)"});
 }
+
+TEST_CASE("catalogue: subscripts and what libtorch refuses (round 5)") {
+  // K174 an IndexTensor subscript past the end (it read beside the ids, or crashed)
+  kind("K174", [] { (void)IndexTensor({1, 2, 3})[100000000]; }, {"IndexTensor[]", "index 100000000", "size 3"});
+  // K175 ... and before the start
+  kind("K175", [] { (void)IndexTensor({1, 2, 3})[-4]; }, {"IndexTensor[]", "index -4", "size 3"});
+  // K176 a dim of a shape past its rank
+  kind("K176", [] { (void)zeros({2, 3}).shape()[2]; }, {"Shape[]", "index 2", "size 2"});
+  // K177 a layer of a transformer stack past its length (std::out_of_range escaped)
+  kind("K177", [] {
+    nn::TransformerEncoder enc(nn::TransformerEncoderOptions(nn::TransformerEncoderLayerOptions(8, 2), 2));
+    (*enc->layers)[2];
+  }, {"ModuleList", "index 2", "2 layers"});
+  // K178 autograd::grad with no inputs (it returned {})
+  kind("K178", [] { Tensor p = test::param({2}); autograd::grad({sum(p * p)}, {}); },
+       {"autograd::grad", "inputs is empty"});
+  // K179 a parameter and a buffer under one name (state_dict had two "w")
+  kind("K179", [] {
+    struct Twice : nn::Module {
+      Twice() {
+        register_parameter("w", zeros({2}));
+        register_buffer("w", zeros({2}));
+      }
+    } t;
+  }, {"register_buffer", "parameter 'w' already registered"});
+  // K180 ... the other way round, and a submodule under a parameter's name
+  kind("K180", [] {
+    struct Twice : nn::Module {
+      Twice() {
+        register_buffer("w", zeros({2}));
+        register_parameter("w", zeros({2}));
+      }
+    } t;
+  }, {"register_parameter", "buffer 'w' already registered"});
+  kind("K181", [] {
+    struct Twice : nn::Module {
+      Twice() {
+        register_parameter("fc", zeros({2}));
+        register_module("fc", nn::Linear(2, 2));
+      }
+    } t;
+  }, {"register_module", "parameter 'fc' already registered"});
+  // K182 one KVCache filled by cross-attention, then used by self-attention (and the reverse)
+  kind("K182", [] {
+    nn::MultiheadAttention mha(nn::MultiheadAttentionOptions(8, 2));
+    NoGradGuard ng;
+    const Tensor x = randn({1, 3, 8}), mem = randn({1, 3, 8});
+    nn::KVCache cache(1, 2, 16, 4, 4);
+    mha->forward(x, mem, mem, {}, {}, false, true, &cache, nn::Attending::cross);
+    mha->forward(x, x, x, {}, {}, false, true, &cache, nn::Attending::self);
+  }, {"KVCache", "MultiheadAttention", "used for self-attention", "3 token(s) of cross-attention"});
+  kind("K183", [] {
+    nn::MultiheadAttention mha(nn::MultiheadAttentionOptions(8, 2));
+    NoGradGuard ng;
+    const Tensor x = randn({1, 3, 8});
+    nn::KVCache cache(1, 2, 16, 4, 4);
+    mha->forward(x, x, x, {}, {}, false, true, &cache, nn::Attending::self);
+    mha->forward(x, x, x, {}, {}, false, true, &cache, nn::Attending::cross);
+  }, {"KVCache", "used for cross-attention", "3 token(s) of self-attention"});
+  // K184 expand with -1 on a new leading dim (no size to keep)
+  kind("K184", [] { zeros({3}).expand({-1, 3}); }, {"expand", "-1 at dim 0", "new leading dim"});
+}

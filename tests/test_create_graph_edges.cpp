@@ -10,9 +10,12 @@
 #include <string>
 #include <vector>
 
+#include <heed/core/random.h>
 #include <heed/autograd/arith.h>
+#include <heed/autograd/attention/linear_attention_op.h>
 #include <heed/autograd/autograd.h>
 #include <heed/autograd/layer_norm_op.h>
+#include <heed/autograd/linalg.h>
 #include <heed/autograd/loss_ops.h>
 #include <heed/autograd/norm.h>
 #include <heed/autograd/normalize.h>
@@ -151,4 +154,19 @@ TEST_CASE("create_graph: losses at their edge points equal the plain pass") {
       return cross_entropy_loss(in[0], cls, Tensor(), r, -100, 0.1);
     }, {vec({0, -5, 1, 2, 2, 2, -30, 30, 0}, {3, 3})});
   }
+}
+
+TEST_CASE("create_graph: a fused op given one tensor twice, or an input made from another, counts each path once") {
+  // The composed twin's pass stops at the op's inputs' nodes: the same tensor as q, k and v
+  // gets the sum of its three uses once (not three times), and an input computed from
+  // another input is not gone through by the twin's pass and again by the enclosing one.
+  manual_seed(71);
+  const Tensor x = randn({2, 5, 4}), w = randn({4});
+  check_same_gradients("linear_attention(x, x, x)", [](const std::vector<Tensor>& in) {
+    return linear_attention(in[0], in[0], in[0], true);
+  }, {x});
+  check_same_gradients("layer_norm(f(w), w, w)", [](const std::vector<Tensor>& in) {
+    const Tensor rows = matmul(vec({1, -2, 0.5}, {3, 1}), in[0].reshape({1, 4})) + 0.25;  // (3, 4), from w
+    return layer_norm(rows, Shape{4}, in[0], in[0]);
+  }, {w});
 }

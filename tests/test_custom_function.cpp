@@ -92,6 +92,24 @@ struct WrongCount : autograd::Function<WrongCount> {
 
 }  // namespace
 
+// Returns a gradient for its double argument too: refused, as libtorch refuses it.
+struct GradForNumber : autograd::Function<GradForNumber> {
+  static Tensor forward(AutogradContext*, Tensor x, double c) { return x * real(c); }
+  static tensor_list backward(AutogradContext*, tensor_list g) { return {g[0], g[0]}; }
+};
+
+// Asks needs_input_grad about argument `ask` (out of range: refused).
+struct AskNeeds : autograd::Function<AskNeeds> {
+  static Tensor forward(AutogradContext* ctx, Tensor x, int64_t ask) {
+    ctx->saved_data["ask"] = ask;
+    return x * 2;
+  }
+  static tensor_list backward(AutogradContext* ctx, tensor_list g) {
+    const bool needs = ctx->needs_input_grad(int(ctx->saved_data["ask"].toInt()));
+    return {needs ? g[0] * 2 : Tensor(), Tensor()};
+  }
+};
+
 TEST_CASE("autograd::Function: MulConstant and LinearFunction give autograd's gradients") {
   Tensor x = from_vector({1, -2, 3}, {3}).requires_grad_();
   Tensor y = MulConstant::apply(x, 2.5);
@@ -165,4 +183,24 @@ TEST_CASE("autograd::Function: the version check, saved_data kinds, mark_non_dif
   autograd::SavedValue v(int64_t(3));
   CHECK(v.toDouble() == 3);
   CHECK(contains(error_of([&] { v.toTensor(); }), "saved_data holds an int, read as a tensor"));
+}
+
+TEST_CASE("autograd::Function: a gradient for a non-tensor argument and needs_input_grad out of range are refused") {
+  Tensor x = randn({3}).requires_grad_();
+  const std::string msg = error_of([&] { GradForNumber::apply(x, 2.0).sum().backward(); });
+  CHECK(contains(msg, "autograd::Function"));
+  CHECK(contains(msg, "argument 1"));
+  CHECK(contains(msg, "not a tensor"));
+  CHECK_FALSE(x.grad().defined());
+  AskNeeds::apply(x, int64_t(0)).sum().backward();
+  CHECK(test::allclose(x.grad(), full({3}, 2), 0, 0));
+  AskNeeds::apply(x, int64_t(1)).sum().backward();  // the int argument: in range, needs none
+  CHECK(test::allclose(x.grad(), full({3}, 2), 0, 0));
+  for (int64_t ask : {int64_t(5), int64_t(2), int64_t(-1)}) {
+    CAPTURE(ask);
+    const std::string m = error_of([&] { AskNeeds::apply(x, ask).sum().backward(); });
+    CHECK(contains(m, "autograd::Function"));
+    CHECK(contains(m, "needs_input_grad(" + std::to_string(ask) + ")"));
+    CHECK(contains(m, "2 arguments"));
+  }
 }

@@ -146,3 +146,34 @@ TEST_CASE("IndexTensor: fill_ changes only its own ids (a value type), and print
   os << iota({2, 2}) << " | " << IndexTensor({4, 5}) << " | " << IndexTensor();
   CHECK(os.str() == "IndexTensor(2,2)\n[[0, 1],\n [2, 3]] | IndexTensor(2) [4, 5] | IndexTensor(undefined)");
 }
+
+TEST_CASE("subscripts: t[i] and at() count negative indices from the end and refuse [-n, n)'s outside") {
+  const IndexTensor ids({4, 5, 6});
+  CHECK(ids[0] == 4);
+  CHECK(ids[-1] == 6);
+  CHECK(ids[-3] == 4);
+  for (int64_t i : {int64_t(3), int64_t(-4), int64_t(100000000)}) {
+    CAPTURE(i);
+    const std::string msg = error_of([&] { (void)ids[i]; });
+    CHECK(contains(msg, "IndexTensor[]"));
+    CHECK(contains(msg, "index " + std::to_string(i)));
+    CHECK(contains(msg, "size 3"));
+  }
+  CHECK(contains(error_of([] { (void)IndexTensor()[0]; }), "size 0"));
+  CHECK(iota({2, 3}).at({-1, -1}) == 5);
+  CHECK(contains(error_of([] { iota({2, 3}).at({0, -4}); }), "at: index -4 out of range for dim 1 of shape (2,3)"));
+  const Tensor x = from_vector({1, 2, 3, 4, 5, 6}, {2, 3});
+  CHECK(x.at({-1, 0}) == 4);
+  CHECK(contains(error_of([&] { x.at({2, 0}); }), "at: index 2 out of range for dim 0 of shape (2,3)"));
+  // a shape, as a Python shape: s[-1] is the last dim; outside the rank, an error (it read
+  // the unused inline dims, or past them)
+  const Shape s{2, 3};
+  CHECK(s[-1] == 3);
+  CHECK(s[-2] == 2);
+  CHECK(s.back() == 3);
+  for (int i : {2, 7, 8, 1000, -3}) {
+    CAPTURE(i);
+    CHECK(contains(error_of([&] { (void)s[i]; }), "Shape[]: index " + std::to_string(i) + " is out of range for size 2"));
+  }
+  CHECK(contains(error_of([] { (void)Shape().back(); }), "Shape[]: index -1 is out of range for size 0"));
+}

@@ -6,6 +6,7 @@
 #include <heed/core/allocator.h>
 #include <heed/core/random.h>
 #include <heed/autograd/arith.h>
+#include <heed/autograd/autograd.h>
 #include <heed/autograd/dropout_op.h>
 #include <heed/autograd/grad_mode.h>
 #include <heed/autograd/linalg.h>
@@ -220,4 +221,57 @@ TEST_CASE("checkpoint: nested, retain_graph, identity fn, no-grad mode, errors")
   }
   CHECK_THROWS_AS(checkpoint(inner, {Tensor()}), Error);
   CHECK_THROWS_AS(checkpoint([](const V&) { return Tensor(); }, {x}), Error);
+}
+
+TEST_CASE("checkpoint under autograd::grad: a captured parameter gets its gradient, no .grad() is written") {
+  // fn reads W (a leaf) and T = 2 W (a tensor of the enclosing graph) without being handed
+  // either: both are edges of the checkpoint node, so autograd::grad reaches W through it.
+  manual_seed(38);
+  Tensor W = randn({4, 4}).requires_grad_();
+  Tensor x = randn({2, 4}).requires_grad_();
+  auto loss = [&](bool ckpt) {
+    const Tensor T = W * 2;
+    auto block = [&W, T](const V& v) { return tanh(matmul(v[0], W)) + matmul(v[0], T); };  // T by value: backward re-runs it
+    return sum(pow(ckpt ? checkpoint(block, {x}) : block({x}), 2.0));
+  };
+  const V plain = autograd::grad({loss(false)}, {x, W});
+  for (bool allow_unused : {false, true}) {
+    CAPTURE(allow_unused);
+    const V ck = autograd::grad({loss(true)}, {x, W}, {}, std::nullopt, false, allow_unused);
+    REQUIRE(ck[1].defined());
+    CHECK(allclose(ck[0], plain[0], 1e-5, 1e-6));
+    CHECK(allclose(ck[1], plain[1], 1e-5, 1e-6));
+    CHECK_FALSE(W.grad().defined());
+    CHECK_FALSE(x.grad().defined());
+  }
+  // backward() still sums the gradient through T and the one through W
+  loss(true).backward();
+  CHECK(allclose(W.grad(), plain[1], 1e-5, 1e-6));
+  CHECK(allclose(x.grad(), plain[0], 1e-5, 1e-6));
+}
+
+TEST_CASE("checkpoint under create_graph: second derivatives with respect to a captured parameter") {
+  manual_seed(39);
+  Tensor W = randn({3, 3}).requires_grad_();
+  Tensor x = randn({2, 3}).requires_grad_();
+  auto block = [&](const V& v) { return tanh(matmul(v[0], W)); };
+  auto second = [&](bool ckpt) {
+    const Tensor L = sum(pow(ckpt ? checkpoint(block, {x}) : block({x}), 3.0));
+    const V g = autograd::grad({L}, {x, W}, {}, std::nullopt, /*create_graph=*/true);
+    REQUIRE(g[1].defined());
+    REQUIRE(g[1].requires_grad());
+    return autograd::grad({sum(g[0] * g[0]) + sum(g[1] * g[1])}, {x, W});
+  };
+  const V plain = second(false), ck = second(true);
+  CHECK(allclose(ck[0], plain[0], 1e-4, 1e-5));
+  CHECK(allclose(ck[1], plain[1], 1e-4, 1e-5));
+  CHECK_FALSE(W.grad().defined());
+}
+
+TEST_CASE("checkpoint: a re-run that reads a tensor the forward did not is refused, naming checkpoint") {
+  Tensor a = randn({3}).requires_grad_(), b = randn({3}).requires_grad_();
+  int calls = 0;
+  const Tensor y = checkpoint([&](const V& v) { return v[0] * (calls++ == 0 ? a : b); }, {randn({3})});
+  CHECK_THROWS_WITH_AS(sum(y).backward(), doctest::Contains("checkpoint"), Error);
+  CHECK_FALSE(b.grad().defined());
 }

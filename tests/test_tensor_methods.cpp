@@ -194,3 +194,16 @@ TEST_CASE("topk: ties keep the lower index first, NaN ranks highest, gradient sc
   CHECK(error_of([&] { topk(x, 1, 1); }).rfind("topk:", 0) == 0);
   CHECK(error_of([&] { topk(scalar_tensor(1), 1); }) == "topk: cannot take the top k of a 0-dim tensor");
 }
+
+TEST_CASE("expand: -1 keeps a dim's size, as PyTorch's expand") {
+  Tensor x = from_vector({1, 2, 3}, {3, 1}).requires_grad_();
+  const Tensor y = x.expand({2, -1, 4});  // (3, 1) -> (2, 3, 4)
+  CHECK(y.shape() == Shape{2, 3, 4});
+  CHECK(same(y, x.detach().expand({2, 3, 4})));
+  CHECK(same(x.expand({-1, 1}), x));
+  CHECK(same(x.expand({-1, -1}), x));
+  y.sum().backward();
+  CHECK(same(x.grad(), full({3, 1}, 8)));
+  CHECK(same(from_vector({1, 2}, {1, 2}).expand({3, -1}), from_vector({1, 2, 1, 2, 1, 2}, {3, 2})));
+  CHECK(error_of([] { zeros({3}).expand({-1, 3}); }).find("new leading dim") != std::string::npos);
+}

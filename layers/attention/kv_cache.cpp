@@ -42,7 +42,8 @@ KVCache::KVCache(const KVCache& other)
     : keys_(other.defined() ? other.keys_.detach().clone() : Tensor()),
       values_(other.defined() ? other.values_.detach().clone() : Tensor()),
       size_(other.size_),
-      weights_(other.weights_) {}
+      weights_(other.weights_),
+      filler_(other.filler_) {}
 
 KVCache& KVCache::operator=(const KVCache& other) {
   if (this != &other) *this = KVCache(other);  // copy, then move: nothing changes if it throws
@@ -154,6 +155,16 @@ void KVCache::note_weights(const char* op, const std::vector<Tensor>& weights) {
   HEED_CHECK(same, kOp, "the ", size_, " cached token(s) were computed with other weights: ", op,
              "'s projection weights changed since the cache was filled (an optimizer step, "
              "load_state_dict, or another layer); reset() the cache and run the prompt again");
+}
+
+void KVCache::note_filler(const char* op, const char* attention) {
+  if (size_ == 0 || !filler_) {
+    filler_ = attention;
+    return;
+  }
+  HEED_CHECK(std::strcmp(filler_, attention) == 0, kOp, op, " used for ", attention, " a cache "
+             "that holds ", size_, " token(s) of ", filler_, "; give each attention layer its "
+             "own KVCache (or reset() this one first)");
 }
 
 KVCache::Rollback::~Rollback() {

@@ -110,7 +110,7 @@ class KVCache {
   int64_t head_dim_k() const { return defined() ? keys_.size(3) : 0; }
   int64_t head_dim_v() const { return defined() ? values_.size(3) : 0; }
 
-  void reset() { size_ = 0, weights_.clear(); }  // size() = 0; the storage stays allocated
+  void reset() { size_ = 0, weights_.clear(), filler_ = nullptr; }  // size() = 0; storage kept
   // Keep the first len tokens. heed::Error naming KVCache unless 0 <= len <= size().
   void crop(int64_t len);
   // Beam search: new row b = old row rows[b], for b < rows.numel() (the new batch size; a
@@ -125,6 +125,11 @@ class KVCache {
   // versions; otherwise heed::Error naming KVCache and `op` when they are other tensors or
   // have been written since (the weights changed since the cache was filled: reset() it).
   void note_weights(const char* op, const std::vector<Tensor>& weights);
+  // The attention that fills the cache ("self-attention" or "cross-attention", a string
+  // literal). With the cache empty, records it; otherwise heed::Error naming KVCache and
+  // `op` when it is the other one: one cache holds one layer's self-attention tokens or its
+  // cross-attention memory, never both mixed.
+  void note_filler(const char* op, const char* attention);
 
   // Strong exception guarantee for a step over several caches (every layer of a decoder):
   // watch() each before it is written; unless commit() is reached, the destructor puts each
@@ -159,6 +164,7 @@ class KVCache {
   Tensor keys_, values_;  // (B, H, max_len, d_k), (B, H, max_len, d_v)
   int64_t size_ = 0;
   std::vector<std::pair<Tensor, uint64_t>> weights_;  // note_weights: each weight, its version
+  const char* filler_ = nullptr;                       // note_filler: the attention filling it
 };
 
 }  // namespace heed::nn

@@ -146,6 +146,7 @@ AttentionOutput MultiheadAttentionImpl::forward_batch_first(const Tensor& query,
              "nn::Attending::cross (key and value the memory, projected into the cache once) "
              "after the cache");
   const bool self = attending == Attending::self;
+  if (cache) cache->note_filler(kOp, self ? "self-attention" : "cross-attention");
   HEED_CHECK(!cache || !self || key.size(1) == Tq, kOp, "self-attention with a KVCache: key ",
              key.shape(), " must hold the same ", Tq, " new tokens as query ", query.shape());
   const int64_t Tk = cache ? cached_keys(*cache, self, B, Tq, key.size(1)) : key.size(1);
@@ -251,8 +252,10 @@ int64_t MultiheadAttentionImpl::cached_keys(const KVCache& cache, bool self, int
 Tensor MultiheadAttentionImpl::project_into(KVCache& cache, bool self, const Tensor& query,
                                         const Tensor& key, const Tensor& value) {
   const int64_t H = options.num_heads(), dk = options.head_dim_k(), nq = H * dk;
-  if (!cache.defined())  // cross, first call: allocated for exactly the memory's Tk keys
+  if (!cache.defined()) {  // cross, first call: allocated for exactly the memory's Tk keys
     cache = KVCache(query.size(0), H, key.size(1), dk, options.head_dim_v());
+    cache.note_filler(kOp, "cross-attention");
+  }
   // what K and V are computed with: refused when changed since the cache was filled
   std::vector<Tensor> kv_weights = {in_proj_weight.defined() ? in_proj_weight : k_proj_weight};
   if (!in_proj_weight.defined()) kv_weights.push_back(v_proj_weight);
