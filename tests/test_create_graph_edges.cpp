@@ -11,6 +11,7 @@
 #include <vector>
 
 #include <heed/autograd/arith.h>
+#include <heed/autograd/pow.h>
 #include <heed/autograd/autograd.h>
 #include <heed/autograd/layer_norm_op.h>
 #include <heed/autograd/loss_ops.h>
