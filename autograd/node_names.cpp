@@ -36,7 +36,8 @@ constexpr NodeName kNodeNames[] = {
     {"reshape", "ViewBackward0"},                 // contiguous: reshape is a view
     {"flatten", "ViewBackward0"},
     {"narrow", "SliceBackward0"},                 // narrow is a slice
-    {"index", "IndexBackward0"},
+    {"index", "IndexBackward0"},                  // libtorch names the select or slice that
+                                                  // basic indexing becomes; heed's op has one name
     {"chunk", "SplitBackward0"},                  // chunk is split(ceil(n / chunks))
     {"matmul", "MmBackward0"},                    // of two 2-D tensors
     {"linear", "AddmmBackward0"},                 // x W^T + b, x 2-D
