@@ -65,6 +65,7 @@ using GRUOptions = detail::RecurrentOptions<GRU>;
 struct GRUOutput : std::tuple<Tensor, Tensor> {
   using Tuple = std::tuple<Tensor, Tensor>;
   GRUOutput(Tensor output, Tensor h_n) : Tuple(std::move(output), std::move(h_n)) {}
+  GRUOutput() = default;  // two undefined tensors, filled by assignment
   GRUOutput(const GRUOutput& o) : Tuple(o) {}
   GRUOutput& operator=(const GRUOutput& o) {
     Tuple::operator=(o);

@@ -76,6 +76,7 @@ struct LSTMOutput : std::tuple<Tensor, std::tuple<Tensor, Tensor>> {
   using Tuple = std::tuple<Tensor, std::tuple<Tensor, Tensor>>;
   LSTMOutput(Tensor output, Tensor h_n, Tensor c_n)
       : Tuple(std::move(output), std::make_tuple(std::move(h_n), std::move(c_n))) {}
+  LSTMOutput() = default;  // three undefined tensors, filled by assignment
   LSTMOutput(const LSTMOutput& o) : Tuple(o) {}
   LSTMOutput& operator=(const LSTMOutput& o) {
     Tuple::operator=(o);

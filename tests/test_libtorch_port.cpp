@@ -177,7 +177,9 @@ TEST_CASE("port: lstm->forward(x) as libtorch's tuple: std::get, std::tie, and h
   CHECK(std::get<0>(lstm_out).shape() == Shape{2, 5, 4});
   CHECK_FALSE(allclose(std::get<0>(lstm_out), out));  // a different initial state
 
-  nn::LSTMOutput r = lstm->forward(x);
+  nn::LSTMOutput r;  // as a struct member is declared, then assigned
+  CHECK_FALSE(r.output.defined());
+  r = lstm->forward(x);
   nn::LSTMOutput copy = r;
   copy.h_n = zeros({1});  // the copy's names are its own
   CHECK(r.h_n.shape() == Shape{2, 2, 4});
@@ -197,6 +199,9 @@ TEST_CASE("port: gru->forward(x) as libtorch's std::tuple<Tensor, Tensor>") {
   CHECK(allclose(std::get<1>(gru->forward(x)), h_n));
   std::tuple<Tensor, Tensor> t = gru->forward(x, h_n);
   CHECK(std::get<1>(t).shape() == Shape{1, 2, 4});
+  nn::GRUOutput r;
+  r = gru->forward(x);
+  CHECK(allclose(r.h_n, h_n));
 }
 
 // ---------------------------------------------------------------- ops
