@@ -95,11 +95,13 @@ $(BUILD)/%_avx512.o: override CXXFLAGS += $(AVX512_FLAGS)
 
 LIB_DIRS  := core autograd layers optim
 # Files named *_mpi.{h,cpp} need MPI: they stay out of libheed.a and the umbrella header,
-# and go into libheed_mpi.a (optim/mpi.mk).
+# and go into libheed_mpi.a (optim/mpi.mk). Headers named *_compat.h are opt-in spellings
+# (layers/torch_compat.h: TORCH_MODULE, namespace torch): installed, never in the umbrella.
 # Each folder and its subfolders (autograd/attention/, layers/attention/), bottom layer first.
 find_in    = $(foreach d,$(LIB_DIRS),$(sort $(shell find $(d) -name '$(1)')))
 LIB_SRCS  := $(filter-out %_mpi.cpp,$(call find_in,*.cpp))
-HEADERS   := $(filter-out %_mpi.h,$(call find_in,*.h))
+HEADERS   := $(filter-out %_mpi.h %_compat.h,$(call find_in,*.h))
+COMPAT_HEADERS := $(call find_in,*_compat.h)
 MPI_SRCS  := $(call find_in,*_mpi.cpp)
 MPI_HEADERS := $(call find_in,*_mpi.h)
 OBJS_F32  := $(LIB_SRCS:%.cpp=$(BUILD)/f32/%.o)

@@ -1,4 +1,5 @@
-// arith.h - arithmetic with broadcasting: + - * / neg pow, and the operators.
+// arith.h - arithmetic with broadcasting: + - * / neg pow, and the operators. (pow with a
+// tensor exponent is pow.h.)
 //
 // Each binary op broadcasts as NumPy/PyTorch do (core/shape.h); its backward sums the
 // gradient back over broadcast dims (sum_to, autograd/broadcast.h). Scalars broadcast too:
@@ -14,7 +15,6 @@ Tensor mul(const Tensor& a, const Tensor& b);
 Tensor div(const Tensor& a, const Tensor& b);
 Tensor neg(const Tensor& x);
 Tensor pow(const Tensor& x, real exponent);
-Tensor pow(const Tensor& x, const Tensor& exponent);  // elementwise, broadcasting
 Tensor clone(const Tensor& x);                        // a copy that stays in the graph
 
 // With a plain number s (what the operators below call; s - a is rsub).

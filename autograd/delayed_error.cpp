@@ -50,7 +50,7 @@ void detail::mark_not_differentiable(const Node& n, const Tensor& dy, TensorVec&
   if (!depends) return;
   for (Tensor& s : slots) {
     if (!s.defined()) continue;
-    auto node = std::make_shared<DelayedError>(n.name());
+    auto node = std::make_shared<DelayedError>(n.op_name());
     node->next.push_back(dy_node);
     for (const auto& e : n.next) node->next.push_back(e);
     node->out_shape = s.shape();

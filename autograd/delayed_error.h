@@ -15,7 +15,7 @@ namespace heed {
 // The node a gradient of op `op` gets; apply() raises.
 struct DelayedError final : Node {
   explicit DelayedError(const char* op) : op(op) {}
-  const char* name() const override { return "DelayedError"; }
+  const char* op_name() const override { return "DelayedError"; }
   void apply(const Tensor& grad_out, Grads& g) override;
   const char* op;  // the op whose backward made the gradient
 };

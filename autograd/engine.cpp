@@ -292,7 +292,7 @@ void find_inputs(GraphTask& task) {
 void check_anomalies(const Node* n, const TensorVec& slots) {
   for (std::size_t i = 0; i < slots.size(); ++i)
     if (slots[i].defined())
-      detail::check_backward_anomaly(n->name(), n->anomaly_index, static_cast<int>(i), slots[i]);
+      detail::check_backward_anomaly(n->op_name(), n->anomaly_index, static_cast<int>(i), slots[i]);
 }
 
 // Step 2's body: node k's backward, dy -> slots[i] = dL/d(input i), with what goes around it.
@@ -327,7 +327,7 @@ void run_node(GraphTask& task, std::uint32_t k, Tensor dy, TensorVec& slots) {
 
 // A gradient for input i of `from`, routed to the node that produced the input.
 Tensor checked(const Node* from, int i, Tensor g, const Node* to) {
-  HEED_CHECK(g.shape() == to->out_shape, from->name(), "backward produced a gradient of shape ",
+  HEED_CHECK(g.shape() == to->out_shape, from->op_name(), "backward produced a gradient of shape ",
              g.shape(), " for input ", i, " of shape ", to->out_shape);
   return g;
 }

@@ -54,7 +54,7 @@ static void connect_inputs(std::shared_ptr<Node> node, const Tensor& out, const 
   node->out_shape = out.shape();
   if (AnomalyMode::enabled()) {
     node->anomaly_index = detail::next_anomaly_index();
-    detail::check_forward_anomaly(node->name(), node->anomaly_index, out);
+    detail::check_forward_anomaly(node->op_name(), node->anomaly_index, out);
   }
   if (detail::recorded_nodes) detail::recorded_nodes->push_back(node.get());
   out.impl()->grad_fn = std::move(node);  // out.requires_grad() is now true

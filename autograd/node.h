@@ -215,9 +215,18 @@ struct SavedTensors : std::vector<SavedTensor> {
   SavedTensors& operator=(const SavedTensors&) = delete;
 };
 
+// libtorch's name of the node of heed op `op`, as grad_fn()->name() prints it: "add" ->
+// "AddBackward0", "reshape" -> "ViewBackward0" (the table in node_names.cpp, one place).
+std::string libtorch_node_name(const char* op);
+
 struct Node {
   virtual ~Node();
-  virtual const char* name() const = 0;
+  // heed's short name of the op ("add", "mul", "mean"): what errors, anomaly messages and
+  // to_dot show, and what record()/named() were given.
+  virtual const char* op_name() const = 0;
+  // libtorch's name ("AddBackward0", "MulBackward0", "MeanBackward0"), as a ported
+  // program's grad_fn()->name() expects.
+  std::string name() const { return libtorch_node_name(op_name()); }
   // Given dL/d(output), fill dL/d(input i) for each i with g.needs(i).
   virtual void apply(const Tensor& grad_out, Grads& g) = 0;
   virtual void release() {}  // free saved tensors once backward no longer needs them
@@ -241,7 +250,7 @@ struct AccumulateGrad final : Node {
   explicit AccumulateGrad(std::shared_ptr<TensorImpl> leaf) : leaf(std::move(leaf)) {
     double_backward = true;
   }
-  const char* name() const override { return "AccumulateGrad"; }
+  const char* op_name() const override { return "AccumulateGrad"; }
   void apply(const Tensor& grad_out, Grads& g) override;
   std::shared_ptr<TensorImpl> leaf;
 };
@@ -285,7 +294,7 @@ struct FunctionNode final : Node {
 #endif
     fn.emplace(std::move(f));  // each SavedTensor's move links it into saved_tensors
   }
-  const char* name() const override { return op; }
+  const char* op_name() const override { return op; }
   void rename(const char* composed) override { op = composed; }
   void apply(const Tensor& grad_out, Grads& g) override;
   void release() override {

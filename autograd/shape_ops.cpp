@@ -269,6 +269,22 @@ Tensor select(const Tensor& x, int64_t dim, int64_t index) {
   return named("select", squeeze(narrow(x, d, index < 0 ? index + n : index, 1), d), {x});
 }
 
+std::vector<Tensor> chunk(const Tensor& x, int64_t chunks, int64_t dim) {
+  HEED_CHECK(x.dim() > 0, "chunk", "expects at least a 1-dimensional tensor");
+  HEED_CHECK(chunks > 0, "chunk", "expects `chunks` to be greater than 0, got: ", chunks);
+  const int d = wrap_dim("chunk", dim, x.dim());
+  const int64_t n = x.shape()[d];
+  const int64_t len = n / chunks + (n % chunks != 0);  // ceil(n / chunks), without overflow
+  std::vector<Tensor> pieces;
+  if (n == 0) {
+    for (int64_t i = 0; i < chunks; ++i) pieces.push_back(named("chunk", narrow(x, d, 0, 0), {x}));
+    return pieces;
+  }
+  for (int64_t start = 0; start < n; start += len)
+    pieces.push_back(named("chunk", narrow(x, d, start, std::min(len, n - start)), {x}));
+  return pieces;
+}
+
 // ---------------------------------------------------------------- cat, stack
 
 // y = [x_0, x_1, ...] joined along dim                     dx_i = dy's block of x_i along dim

@@ -24,6 +24,11 @@ Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length);
 // index may be negative (counts from the end). Differentiable: narrow then squeeze.
 // heed::select, so that select(x, 1, t) never means POSIX select().
 Tensor select(const Tensor& x, int64_t dim, int64_t index);
+// `chunks` pieces along dim, as torch.chunk: each ceil(n / chunks) long and the last one
+// shorter, so there are fewer than `chunks` when n runs out (n = 5, chunks = 4: 2, 2, 1);
+// `chunks` empty pieces when n = 0. Each piece is narrow(x, dim, start, len), named "chunk"
+// (libtorch's SplitBackward0), so its backward and double backward are narrow's.
+std::vector<Tensor> chunk(const Tensor& x, int64_t chunks, int64_t dim = 0);
 Tensor cat(const std::vector<Tensor>& xs, int64_t dim = 0);
 Tensor stack(const std::vector<Tensor>& xs, int64_t dim = 0);
 // A braced list of Tensors, cat({a, b}, 1), lands here. These overloads also give an empty

@@ -50,7 +50,7 @@ Tensor Tensor::grad() const {
 Tensor& Tensor::requires_grad_(bool on) {
   if (!impl_) fail_undefined();
   HEED_CHECK(is_leaf(), "requires_grad_", "only a leaf tensor can change requires_grad; "
-             "this one was produced by ", impl_->grad_fn->name(), " (use detach())");
+             "this one was produced by ", impl_->grad_fn->op_name(), " (use detach())");
   if (on || impl_->leaf) impl_->leaf_state().requires_grad = on;
   return *this;
 }
@@ -72,6 +72,13 @@ void Tensor::set_grad(const Tensor& g) const {
   HEED_CHECK(!g.defined() || g.shape() == shape(), "set_grad", "gradient shape ", g.shape(),
              " does not match tensor shape ", shape());
   if (g.defined() || impl_->leaf) impl_->leaf_state().grad = g;
+}
+
+Tensor& Tensor::detach_() {
+  if (!impl_) fail_undefined();
+  impl_->grad_fn = nullptr;  // the graph stays owned by its other consumers, if any
+  if (impl_->leaf) impl_->leaf->requires_grad = false;
+  return *this;
 }
 
 Tensor Tensor::detach() const {

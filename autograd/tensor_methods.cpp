@@ -36,6 +36,7 @@ Tensor Tensor::softmax(int64_t dim) const { return heed::softmax(*this, dim); }
 Tensor Tensor::log_softmax(int64_t dim) const { return heed::log_softmax(*this, dim); }
 Tensor Tensor::matmul(const Tensor& other) const { return heed::matmul(*this, other); }
 Tensor Tensor::select(int64_t dim, int64_t index) const { return heed::select(*this, dim, index); }
+std::vector<Tensor> Tensor::chunk(int64_t chunks, int64_t dim) const { return heed::chunk(*this, chunks, dim); }
 Tensor Tensor::narrow(int64_t dim, int64_t start, int64_t length) const {
   return heed::narrow(*this, dim, start, length);
 }

@@ -97,7 +97,7 @@ std::string to_dot(const Tensor& root, const DotOptions& o) {
           << "\"];\n";
       continue;
     }
-    out << "  n" << i << " [shape=ellipse" << (i == 0 ? ", peripheries=2" : "") << ", label=\"" << escape(n->name())
+    out << "  n" << i << " [shape=ellipse" << (i == 0 ? ", peripheries=2" : "") << ", label=\"" << escape(n->op_name())
         << "\\n" << escape(shape_text(n->out_shape)) << "\"];\n";
     for (size_t k = 0; k < n->next.size(); ++k) {
       std::string from;

@@ -77,4 +77,10 @@ void clear_bf16_cache() { scope().entries.clear(); }
 
 int64_t bf16_cache_size() { return int64_t(scope().entries.size()); }
 
+// The copies serve "medium" only: emptied when the precision leaves it (the listener moved
+// here from set_matmul_precision, so that matmul_precision.cpp does not include this header).
+static const bool g_clears_on_precision_change = (add_matmul_precision_listener([](MatmulPrecision p) {
+  if (p != MatmulPrecision::medium) clear_bf16_cache();
+}), true);
+
 }  // namespace heed

@@ -129,7 +129,7 @@ Tensor IndexTensor::mean() const {
 
 Tensor IndexTensor::to_tensor() const {
   check_defined("to_tensor", *this);
-  Tensor t = empty(shape_);
+  Tensor t = heed::empty(shape_);
   for (int64_t i = 0; i < numel(); ++i) t.data()[i] = real(ids_[i]);
   return t;
 }
@@ -138,6 +138,43 @@ IndexTensor& IndexTensor::fill_(int64_t id) {
   check_defined("fill_", *this);
   std::fill(ids_.begin(), ids_.end(), id);
   return *this;
+}
+
+IndexTensor IndexTensor::to(const Device& device) const {
+  check_defined("to", *this);
+  detail::check_device("to", device);
+  return *this;
+}
+
+IndexTensor IndexTensor::to(ScalarType type) const {
+  check_defined("to", *this);
+  HEED_CHECK(type == kLong, "to", "an IndexTensor holds int64 ids (kLong); for real numbers "
+             "write ids.to_tensor()");
+  return *this;
+}
+
+IndexTensor IndexTensor::empty(const Shape& shape) { return full(shape, 0); }
+
+IndexTensor IndexTensor::full(const Shape& shape, int64_t id) {
+  const int64_t n = shape.checked_numel("IndexTensor::full");
+  return IndexTensor(std::vector<int64_t>(size_t(n), id), shape);
+}
+
+IndexTensor IndexTensor::from_blob(const int64_t* data, const Shape& shape,
+                                   const std::function<void(void*)>& deleter, const TensorOptions& o) {
+  const int64_t n = shape.checked_numel("from_blob");
+  HEED_CHECK(data != nullptr || n == 0, "from_blob", "a null pointer for shape ", shape);
+  HEED_CHECK(o.dtype() == kLong, "from_blob", "int64_t ids need dtype kLong; a real dtype takes a ",
+             "float pointer (heed::from_blob(float*, ...))");
+  detail::check_device("from_blob", o.device());
+  HEED_CHECK(!o.requires_grad(), "from_blob", "ids cannot require grad");
+  IndexTensor t(std::vector<int64_t>(data, data + n), shape);
+  if (deleter) deleter(const_cast<int64_t*>(data));  // copied: the memory is no longer needed
+  return t;
+}
+
+IndexTensor IndexTensor::from_blob(const int64_t* data, const Shape& shape, const TensorOptions& o) {
+  return from_blob(data, shape, std::function<void(void*)>(), o);
 }
 
 // ---------------------------------------------------------------- shape
@@ -246,6 +283,13 @@ IndexTensor IndexTensor::transpose(int64_t d0, int64_t d1) const {
   for (int i = 0; i < dim(); ++i) p[i] = i;
   std::swap(p[wrap_dim("transpose", d0, dim())], p[wrap_dim("transpose", d1, dim())]);
   return permute(p);
+}
+
+IndexTensor IndexTensor::t() const {
+  check_defined("t", *this);
+  HEED_CHECK(dim() <= 2, "t", "expects an IndexTensor of at most 2 dims, got shape ", shape_,
+             " (use transpose(d0, d1))");
+  return dim() < 2 ? *this : transpose(0, 1);
 }
 
 IndexTensor IndexTensor::select(int64_t dim, int64_t index) const {

@@ -4,7 +4,6 @@
 #include <atomic>
 #include <cstring>
 
-#include "bf16_cache.h"
 #include "cpu.h"
 #include "error.h"
 #include "real.h"
@@ -13,7 +12,18 @@ namespace heed {
 
 namespace {
 std::atomic<int> g_precision{int(MatmulPrecision::highest)};
+// Added at static initialisation, read after: fixed storage needs no construction order.
+constexpr int kMaxListeners = 4;
+void (*g_listeners[kMaxListeners])(MatmulPrecision) = {};
+std::atomic<int> g_listener_count{0};
 }  // namespace
+
+void add_matmul_precision_listener(void (*listener)(MatmulPrecision)) {
+  const int n = g_listener_count.load();
+  HEED_CHECK(n < kMaxListeners, "add_matmul_precision_listener", "more than ", kMaxListeners, " listeners");
+  g_listeners[n] = listener;
+  g_listener_count.store(n + 1);
+}
 
 const char* matmul_precision_name(MatmulPrecision p) {
   switch (p) {
@@ -33,7 +43,7 @@ MatmulPrecision parse_matmul_precision(const std::string& name, const char* op) 
 MatmulPrecision matmul_precision() { return MatmulPrecision(g_precision.load(std::memory_order_relaxed)); }
 void set_matmul_precision(MatmulPrecision p) {
   g_precision.store(int(p), std::memory_order_relaxed);
-  if (p != MatmulPrecision::medium) clear_bf16_cache();  // the copies serve "medium" only
+  for (int i = 0, n = g_listener_count.load(); i < n; ++i) g_listeners[i](p);
 }
 
 void set_float32_matmul_precision(const std::string& name) {

@@ -49,6 +49,11 @@ std::string get_float32_matmul_precision();
 
 MatmulPrecision matmul_precision();
 void set_matmul_precision(MatmulPrecision p);
+// Called with the new precision after every set_matmul_precision (and so every guard), in the
+// order added. The bfloat16 weight cache (core/bf16_cache.cpp) adds one, at static
+// initialisation, that empties it when the precision leaves "medium": this file does not
+// depend on it. A listener must not throw; at most 4 (a heed::Error beyond).
+void add_matmul_precision_listener(void (*listener)(MatmulPrecision));
 const char* matmul_precision_name(MatmulPrecision p);
 // "highest" -> highest, ...; heed::Error naming `op` and the value for any other name.
 MatmulPrecision parse_matmul_precision(const std::string& name, const char* op);

@@ -39,7 +39,7 @@ Storage::Storage(int64_t n) : data(reinterpret_cast<real*>(inline_)) {
 }
 
 Storage::~Storage() {
-  if (data != reinterpret_cast<real*>(inline_))
+  if (data != reinterpret_cast<real*>(inline_) && heap_numel != kBorrowed)
     alloc::deallocate(data, static_cast<std::size_t>(heap_numel) * sizeof(real));
 }
 
@@ -202,7 +202,7 @@ void detail::check_dtype(const char* op, const TensorOptions& o) {
   const ScalarType t = o.dtype();
   if (t == ScalarType::Long || t == ScalarType::Int || t == ScalarType::Bool)
     fail(op, "dtype ", names[int(t)], ": a heed Tensor holds real numbers; integer ids are "
-         "heed::IndexTensor, and masks are 0/1 real tensors");
+         "heed::IndexTensor (IndexTensor::full(shape, id), IndexTensor::from_blob), and masks are 0/1 real tensors");
   const bool is_double = sizeof(real) == sizeof(double);
   HEED_CHECK((t == ScalarType::Double) == is_double, op, "dtype ", names[int(t)], ": this is "
              "heed's ", is_double ? "double library (libheed_f64.a)" : "float library (libheed.a)",
@@ -221,6 +221,29 @@ Tensor Tensor::to(const Device& device) const {
 Tensor Tensor::to(ScalarType type) const {
   detail::check_dtype("to", TensorOptions(type));
   return *this;
+}
+
+Tensor from_blob(real* data, const Shape& shape, const std::function<void(void*)>& deleter,
+                 const TensorOptions& o) {
+  shape.checked_numel("from_blob");
+  HEED_CHECK(data != nullptr || shape.numel() == 0, "from_blob", "a null pointer for shape ", shape);
+  detail::check_dtype("from_blob", o);
+  detail::check_device("from_blob", o.device());
+  auto impl = std::allocate_shared<TensorImpl>(CachingAllocator<TensorImpl>());
+  // the Storage never frees `data`; the shared_ptr's deleter hands it to the caller's
+  impl->storage = std::shared_ptr<Storage>(new Storage(data, Storage::Borrowed{}), [deleter](Storage* s) {
+    real* p = s->data;
+    delete s;
+    if (deleter) deleter(p);
+  });
+  impl->shape = shape;
+  Tensor t(std::move(impl));
+  if (o.requires_grad()) t.requires_grad_();
+  return t;
+}
+
+Tensor from_blob(real* data, const Shape& shape, const TensorOptions& o) {
+  return from_blob(data, shape, std::function<void(void*)>(), o);
 }
 
 // torch::tensor's forms: a number, a list, a list of equal rows.

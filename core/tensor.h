@@ -86,6 +86,9 @@ class Tensor {
   void backward(const Tensor& grad = Tensor(), std::optional<bool> retain_graph = std::nullopt,
                 bool create_graph = false) const;
   Tensor detach() const;                    // same storage, cut from the graph
+  // In place, as libtorch's detach_(): this tensor loses its grad_fn and requires_grad (a
+  // leaf that required grad stops requiring it); every handle to it sees the change.
+  Tensor& detach_();
   // The storage's version counter (PyTorch's _version), shared by every view and detach() of
   // it: each in-place op below bumps it, and an op that saved the tensor for its backward
   // raises heed::Error in backward when the version it recorded is no longer current
@@ -136,6 +139,11 @@ class Tensor {
   Tensor operator[](int64_t index) const { return select(0, index); }  // x[i], libtorch's
   Tensor narrow(int64_t dim, int64_t start, int64_t length) const;
   Tensor flatten(int64_t start_dim = 0, int64_t end_dim = -1) const;
+  // `chunks` pieces along dim, as torch.chunk: each ceil(size / chunks) long, the last
+  // shorter, and fewer than `chunks` when the size runs out (autograd/shape_ops.h).
+  std::vector<Tensor> chunk(int64_t chunks, int64_t dim = 0) const;
+  // Draws from the rows of these probabilities, as torch.multinomial (core/multinomial.h).
+  IndexTensor multinomial(int64_t num_samples, bool replacement = false) const;
   Tensor exp() const;
   Tensor log() const;
   Tensor sqrt() const;
@@ -233,6 +241,10 @@ class Tensor {
 struct Storage {
   static constexpr int64_t kInlineBytes = 32;
   explicit Storage(int64_t numel);
+  // Memory the caller owns (from_blob): never freed here; heap_numel is kBorrowed.
+  struct Borrowed {};
+  static constexpr int64_t kBorrowed = -1;
+  Storage(real* external, Borrowed) : data(external), heap_numel(kBorrowed) {}
   ~Storage();
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
@@ -352,6 +364,17 @@ Tensor tensor(std::initializer_list<double> values, const TensorOptions& o = {})
 Tensor tensor(std::initializer_list<std::initializer_list<double>> rows, const TensorOptions& o = {});
 Tensor tensor(const std::vector<real>& values, const TensorOptions& o = {});
 
+// torch::from_blob: a tensor over memory the caller owns and keeps alive, not copied; writes
+// through either are seen by the other. The optional deleter is called with `data` when the
+// last tensor (or view, or detach()) sharing it is gone, as libtorch's. heed tensors are
+// contiguous: there is no strides form. data must hold shape.numel() reals (float in
+// libheed.a, double in libheed_f64.a); the ids form is IndexTensor::from_blob.
+//   std::vector<float> buf(12);
+//   Tensor x = heed::from_blob(buf.data(), {3, 4});              // (3, 4), over buf
+Tensor from_blob(real* data, const Shape& shape, const TensorOptions& o = {});
+Tensor from_blob(real* data, const Shape& shape, const std::function<void(void*)>& deleter,
+                 const TensorOptions& o = {});
+
 // Nested, one row a line, as PyTorch's Python form, after the shape:
 //   Tensor(2,2)
 //   [[1, 2],
@@ -453,6 +476,25 @@ class IndexTensor {
   Tensor mean() const;  // a float Tensor of shape (): accuracy is eq(...).mean()
   Tensor to_tensor() const;  // the ids as reals, same shape (libtorch's .to(torch::kFloat))
   IndexTensor& fill_(int64_t id);
+  IndexTensor t() const;     // transpose(0, 1) of a 2-D IndexTensor; a 0-D or 1-D one as it is
+  // As Tensor's: ids live on the CPU, so to(kCPU) and cpu() return a copy of *this and
+  // another device is a heed::Error; to(kLong) is the same ids, to(kFloat) is to_tensor()'s
+  // work spelled libtorch's way and so is refused here with the name to use.
+  IndexTensor to(const Device& device) const;
+  IndexTensor to(ScalarType type) const;
+  IndexTensor cpu() const { return *this; }
+  Device device() const { return kCPU; }
+
+  // ---- factories: torch::empty / torch::full / torch::zeros with torch::kLong ----
+  static IndexTensor empty(const Shape& shape);  // ids set to 0 (a vector has no uninitialised form)
+  static IndexTensor full(const Shape& shape, int64_t id);
+  static IndexTensor zeros(const Shape& shape) { return full(shape, 0); }
+  // torch::from_blob(data, sizes, torch::kLong): unlike a Tensor, an IndexTensor owns its ids,
+  // so this copies them, and calls the deleter (if any) at once; o.dtype() must be kLong.
+  static IndexTensor from_blob(const int64_t* data, const Shape& shape, const TensorOptions& o = TensorOptions(kLong));
+  static IndexTensor from_blob(const int64_t* data, const Shape& shape,
+                               const std::function<void(void*)>& deleter,
+                               const TensorOptions& o = TensorOptions(kLong));
 
  private:
   std::vector<int64_t> ids_;
@@ -463,6 +505,15 @@ class IndexTensor {
 // Joined along an existing dim (cat) or a new one (stack), as heed::cat / heed::stack.
 IndexTensor cat(const std::vector<IndexTensor>& xs, int64_t dim = 0);
 IndexTensor stack(const std::vector<IndexTensor>& xs, int64_t dim = 0);
+
+// torch::from_blob over int64 ids (torch::kLong): IndexTensor::from_blob, a copy.
+inline IndexTensor from_blob(int64_t* data, const Shape& shape, const TensorOptions& o = TensorOptions(kLong)) {
+  return IndexTensor::from_blob(data, shape, o);
+}
+inline IndexTensor from_blob(int64_t* data, const Shape& shape, const std::function<void(void*)>& deleter,
+                             const TensorOptions& o = TensorOptions(kLong)) {
+  return IndexTensor::from_blob(data, shape, deleter, o);
+}
 
 // Nested, one row a line, as a Tensor prints: "IndexTensor(2,2)\n[[1, 2],\n [3, 4]]".
 std::ostream& operator<<(std::ostream& os, const IndexTensor& t);

@@ -22,7 +22,10 @@
 //   auto cell = nn::GRUCell(64, 128);
 //   h = cell->forward(x_t, h);                           // (B, 64), (B, 128) -> (B, 128)
 #pragma once
+#include <cstddef>
 #include <optional>
+#include <tuple>
+#include <type_traits>
 #include <vector>
 
 #include "recurrent_base.h"
@@ -55,10 +58,28 @@ HEED_MODULE(GRUCell);
 // (layers/recurrent_base.h).
 using GRUOptions = detail::RecurrentOptions<GRU>;
 
-// What GRU::forward returns:  auto [out, h_n] = gru->forward(x);
-struct GRUOutput {
-  Tensor output;  // (B, T, dirs * H): the last layer's h at every step, 0 at padded steps
-  Tensor h_n;     // (num_layers * dirs, B, H): h after each sequence's last valid step
+// What GRU::forward returns: libtorch's std::tuple<Tensor, Tensor> (its base class), with
+// names for its two tensors, as LSTMOutput (layers/lstm.h):
+//   auto [out, h_n] = gru->forward(x);   std::get<0>(gru->forward(x));   std::tie(out, h) = ...
+// Copying copies the two handles, and the copy's names refer to its own elements.
+struct GRUOutput : std::tuple<Tensor, Tensor> {
+  using Tuple = std::tuple<Tensor, Tensor>;
+  GRUOutput(Tensor output, Tensor h_n) : Tuple(std::move(output), std::move(h_n)) {}
+  GRUOutput() = default;  // two undefined tensors, filled by assignment
+  GRUOutput(const GRUOutput& o) : Tuple(o) {}
+  GRUOutput& operator=(const GRUOutput& o) {
+    Tuple::operator=(o);
+    return *this;
+  }
+  Tensor& output = std::get<0>(*this);  // (B, T, dirs * H): the last layer's h at every step,
+                                        // 0 at padded steps
+  Tensor& h_n = std::get<1>(*this);     // (num_layers * dirs, B, H): h after each sequence's
+                                        // last valid step
+  template <std::size_t I>
+  Tensor& get() const {
+    static_assert(I < 2, "GRUOutput has two tensors: output, h_n");
+    return I == 0 ? output : h_n;
+  }
 };
 
 class GRUImpl : public Cloneable<GRUImpl, detail::RecurrentBase> {
@@ -80,3 +101,10 @@ class GRUImpl : public Cloneable<GRUImpl, detail::RecurrentBase> {
 HEED_MODULE(GRU);
 
 }  // namespace heed::nn
+
+template <>
+struct std::tuple_size<heed::nn::GRUOutput> : std::integral_constant<std::size_t, 2> {};
+template <std::size_t I>
+struct std::tuple_element<I, heed::nn::GRUOutput> {
+  using type = heed::Tensor;
+};

@@ -27,7 +27,9 @@
 //   auto cell = nn::LSTMCell(nn::LSTMCellOptions(64, 128));
 //   std::tie(h, c) = cell->forward(x_t, std::make_tuple(h, c));
 #pragma once
+#include <cstddef>
 #include <optional>
+#include <type_traits>
 #include <tuple>
 #include <vector>
 
@@ -61,11 +63,36 @@ HEED_MODULE(LSTMCell);
 // (layers/recurrent_base.h).
 using LSTMOptions = detail::RecurrentOptions<LSTM>;
 
-// What LSTM::forward returns:  auto [out, h_n, c_n] = lstm->forward(x);
-struct LSTMOutput {
-  Tensor output;  // (B, T, dirs * H): the last layer's h at every step, 0 at padded steps
-  Tensor h_n;     // (num_layers * dirs, B, H): h after each sequence's last valid step
-  Tensor c_n;     // (num_layers * dirs, B, H): c likewise
+// What LSTM::forward returns: libtorch's std::tuple<Tensor, std::tuple<Tensor, Tensor>> (its
+// base class), with names for its three tensors. Each of these spellings works:
+//   auto [out, h_n, c_n] = lstm->forward(x);              // a binding sees three tensors
+//   Tensor y = std::get<0>(lstm->forward(x));             // std::get sees libtorch's two
+//   std::tuple<Tensor, std::tuple<Tensor, Tensor>> state;
+//   std::tie(out, state) = lstm->forward(x);              // state = (h_n, c_n)
+//   LSTMOutput r = lstm->forward(x);  r.output, r.h_n, r.c_n
+// Copying copies the three handles (tensors share storage, as any Tensor copy), and the
+// copy's names refer to its own elements. Nothing here throws.
+struct LSTMOutput : std::tuple<Tensor, std::tuple<Tensor, Tensor>> {
+  using Tuple = std::tuple<Tensor, std::tuple<Tensor, Tensor>>;
+  LSTMOutput(Tensor output, Tensor h_n, Tensor c_n)
+      : Tuple(std::move(output), std::make_tuple(std::move(h_n), std::move(c_n))) {}
+  LSTMOutput() = default;  // three undefined tensors, filled by assignment
+  LSTMOutput(const LSTMOutput& o) : Tuple(o) {}
+  LSTMOutput& operator=(const LSTMOutput& o) {
+    Tuple::operator=(o);
+    return *this;
+  }
+  Tensor& output = std::get<0>(*this);            // (B, T, dirs * H): the last layer's h at
+                                                  // every step, 0 at padded steps
+  Tensor& h_n = std::get<0>(std::get<1>(*this));  // (num_layers * dirs, B, H): h after each
+                                                  // sequence's last valid step
+  Tensor& c_n = std::get<1>(std::get<1>(*this));  // (num_layers * dirs, B, H): c likewise
+  // The structured binding's elements: output, h_n, c_n.
+  template <std::size_t I>
+  Tensor& get() const {
+    static_assert(I < 3, "LSTMOutput has three tensors: output, h_n, c_n");
+    return I == 0 ? output : I == 1 ? h_n : c_n;
+  }
 };
 
 class LSTMImpl : public Cloneable<LSTMImpl, detail::RecurrentBase> {
@@ -92,3 +119,11 @@ class LSTMImpl : public Cloneable<LSTMImpl, detail::RecurrentBase> {
 HEED_MODULE(LSTM);
 
 }  // namespace heed::nn
+
+// auto [out, h_n, c_n] = lstm->forward(x): three elements, each a Tensor.
+template <>
+struct std::tuple_size<heed::nn::LSTMOutput> : std::integral_constant<std::size_t, 3> {};
+template <std::size_t I>
+struct std::tuple_element<I, heed::nn::LSTMOutput> {
+  using type = heed::Tensor;
+};

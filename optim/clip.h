@@ -14,9 +14,9 @@
 //
 // clip_grad_value_: every gradient element clamped to [-clip_value, clip_value].
 //
-// Example:
+// Example (nn::utils:: is libtorch's spelling of the same functions):
 //   loss.backward();
-//   double norm = optim::clip_grad_norm_(model->parameters(), 1.0);
+//   double norm = nn::utils::clip_grad_norm_(model->parameters(), 1.0);   // or optim::
 //   opt.step();
 #pragma once
 #include <limits>
@@ -32,3 +32,17 @@ double clip_grad_norm_(const std::vector<Tensor>& params, double max_norm, doubl
 void clip_grad_value_(const std::vector<Tensor>& params, double clip_value);
 
 }  // namespace heed::optim
+
+// libtorch's names: torch::nn::utils::clip_grad_norm_ and clip_grad_value_, over a list of
+// parameters or over one.
+namespace heed::nn::utils {
+using optim::clip_grad_norm_;
+using optim::clip_grad_value_;
+inline double clip_grad_norm_(const Tensor& param, double max_norm, double norm_type = 2,
+                              bool error_if_nonfinite = false) {
+  return optim::clip_grad_norm_(std::vector<Tensor>{param}, max_norm, norm_type, error_if_nonfinite);
+}
+inline void clip_grad_value_(const Tensor& param, double clip_value) {
+  optim::clip_grad_value_(std::vector<Tensor>{param}, clip_value);
+}
+}  // namespace heed::nn::utils

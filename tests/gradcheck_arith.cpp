@@ -2,6 +2,7 @@
 // sum/mean/sum_to/expand and the views.
 #include <heed/core/random.h>
 #include <heed/autograd/arith.h>
+#include <heed/autograd/pow.h>
 #include <heed/autograd/grad_mode.h>
 #include <heed/autograd/linalg.h>
 #include <heed/autograd/reduce.h>

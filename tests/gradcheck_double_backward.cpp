@@ -4,6 +4,7 @@
 // kinks (relu, abs, clamp, max ties) and inside each op's domain, as in the gradchecks.
 #include <heed/core/random.h>
 #include <heed/autograd/arith.h>
+#include <heed/autograd/pow.h>
 #include <heed/autograd/broadcast.h>
 #include <heed/autograd/linalg.h>
 #include <heed/autograd/linear_op.h>

@@ -1,13 +1,14 @@
 // gradcheck_libtorch_ops.cpp - finite-difference checks (double build) of the ops libtorch
 // programs use by these names: sin, cos, norm (p = 2, 1, 3, inf over dims), mm, bmm, t,
 // expand_as, index / index_put with slices, compound assignment in a graph, smooth_l1_loss
-// and huber_loss. Inputs stay away from kinks (|x| at 0, ties of the inf norm, the loss's
-// |d| = beta seam is smooth).
+// and huber_loss, chunk (with gradgradcheck). Inputs stay away from kinks (|x| at 0, ties of
+// the inf norm, the loss's |d| = beta seam is smooth).
 #include <heed/core/random.h>
 #include <heed/autograd/arith.h>
 #include <heed/autograd/mm.h>
 #include <heed/autograd/norm.h>
 #include <heed/autograd/reduce.h>
+#include <heed/autograd/shape_ops.h>
 #include <heed/autograd/smooth_l1_loss.h>
 #include <heed/autograd/tensor_index.h>
 #include <heed/autograd/trig.h>
@@ -160,4 +161,22 @@ TEST_CASE("gradgradcheck sin, cos, norm, index, index_put, mm, bmm and the smoot
   Tensor u = param({3, 4}), t = param({3, 4});
   check2([](const V& v) { return smooth_l1_loss(v[0] * v[0], v[1]); }, {u, t});
   check2([](const V& v) { return huber_loss(v[0] * v[0], v[1]); }, {u, t});
+}
+
+TEST_CASE("gradcheck and gradgradcheck chunk: every piece, uneven sizes, a middle dim") {
+  manual_seed(910);
+  Tensor x = param({3, 5, 2});
+  // pieces of 2, 2, 1 along dim 1, each used differently so each gradient is distinct
+  const auto pieces = [](const V& v) {
+    std::vector<Tensor> p = v[0].chunk(3, 1);
+    return p[0] * p[1] + p[2].sum(1, true) * 2;   // (3, 2, 2) * (3, 2, 2) + (3, 1, 2)
+  };
+  check_grad(pieces, {x});
+  check_grad([](const V& v) { return chunk(v[0], 2, -1)[1] * chunk(v[0], 2, -1)[0]; }, {x});
+  check_grad([](const V& v) { return v[0].chunk(4)[2]; }, {x});  // 3 rows in 3 pieces of 1
+  // double backward: the pieces' products have a non-zero second derivative
+  const GradcheckResult r = gradgradcheck(pieces, {x});
+  CHECK_MESSAGE(r.ok, r.message);
+  const GradcheckResult r2 = gradgradcheck([](const V& v) { return (v[0].chunk(2, 2)[0] * v[0].chunk(2, 2)[1]).tanh(); }, {x});
+  CHECK_MESSAGE(r2.ok, r2.message);
 }

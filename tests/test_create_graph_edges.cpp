@@ -13,6 +13,7 @@
 #include <heed/core/random.h>
 #include <heed/autograd/arith.h>
 #include <heed/autograd/attention/linear_attention_op.h>
+#include <heed/autograd/pow.h>
 #include <heed/autograd/autograd.h>
 #include <heed/autograd/layer_norm_op.h>
 #include <heed/autograd/linalg.h>

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <heed/autograd/arith.h>
+#include <heed/autograd/pow.h>
 #include <heed/autograd/compare.h>
 #include <heed/autograd/reduce_minmax.h>
 #include <heed/autograd/unary.h>

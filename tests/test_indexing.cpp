@@ -44,7 +44,7 @@ TEST_CASE("indexing: index_select backward adds repeated ids") {
   e.backward(from_vector({1, 2, 3, 4, 5, 6, 7, 8}, {4, 2}));
   // row 0 <- dy row 1; row 1 <- nothing; row 2 <- dy rows 0, 2, 3
   CHECK(table.grad().to_vector() == Vec{3, 4, 0, 0, 1 + 5 + 7, 2 + 6 + 8});
-  CHECK(e.grad_fn()->name() == std::string("index_select"));
+  CHECK(e.grad_fn()->op_name() == std::string("index_select"));
 
   Tensor x = zeros({2, 3}).requires_grad_();
   index_select(x, 1, IndexTensor({1, 1, 0})).backward(from_vector({1, 2, 3, 4, 5, 6}, {2, 3}));

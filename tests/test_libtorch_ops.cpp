@@ -54,7 +54,7 @@ std::string str(const Tensor& t) {
   return os.str();
 }
 
-std::string grad_fn_name(const Tensor& t) { return t.grad_fn() ? t.grad_fn()->name() : "(none)"; }
+std::string grad_fn_name(const Tensor& t) { return t.grad_fn() ? t.grad_fn()->op_name() : "(none)"; }
 
 }  // namespace
 

@@ -282,7 +282,7 @@ std::set<std::string> ops_behind(const Tensor& t) {
     std::shared_ptr<Node> n = todo.back();
     todo.pop_back();
     if (!n || !seen.insert(n.get()).second) continue;
-    names.insert(n->name());
+    names.insert(n->op_name());
     for (const auto& next : n->next) todo.push_back(next);
   }
   return names;

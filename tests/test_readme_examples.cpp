@@ -245,4 +245,18 @@ TEST_CASE("README: coming from libtorch, the heed column") {
   int64_t rows = 0;
   for (auto& batch : *loader) rows += batch.data.size(0);
   CHECK(rows == 6);
+  IndexTensor pads = IndexTensor::full({3}, -100);
+  CHECK(pads.vec() == std::vector<int64_t>(3, -100));
+  CHECK(IndexTensor::empty({2}).numel() == 2);
+  CHECK(IndexTensor::zeros({2}).sum().item() == 0);
+  std::vector<int64_t> raw = {4, 5};
+  IndexTensor from_raw = from_blob(raw.data(), {2}, kLong);
+  CHECK(from_raw.vec() == raw);
+  Tensor images = randn({6, 3});
+  auto tds = heed::data::datasets::TensorDataset(images, IndexTensor({0, 1, 0, 1, 0, 1}));
+  auto labelled = heed::data::make_data_loader(tds.map(heed::data::transforms::Stack<>()), 4);
+  int64_t labels = 0;
+  for (auto& batch : *labelled) labels += batch.target.numel();
+  CHECK(labels == 6);
+  CHECK(heed::data::datasets::TensorDataset(images).get(2).data.shape() == Shape({3}));
 }

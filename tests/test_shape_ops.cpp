@@ -113,7 +113,7 @@ TEST_CASE("shape_ops: slice backward puts dy at the sliced places and zeros else
   Tensor y = slice(m, 1, 1, 4, 2);  // columns 1 and 3
   y.backward(from_vector({1, 2, 3, 4, 5, 6}, {3, 2}));
   CHECK(m.grad().to_vector() == Vec{0, 1, 0, 2, 0, 3, 0, 4, 0, 5, 0, 6});
-  CHECK(y.grad_fn()->name() == std::string("slice"));
+  CHECK(y.grad_fn()->op_name() == std::string("slice"));
 }
 
 TEST_CASE("shape_ops: narrow values, backward and errors") {

@@ -23,7 +23,7 @@ install_headers = for h in $(1); do \
 	done
 
 install: $(BUILD)/libheed.a $(UMBRELLA)
-	@$(call install_headers,$(HEADERS))
+	@$(call install_headers,$(HEADERS) $(COMPAT_HEADERS))
 	install -m 644 $(UMBRELLA) $(DESTDIR)$(PREFIX)/include/heed/heed.h
 	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/lib/cmake/heed
 	install -m 644 $(BUILD)/libheed.a $(DESTDIR)$(PREFIX)/lib/

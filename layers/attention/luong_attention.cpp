@@ -3,6 +3,7 @@
 #include "luong_attention.h"
 
 #include <cmath>
+#include <string>
 
 #include "../../autograd/attention/additive_score.h"
 #include "../../autograd/arith.h"
@@ -18,29 +19,108 @@ namespace heed::nn {
 
 static const char* kOp = "LuongAttention";
 
+// ---- the scores: one row each, with everything that differs between them ----
+//
+// A score is found by options.score() and whether rank > 0. Its row holds, in order: the
+// check its options must pass, the parameters it registers (name, member, shape; at most
+// two), the size P of its projected
+// keys, the key side (keys (B, Tk, Dk) -> (B, Tk, P)), the score from the query (B, Tq, Dq)
+// and the projected keys (-> (B, Tq, Tk), unmasked), and the option its repr adds.
+namespace detail {
+using Options = LuongAttentionOptions;
+struct LuongParam {
+  const char* name;  // null: no parameter
+  Tensor LuongAttentionImpl::*member;
+  Shape (*shape)(const Options& o);
+};
+struct LuongScore {
+  const char* name;  // options.score()
+  bool low_rank;     // rank > 0
+  const char* formula;
+  void (*check)(const Options& o);
+  LuongParam parameters[2];
+  int64_t (*projected_dim)(const Options& o);
+  Tensor (*project_keys)(const LuongAttentionImpl& m, const Tensor& keys);
+  Tensor (*score)(const LuongAttentionImpl& m, const Tensor& query, const Tensor& kp);
+  std::string (*repr)(const Options& o);  // ", rank=2"
+};
+
+static void no_check(const Options&) {}
+static std::string rank_repr(const Options& o) { return ", rank=" + std::to_string(o.rank()); }
+
+static const LuongScore kLuongScores[] = {
+    {"dot", false, "e_tj = s_t^T h_j",
+     [](const Options& o) {
+       HEED_CHECK(o.query_dim() == o.key_dim(), kOp, "the dot score s_t^T h_j needs query_dim == "
+                  "key_dim; got ", o.query_dim(), " and ", o.key_dim());
+     },
+     {},
+     [](const Options& o) { return o.key_dim(); },
+     [](const LuongAttentionImpl&, const Tensor& keys) { return keys; },  // h_j
+     [](const LuongAttentionImpl&, const Tensor& q, const Tensor& kp) {
+       return matmul(q, transpose(kp, 1, 2));                             // (B, Tq, Dk) x (B, Dk, Tk)
+     },
+     [](const Options&) { return std::string(); }},
+    {"general", false, "e_tj = s_t^T W_a h_j", no_check,
+     {{"W_a", &LuongAttentionImpl::W_a, [](const Options& o) { return Shape{o.query_dim(), o.key_dim()}; }}},
+     [](const Options& o) { return o.query_dim(); },
+     [](const LuongAttentionImpl& m, const Tensor& keys) { return linear(keys, m.W_a); },  // W_a h_j
+     [](const LuongAttentionImpl&, const Tensor& q, const Tensor& kp) {
+       return matmul(q, transpose(kp, 1, 2));                             // s_t^T (W_a h_j)
+     },
+     rank_repr},
+    {"general", true, "e_tj = (Q s_t)^T (K h_j)", no_check,
+     {{"Q", &LuongAttentionImpl::Q, [](const Options& o) { return Shape{o.rank(), o.query_dim()}; }},
+      {"K", &LuongAttentionImpl::K, [](const Options& o) { return Shape{o.rank(), o.key_dim()}; }}},
+     [](const Options& o) { return o.rank(); },
+     [](const LuongAttentionImpl& m, const Tensor& keys) { return linear(keys, m.K); },    // K h_j
+     [](const LuongAttentionImpl& m, const Tensor& q, const Tensor& kp) {
+       return matmul(linear(q, m.Q), transpose(kp, 1, 2));                // (B, Tq, r) x (B, r, Tk)
+     },
+     rank_repr},
+    {"concat", false, "e_tj = v_a^T tanh(W_a[:, :Dq] s_t + W_a[:, Dq:] h_j)", no_check,
+     {{"W_a", &LuongAttentionImpl::W_a,
+       [](const Options& o) { return Shape{o.attn_dim(), o.query_dim() + o.key_dim()}; }},
+      {"v_a", &LuongAttentionImpl::v_a, [](const Options& o) { return Shape{o.attn_dim()}; }}},
+     [](const Options& o) { return o.attn_dim(); },
+     [](const LuongAttentionImpl& m, const Tensor& keys) {                // W_a[:, Dq:] h_j (B, Tk, A)
+       const int64_t Dq = m.options.query_dim();
+       return linear(keys, slice(m.W_a, 1, Dq, Dq + m.options.key_dim()));
+     },
+     [](const LuongAttentionImpl& m, const Tensor& q, const Tensor& kp) {
+       const Tensor qp = linear(q, slice(m.W_a, 1, 0, m.options.query_dim()));  // (B, Tq, A)
+       return additive_score(qp, kp, m.v_a);  // (B, Tq, Tk): autograd/attention/additive_score.h
+     },
+     [](const Options& o) { return ", attn_dim=" + std::to_string(o.attn_dim()); }},
+};
+
+// The row for these options, or a heed::Error naming the scores the table has.
+static const LuongScore& find_score(const Options& o) {
+  std::string names;
+  for (const LuongScore& s : kLuongScores) {
+    if (o.score() == s.name && (o.rank() > 0) == s.low_rank) return s;
+    if (names.find(s.name) == std::string::npos) names += std::string(names.empty() ? "'" : ", '") + s.name + "'";
+  }
+  for (const LuongScore& s : kLuongScores)
+    HEED_CHECK(o.score() != s.name, kOp, "rank must be 0, or > 0 with the 'general' score; got rank ",
+               o.rank(), " with '", o.score(), "'");
+  fail(kOp, "score must be one of ", names, "; got '", o.score(), "'");
+}
+}  // namespace detail
+
 LuongAttentionImpl::LuongAttentionImpl(const LuongAttentionOptions& opts) : options(opts) {
-  const int64_t Dq = options.query_dim(), Dk = options.key_dim(), r = options.rank();
-  const std::string& s = options.score();
+  const int64_t Dq = options.query_dim(), Dk = options.key_dim();
   HEED_CHECK(Dq > 0 && Dk > 0, kOp, "query_dim and key_dim must be > 0; got ", Dq, " and ", Dk);
-  HEED_CHECK(s == "dot" || s == "general" || s == "concat", kOp,
-             "score must be 'dot', 'general' or 'concat'; got '", s, "'");
-  HEED_CHECK(s != "dot" || Dq == Dk, kOp, "the dot score s_t^T h_j needs query_dim == key_dim; got ",
-             Dq, " and ", Dk);
-  HEED_CHECK(r == 0 || (r > 0 && s == "general"), kOp,
-             "rank must be 0, or > 0 with the 'general' score; got rank ", r, " with '", s, "'");
+  HEED_CHECK(options.rank() >= 0, kOp, "rank must be 0, or > 0 with the 'general' score; got rank ",
+             options.rank());
+  kind_ = &detail::find_score(options);
+  kind_->check(options);
   if (options.attn_dim() <= 0) options.attn_dim(Dq);  // its default: the module holds the size
   HEED_CHECK(options.attn_dim() > 0, kOp, "attn_dim must be > 0; got ", options.attn_dim());
   HEED_CHECK(options.dropout() >= 0 && options.dropout() < 1, kOp,
              "dropout must be in [0, 1); got ", options.dropout());
-  if (s == "general" && r == 0) {
-    W_a = register_parameter("W_a", empty({Dq, Dk}));
-  } else if (s == "general") {
-    Q = register_parameter("Q", empty({r, Dq}));
-    K = register_parameter("K", empty({r, Dk}));
-  } else if (s == "concat") {
-    W_a = register_parameter("W_a", empty({options.attn_dim(), Dq + Dk}));
-    v_a = register_parameter("v_a", empty({options.attn_dim()}));
-  }
+  for (const detail::LuongParam& p : kind_->parameters)
+    if (p.name) this->*p.member = register_parameter(p.name, empty(p.shape(options)));
   reset_parameters();
 }
 
@@ -55,37 +135,15 @@ void LuongAttentionImpl::reset_parameters() {
   }
 }
 
-int64_t LuongAttentionImpl::projected_dim() const {
-  const std::string& s = options.score();
-  if (s == "dot") return options.key_dim();
-  if (s == "concat") return options.attn_dim();
-  return options.rank() > 0 ? options.rank() : options.query_dim();
-}
+int64_t LuongAttentionImpl::projected_dim() const { return kind_->projected_dim(options); }
 
-// The key side of each score, for every j:  keys (B, Tk, Dk) -> (B, Tk, P)
 Tensor LuongAttentionImpl::precompute_keys(const Tensor& keys) {
-  detail::check_keys(kOp, keys, options.key_dim());
-  const std::string& s = options.score();
-  if (s == "dot") return keys;                                  // h_j
-  if (s == "concat") {                                          // W_a[:, Dq:] h_j
-    const int64_t Dq = options.query_dim();
-    return linear(keys, slice(W_a, 1, Dq, Dq + options.key_dim()));
-  }
-  return options.rank() > 0 ? linear(keys, K)                   // K h_j
-                            : linear(keys, W_a);                // W_a h_j
+  nn::detail::check_keys(kOp, keys, options.key_dim());
+  return kind_->project_keys(*this, keys);
 }
 
-// e_tj from the query (B, Tq, Dq) and the projected keys kp (B, Tk, P) -> (B, Tq, Tk)
 Tensor LuongAttentionImpl::score(const Tensor& query, const Tensor& kp) {
-  const std::string& s = options.score();
-  if (s == "concat") {  // v_a^T tanh(W_a[:, :Dq] s_t + W_a[:, Dq:] h_j)
-    const Tensor qp = linear(query, slice(W_a, 1, 0, options.query_dim()));  // (B, Tq, A)
-    return additive_score(qp, kp, v_a);  // (B, Tq, Tk): autograd/attention/additive_score.h
-  }
-  const Tensor kt = transpose(kp, 1, 2);                     // (B, P, Tk)
-  if (s == "general" && options.rank() > 0)
-    return matmul(linear(query, Q), kt);                     // (Q s_t)^T (K h_j)
-  return matmul(query, kt);                                  // s_t^T h_j  or  s_t^T (W_a h_j)
+  return kind_->score(*this, query, kp);
 }
 
 Attended LuongAttentionImpl::forward(const Tensor& query, const Tensor& keys, const Tensor& values,
@@ -99,11 +157,9 @@ Attended LuongAttentionImpl::forward_projected(const Tensor& query, const Tensor
 }
 
 std::string LuongAttentionImpl::repr() const {
-  std::string s = std::string(kOp) + "(query_dim=" + std::to_string(options.query_dim()) +
-                  ", key_dim=" + std::to_string(options.key_dim()) + ", score='" + options.score() + "'";
-  if (options.score() == "general") s += ", rank=" + std::to_string(options.rank());
-  if (options.score() == "concat") s += ", attn_dim=" + std::to_string(options.attn_dim());
-  return s + ", dropout=" + detail::py_float(options.dropout()) + ")";
+  return std::string(kOp) + "(query_dim=" + std::to_string(options.query_dim()) +
+         ", key_dim=" + std::to_string(options.key_dim()) + ", score='" + options.score() + "'" +
+         kind_->repr(options) + ", dropout=" + nn::detail::py_float(options.dropout()) + ")";
 }
 
 // ---- LuongCombine ----

@@ -47,6 +47,10 @@
 
 namespace heed::nn {
 
+namespace detail {
+struct LuongScore;  // one row of the score table (luong_attention.cpp)
+}  // namespace detail
+
 class LuongAttentionOptions {
  public:
   LuongAttentionOptions(int64_t query_dim, int64_t key_dim) : query_dim_(query_dim), key_dim_(key_dim) {}
@@ -84,6 +88,12 @@ class LuongAttentionImpl : public Cloneable<LuongAttentionImpl> {
   Tensor Q;    // general with rank r: (r, Dq)
   Tensor K;    // general with rank r: (r, Dk)
   Tensor v_a;  // concat: (A)
+
+ private:
+  // The row of the score table (luong_attention.cpp) the options chose at construction:
+  // its check, parameters, key projection, formula and repr. A static row: copying (clone)
+  // copies the pointer. Changing options.score() or rank() afterwards is not seen.
+  const detail::LuongScore* kind_ = nullptr;
 };
 HEED_MODULE(LuongAttention);
 

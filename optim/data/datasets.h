@@ -19,9 +19,11 @@
 #pragma once
 #include <cstddef>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
+#include "../../core/error.h"
 #include "example.h"
 
 namespace heed::data::datasets {
@@ -84,6 +86,46 @@ class MapDataset {
  private:
   Source dataset_;
   Transform transform_;
+};
+
+// TensorDataset: example i is {data[i], target[i]}, rows of two tensors of equal size(0);
+// the target type (Tensor, or IndexTensor class ids) is deduced from the constructor:
+//   auto ds = data::datasets::TensorDataset(images, labels);     // labels: IndexTensor (N)
+//   auto loader = data::make_data_loader(ds.map(data::transforms::Stack<>()), opts);
+// libtorch's TensorDataset(tensor) (no targets) is here too: each target is undefined, and
+// Stack<> leaves the batch's target undefined. A member is spelled TensorDataset<IndexTensor>
+// (TensorDataset<> for Tensor targets). heed::Error naming TensorDataset when data is 0-D,
+// size(0) differs between data and targets, or get(i) is past the end. Copying shares the
+// two tensors (Tensor handles) or copies the ids (IndexTensor).
+template <class Target = Tensor>
+class TensorDataset : public Dataset<TensorDataset<Target>, Example<Tensor, Target>> {
+ public:
+  explicit TensorDataset(Tensor data) : data_(std::move(data)) { check(false); }
+  TensorDataset(Tensor data, Target target) : data_(std::move(data)), target_(std::move(target)) {
+    check(true);
+  }
+  Example<Tensor, Target> get(size_t index) override {
+    HEED_CHECK(index < size_t(data_.size(0)), "TensorDataset", "index ", index,
+               " is past the end of ", data_.size(0), " examples");
+    const int64_t i = int64_t(index);
+    return {data_.select(0, i), target_.defined() ? target_.select(0, i) : Target()};
+  }
+  std::optional<size_t> size() const override { return size_t(data_.size(0)); }
+  const Tensor& data() const { return data_; }
+  const Target& target() const { return target_; }
+
+ private:
+  void check(bool with_target) const {
+    HEED_CHECK(data_.defined() && data_.dim() > 0, "TensorDataset", "data must have a dim 0 to ",
+               "index; got ", data_.defined() ? data_.shape().str() : std::string("(undefined)"));
+    if (!with_target) return;
+    HEED_CHECK(target_.defined() && target_.dim() > 0 && target_.size(0) == data_.size(0),
+               "TensorDataset", "data ", data_.shape(), " and target ",
+               target_.defined() ? target_.shape().str() : std::string("(undefined)"),
+               " must have the same size(0)");
+  }
+  Tensor data_;
+  Target target_;
 };
 
 }  // namespace heed::data::datasets
