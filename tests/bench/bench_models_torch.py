@@ -284,9 +284,13 @@ def bf16_main(args):
     me = os.path.abspath(__file__)
     sides = {"heed highest": ([HEED, "--precision", "highest"], None),
              "heed medium": ([HEED, "--precision", "medium"], None)}
+    with open("/proc/cpuinfo") as f:
+        flags = f.read().split()
+    bf16_units = "avx512_bf16" in flags or "amx_bf16" in flags
     if have_torch:
         sides["PyTorch fp32"] = ([sys.executable, me, "--torch"], env)
-        sides["PyTorch bf16"] = ([sys.executable, me, "--torch-autocast"], env)
+        if bf16_units:  # without them PyTorch emulates bf16 many times slower than fp32
+            sides["PyTorch bf16"] = ([sys.executable, me, "--torch-autocast"], env)
     names = list(sides)
     rows = []
     for case in cases:
@@ -310,7 +314,8 @@ def bf16_main(args):
 
     lines = [f"{torch_version()}; load average {load}; medians of {rounds} rounds, the four sides alternating; PyTorch: 2 threads, "
              "OMP_WAIT_POLICY=passive, " + ("pthread OpenBLAS" if have_pthread else "OpenMP OpenBLAS")
-             + "; bf16 = torch.autocast(\"cpu\", dtype=torch.bfloat16) around the whole step",
+             + ("; bf16 = torch.autocast(\"cpu\", dtype=torch.bfloat16) around the whole step" if bf16_units
+                else "; PyTorch bf16 autocast not run: this CPU has no bf16 units (no avx512_bf16 or amx_bf16)"),
              "",
              "| case | " + " | ".join(names) + " | heed medium / highest | PyTorch bf16 / heed medium |",
              "|---|" + "---|" * (len(names) + 2)]
@@ -362,7 +367,8 @@ def main():
 
     lines = [f"load average {load}; sgemm peak {peak:.0f} GFLOP/s (heed, 1024^3, same run); "
              f"{torch_version()}; medians of {rounds} alternating rounds; PyTorch: 2 threads, OMP_WAIT_POLICY=passive, "
-             + ("pthread OpenBLAS" if have_pthread else
+             + ("its own BLAS (a pip wheel)" if sys.executable != "/usr/bin/python3" else
+                "pthread OpenBLAS" if have_pthread else
                 "libopenblas0-pthread MISSING: torch ran on the OpenMP OpenBLAS (slower)"),
              "",
              "| case | heed ms | PyTorch ms | PyTorch / heed | heed GFLOP/s | % of sgemm peak "
