@@ -312,7 +312,7 @@ def bf16_main(args):
             return "-"
         return f"{v:.1f} ms ({gflop / v * 1e3:.0f} GFLOP/s)" if gflop else f"{v:.1f} ms"
 
-    lines = [f"{torch_version()}; load average {load}; medians of {rounds} rounds, the four sides alternating; PyTorch: 2 threads, "
+    lines = [f"{torch_version()}; load average {load}; medians of {rounds} rounds, the {len(names)} sides alternating; PyTorch: 2 threads, "
              "OMP_WAIT_POLICY=passive, " + ("pthread OpenBLAS" if have_pthread else "OpenMP OpenBLAS")
              + ("; bf16 = torch.autocast(\"cpu\", dtype=torch.bfloat16) around the whole step" if bf16_units
                 else "; PyTorch bf16 autocast not run: this CPU has no bf16 units (no avx512_bf16 or amx_bf16)"),
