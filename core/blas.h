@@ -3,9 +3,11 @@
 //   C = alpha * op(A) @ op(B) + beta * C      op(X) = X or X^T
 //   op(A): (M, K)   op(B): (K, N)   C: (M, N), all row-major with leading dims lda/ldb/ldc
 //
-// gemm() calls cblas_sgemm (float build) or cblas_dgemm (double build), passing the
-// transpose flags and leading dimensions, so transposes are never copied; a single row
-// (M = 1) goes to cblas_sgemv / cblas_dgemv, which reads B once instead of packing it.
+// gemm() runs on the engine core/gemm_engine.h chose: oneDNN's matmul (float build, by
+// default; core/onednn_matmul.h), or cblas_sgemm / cblas_dgemm (OpenBLAS; always in the double
+// build), passing the transpose flags and leading dimensions, so transposes are never copied;
+// on OpenBLAS a single row (M = 1) goes to cblas_sgemv / cblas_dgemv, which reads B once
+// instead of packing it.
 // gemm_naive() is the plain triple loop it must agree with (tests/test_blas.cpp).
 //
 // Under "medium" (core/matmul_precision.h) gemm() rounds A and B to bfloat16 into scratch
