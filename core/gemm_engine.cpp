@@ -1,6 +1,7 @@
 #include "gemm_engine.h"
 
 #include <cblas.h>
+#include <strings.h>
 
 #include <atomic>
 #include <cstdio>
