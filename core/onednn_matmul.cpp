@@ -136,6 +136,17 @@ std::shared_ptr<const Prepared> prepare(const OnednnGemm& g) {
   return p;
 }
 
+// A new entry for k (nothing made yet), the least recently used one dropped when full. Under
+// c.lock.
+std::unordered_map<Key, Entry, KeyHash>::iterator remember(Cache& c, const Key& k) {
+  if (c.entries.size() >= kCacheCapacity) {
+    c.entries.erase(c.lru.back());
+    c.lru.pop_back();
+  }
+  c.lru.push_front(k);
+  return c.entries.emplace(k, Entry{nullptr, c.lru.begin()}).first;
+}
+
 // The primitive for g, or nullptr when g should run on dnnl_sgemm.
 std::shared_ptr<const Prepared> lookup(const OnednnGemm& g) {
   Cache& c = cache();
@@ -152,26 +163,14 @@ std::shared_ptr<const Prepared> lookup(const OnednnGemm& g) {
       return route == OnednnRoute::automatic && p->same_as_sgemm ? nullptr : p;
     }
   } else if (route == OnednnRoute::automatic) {  // first sighting: sgemm, remember the shape
-    if (c.entries.size() >= kCacheCapacity) {
-      c.entries.erase(c.lru.back());
-      c.lru.pop_back();
-    }
-    c.lru.push_front(k);
-    c.entries.emplace(k, Entry{nullptr, c.lru.begin()});
+    remember(c, k);
     return nullptr;
   }
   hold.unlock();  // making a primitive takes long: other threads' GEMMs go on meanwhile
   std::shared_ptr<const Prepared> p = prepare(g);
   hold.lock();
   it = c.entries.find(k);
-  if (it == c.entries.end()) {
-    if (c.entries.size() >= kCacheCapacity) {
-      c.entries.erase(c.lru.back());
-      c.lru.pop_back();
-    }
-    c.lru.push_front(k);
-    it = c.entries.emplace(k, Entry{nullptr, c.lru.begin()}).first;
-  }
+  if (it == c.entries.end()) it = remember(c, k);
   it->second.prepared = p;
   return route == OnednnRoute::automatic && p->same_as_sgemm ? nullptr : p;
 }

@@ -12,10 +12,12 @@
 #include <heed/core/onednn_matmul.h>
 #include <heed/autograd/reduce_minmax.h>
 #include <heed/autograd/unary.h>
+#include "gemm_engine_scope.h"
 #include "helpers.h"
 
 using namespace heed;
 
+using heed::test::EngineScope;
 using heed::test::random_buffer;
 
 namespace {
@@ -63,18 +65,6 @@ void check_gemm_against_naive() {
           }
 }
 
-// Runs the body on one engine (and oneDNN route), then restores the process's choice.
-struct EngineScope {
-  GemmEngine before = gemm_engine();
-  EngineScope(GemmEngine e, detail::OnednnRoute r = detail::OnednnRoute::automatic) {
-    set_gemm_engine(e);
-    detail::set_onednn_route(r);
-  }
-  ~EngineScope() {
-    set_gemm_engine(before);
-    detail::set_onednn_route(detail::OnednnRoute::automatic);
-  }
-};
 }  // namespace
 
 TEST_CASE("gemm == gemm_naive: transpose flags x alpha/beta x odd sizes x padded leading dims") {

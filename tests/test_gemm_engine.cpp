@@ -21,24 +21,14 @@
 #include <heed/core/gemm_engine.h>
 #include <heed/core/matmul_precision.h>
 #include <heed/core/onednn_matmul.h>
+#include "gemm_engine_scope.h"
 #include "helpers.h"
 
 using namespace heed;
+using heed::test::EngineScope;
 using heed::test::random_buffer;
 
 namespace {
-struct EngineScope {  // one engine and route for a scope, the process's choice restored after
-  GemmEngine before = gemm_engine();
-  explicit EngineScope(GemmEngine e, detail::OnednnRoute r = detail::OnednnRoute::automatic) {
-    set_gemm_engine(e);
-    detail::set_onednn_route(r);
-  }
-  ~EngineScope() {
-    set_gemm_engine(before);
-    detail::set_onednn_route(detail::OnednnRoute::automatic);
-  }
-};
-
 // C (M, N) = A (M, K) @ B (K, N), all compact, in double.
 std::vector<double> reference(const std::vector<real>& A, const std::vector<real>& B, int64_t M,
                               int64_t N, int64_t K) {
