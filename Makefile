@@ -38,8 +38,8 @@ endif
 
 CXX      ?= g++
 # The library runs on any x86-64-v2 CPU (SSE4.2, every x86-64 since 2009) and picks its hot
-# kernels for the CPU it runs on (core/cpu.h): core/*_avx2.cpp and core/*_avx512.cpp are
-# compiled for those levels, with AVX2_FLAGS and AVX512_FLAGS below. `make ARCH=native` (or
+# kernels for the CPU it runs on (core/cpu.h): core/*_avx2.cpp, core/*_avx512.cpp and
+# core/*_avx512_bf16.cpp are compiled for those levels, with the flags below. `make ARCH=native` (or
 # ARCH=-march=native) builds everything for this machine: a little faster here, and not
 # portable (a libheed.a built so on an AVX-512 machine dies with SIGILL on an AVX2 one).
 ARCH     ?= -march=x86-64-v2 -mtune=generic
@@ -92,6 +92,8 @@ AVX2_FLAGS   := -march=x86-64-v3
 AVX512_FLAGS := -march=x86-64-v4 -mprefer-vector-width=512
 $(BUILD)/%_avx2.o: override CXXFLAGS += $(AVX2_FLAGS)
 $(BUILD)/%_avx512.o: override CXXFLAGS += $(AVX512_FLAGS)
+# and with AVX512_BF16's dot products (vdpbf16ps): the level avx512_bf16
+$(BUILD)/%_avx512_bf16.o: override CXXFLAGS += $(AVX512_FLAGS) -mavx512bf16
 
 LIB_DIRS  := core autograd layers optim
 # Files named *_mpi.{h,cpp} need MPI: they stay out of libheed.a and the umbrella header,

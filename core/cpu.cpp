@@ -10,8 +10,8 @@ namespace heed {
 
 namespace detail {
 // one per level, each defined in the file compiled for it (core/cpu_v2.cpp, cpu_avx2.cpp,
-// cpu_avx512.cpp)
-extern const CpuKernels kCpuKernelsV2, kCpuKernelsAvx2, kCpuKernelsAvx512;
+// cpu_avx512.cpp, cpu_avx512_bf16.cpp)
+extern const CpuKernels kCpuKernelsV2, kCpuKernelsAvx2, kCpuKernelsAvx512, kCpuKernelsAvx512Bf16;
 }  // namespace detail
 
 const char* cpu_level_name(CpuLevel level) {
@@ -19,6 +19,7 @@ const char* cpu_level_name(CpuLevel level) {
     case CpuLevel::v2: return "v2";
     case CpuLevel::avx2: return "avx2";
     case CpuLevel::avx512: return "avx512";
+    case CpuLevel::avx512_bf16: return "avx512_bf16";
   }
   return "?";
 }
@@ -33,7 +34,8 @@ CpuLevel cpu_machine_level() {
     const bool avx512 = avx2 && __builtin_cpu_supports("avx512f") &&
                         __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
                         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512cd");
-    return avx512 ? CpuLevel::avx512 : avx2 ? CpuLevel::avx2 : CpuLevel::v2;
+    const bool bf16 = avx512 && __builtin_cpu_supports("avx512bf16");
+    return bf16 ? CpuLevel::avx512_bf16 : avx512 ? CpuLevel::avx512 : avx2 ? CpuLevel::avx2 : CpuLevel::v2;
   }();
   return level;
 }
@@ -46,13 +48,13 @@ std::vector<CpuLevel> cpu_supported_levels() {
 
 CpuLevel cpu_select_level(const char* forced, CpuLevel machine) {
   if (forced == nullptr || *forced == '\0') return machine;
-  for (CpuLevel level : {CpuLevel::v2, CpuLevel::avx2, CpuLevel::avx512}) {
+  for (CpuLevel level : {CpuLevel::v2, CpuLevel::avx2, CpuLevel::avx512, CpuLevel::avx512_bf16}) {
     if (std::strcmp(forced, cpu_level_name(level)) != 0) continue;
     HEED_CHECK(level <= machine, "HEED_CPU", "level '", forced, "' is above what this CPU supports (",
                cpu_level_name(machine), ")");
     return level;
   }
-  fail("HEED_CPU", "unknown level '", forced, "' (v2, avx2 or avx512)");
+  fail("HEED_CPU", "unknown level '", forced, "' (v2, avx2, avx512 or avx512_bf16)");
 }
 
 // A function-local static: selected once, thread-safely; if HEED_CPU is bad, every call throws
@@ -68,6 +70,7 @@ const CpuKernels& cpu_kernels_at(CpuLevel level) {
   HEED_CHECK(level <= cpu_machine_level(), "cpu_kernels_at", "level ", cpu_level_name(level),
              " is above what this CPU supports (", cpu_level_name(cpu_machine_level()), ")");
   switch (level) {
+    case CpuLevel::avx512_bf16: return detail::kCpuKernelsAvx512Bf16;
     case CpuLevel::avx512: return detail::kCpuKernelsAvx512;
     case CpuLevel::avx2: return detail::kCpuKernelsAvx2;
     case CpuLevel::v2: break;

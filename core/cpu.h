@@ -14,8 +14,13 @@
 //   v2       SSE4.2 (the library's baseline)        4 floats       always
 //   avx2     AVX2 + FMA (x86-64-v3)                 8 floats       avx2, fma, bmi2
 //   avx512   AVX-512 F/BW/DQ/VL/CD (x86-64-v4)      16 floats      those five and avx2, fma
+//   avx512_bf16  avx512 + AVX512_BF16 (vdpbf16ps)  16 floats      avx512 and avx512_bf16
 //
-// The environment variable HEED_CPU=v2|avx2|avx512 forces a level no higher than the
+// avx512_bf16 is avx512 with one more kernel: the packed GEMM under "medium"
+// (core/packed_gemm_bf16_kernel.inc) multiplies bfloat16 pairs with the CPU's dot products
+// instead of float32 FMAs on rounded values (Zen 4, Cooper Lake, Sapphire and Emerald Rapids).
+//
+// The environment variable HEED_CPU=v2|avx2|avx512|avx512_bf16 forces a level no higher than the
 // machine's (to compare levels, or to test the lower ones); any other value, or a level the
 // CPU lacks, is a heed::Error at first use. heed::cpu_capability() names the level in use.
 //
@@ -38,9 +43,9 @@
 
 namespace heed {
 
-enum class CpuLevel { v2 = 0, avx2 = 1, avx512 = 2 };
+enum class CpuLevel { v2 = 0, avx2 = 1, avx512 = 2, avx512_bf16 = 3 };
 
-// "v2", "avx2" or "avx512"
+// "v2", "avx2", "avx512" or "avx512_bf16"
 const char* cpu_level_name(CpuLevel level);
 
 // The level heed's kernels run at in this process (selected at the first call), and its name.
@@ -65,6 +70,12 @@ struct CpuKernels {
   void (*gemm_packed)(bool trans_a, int64_t M, const real* A, int64_t lda, const real* panels,
                       int64_t pstride, int64_t K, int64_t N, real alpha, bool accumulate, real* C,
                       int64_t ldc);
+  // The same under "medium" with bf16 dot products, where the level has them (nullptr
+  // elsewhere; core/packed_gemm_bf16_kernel.inc): A as bf16 pairs (M, ceil(K / 2)) with leading
+  // dim lda, the panels those of a "medium" packing (floats rounded to bfloat16).
+  void (*gemm_packed_bf16)(int64_t M, const unsigned* a_pairs, int64_t lda, const float* panels,
+                           int64_t pstride, int64_t K, int64_t N, float alpha, bool accumulate,
+                           float* C, int64_t ldc);
 };
 
 // The table of the level in use; the table of a given level (a level the CPU supports: tests
@@ -102,6 +113,7 @@ template <class Body>
 template <class Body>
 void run_at_cpu_level(CpuLevel level, const Body& body) {
   switch (level) {
+    case CpuLevel::avx512_bf16:  // the elementwise loops have no use for bf16 dot products
     case CpuLevel::avx512: return run_avx512(body);
     case CpuLevel::avx2: return run_avx2(body);
     case CpuLevel::v2: break;

@@ -1,10 +1,11 @@
 // cpu_avx2.cpp - the kernels of level avx2 (core/cpu.h), compiled with that level's flags
-// (Makefile: files named *_avx2.cpp and *_avx512.cpp get theirs; *_v2.cpp the library's own).
+// (Makefile: files named *_avx2.cpp, *_avx512.cpp and *_avx512_bf16.cpp get theirs; *_v2.cpp
+// the library's own).
 #include "packed_gemm_kernel.inc"
 
 namespace heed::detail {
 
 extern const CpuKernels kCpuKernelsAvx2;
-const CpuKernels kCpuKernelsAvx2 = {CpuLevel::avx2, gemm_packed_level<32, 1, 6>};
+const CpuKernels kCpuKernelsAvx2 = {CpuLevel::avx2, gemm_packed_level<32, 1, 6>, nullptr};
 
 }  // namespace heed::detail

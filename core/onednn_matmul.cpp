@@ -78,9 +78,16 @@ Cache& cache() {
 // Once, before oneDNN first looks at the CPU: a level forced below the machine's with HEED_CPU
 // (core/cpu.h) caps oneDNN's kernels at the same level, so that a run at HEED_CPU=v2 tests
 // what a v2 CPU would run.
+// (avx512 caps it below avx512_core_bf16, so "medium" then runs heed's emulation, as on an
+// AVX-512 CPU without bf16 units.)
 bool cap_isa() {
-  if (cpu_level() < cpu_machine_level())
-    dnnl_set_max_cpu_isa(cpu_level() == CpuLevel::v2 ? dnnl_cpu_isa_sse41 : dnnl_cpu_isa_avx2);
+  if (cpu_level() >= cpu_machine_level()) return true;
+  switch (cpu_level()) {
+    case CpuLevel::v2: dnnl_set_max_cpu_isa(dnnl_cpu_isa_sse41); break;
+    case CpuLevel::avx2: dnnl_set_max_cpu_isa(dnnl_cpu_isa_avx2); break;
+    case CpuLevel::avx512: dnnl_set_max_cpu_isa(dnnl_cpu_isa_avx512_core); break;
+    case CpuLevel::avx512_bf16: break;  // the top level: never below the machine's
+  }
   return true;
 }
 

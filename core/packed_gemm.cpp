@@ -3,8 +3,10 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 
 #include "cpu.h"
+#include "error.h"
 #include "matmul_precision.h"
 
 namespace heed {
@@ -56,6 +58,36 @@ PackedB pack_b(const real* src, bool trans, int64_t ld, int64_t K, int64_t N) {
   return p;
 }
 
+namespace {
+
+// One rounded block of A (rows, depth) times `depth` rows of the panels on a level with bf16 dot
+// products (core/packed_gemm_bf16_kernel.inc): A's values paired along k as the instruction
+// reads them, pairs[i][kk] = bf16(a[i][2kk]) | bf16(a[i][2kk + 1]) << 16, 0 past depth.
+void gemm_block_bf16_dot(const CpuKernels& kernels, const real* a, int64_t rows, int64_t depth,
+                         const real* panels, int64_t pstride, int64_t N, real alpha, bool add,
+                         real* C, int64_t ldc) {
+#ifdef HEED_DOUBLE  // no level has the kernel in the double build
+  fail("gemm_packed", "bf16 dot products in the double build");
+#else
+  static_assert(kRoundDepth % 2 == 0, "blocks after the first start at an even row of the panels");
+  unsigned pairs[kRoundRows * (kRoundDepth / 2)];  // (rows, ceil(depth / 2))
+  const int64_t width = (depth + 1) / 2;
+  const auto bits = [](float x) {  // x is a bfloat16: its bits are the float's high half
+    unsigned u;
+    std::memcpy(&u, &x, 4);
+    return u >> 16;
+  };
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t kk = 0; kk < width; ++kk) {
+      const real* x = a + i * depth + 2 * kk;
+      pairs[i * width + kk] = bits(x[0]) | (2 * kk + 1 < depth ? bits(x[1]) << 16 : 0u);
+    }
+  kernels.gemm_packed_bf16(rows, pairs, width, panels, pstride, depth, N, alpha, add, C, ldc);
+#endif
+}
+
+}  // namespace
+
 // The kernel of the CPU's level (core/cpu.h, core/packed_gemm_kernel.inc).
 void gemm_packed(bool trans_a, int64_t M, const real* A, int64_t lda, const PackedB& B, real alpha,
                  bool accumulate, real* C, int64_t ldc) {
@@ -84,8 +116,13 @@ void gemm_packed_at(const CpuKernels& kernels, bool trans_a, int64_t M, const re
       } else {  // rounded as copied: one pass over each row
         for (int64_t i = 0; i < rows; ++i) round_to_bf16(A + (i0 + i) * lda + k0, a + i * depth, long(depth));
       }
-      kernels.gemm_packed(false, rows, a, depth, B.panels() + k0 * kPanel, pstride, depth, B.N,
-                          alpha, accumulate || k0 > 0, C + i0 * ldc, ldc);
+      const bool add = accumulate || k0 > 0;
+      if (kernels.gemm_packed_bf16 != nullptr)
+        gemm_block_bf16_dot(kernels, a, rows, depth, B.panels() + k0 * kPanel, pstride, B.N, alpha, add,
+                            C + i0 * ldc, ldc);
+      else
+        kernels.gemm_packed(false, rows, a, depth, B.panels() + k0 * kPanel, pstride, depth, B.N,
+                            alpha, add, C + i0 * ldc, ldc);
     }
   }
 }

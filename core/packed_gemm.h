@@ -21,8 +21,9 @@
 //
 // The kernel is compiled once per CPU level and chosen at run time (core/cpu.h): 4-wide
 // SSE on any x86-64, 8-wide with AVX2 + FMA, and with AVX-512 16-wide over two panels side
-// by side (an MR x 32 block of C in 12 of its 32 registers). The panel layout is the same
-// for every level. The kernel itself is in core/packed_gemm_kernel.inc.
+// by side (an MR x 32 block of C in 12 of its 32 registers); under "medium" on a CPU with
+// AVX512_BF16, the same blocking on bf16 dot products. The panel layout is the same for every
+// level. The kernel itself is in core/packed_gemm_kernel.inc.
 //
 // Flash attention (autograd/attention/flash_attention.cpp) multiplies its tiles with the same kernel:
 // there A is read transposed for two of the backward's products (P^T dO_i, dS^T Q_i).
@@ -84,7 +85,10 @@ void for_each_row_block(int64_t M, F f) {
 // are never read when writing (=).
 // When B.bf16, A is rounded to bfloat16 block by block (kRoundRows x kRoundDepth values at a
 // time, into a buffer on the stack: nothing is allocated, so it may run in a parallel region),
-// each block multiplied by the matching K rows of the panels, the sums kept in float32.
+// each block multiplied by the matching K rows of the panels, the sums kept in float32: with
+// float32 FMAs, or, at level avx512_bf16 (core/cpu.h), with bf16 dot products on the block's
+// values paired along k (core/packed_gemm_bf16_kernel.inc; each pair's two products are summed
+// before they reach the running sum, so the sums differ from the FMA levels' in rounding).
 void gemm_packed(bool trans_a, int64_t M, const real* A, int64_t lda, const PackedB& B, real alpha,
                  bool accumulate, real* C, int64_t ldc);
 // The same with the kernels of one CPU level (core/cpu.h; tests run every level this way).

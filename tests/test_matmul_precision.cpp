@@ -15,11 +15,14 @@
 #include <heed/core/matmul_precision.h>
 #include <heed/core/packed_gemm.h>
 #include "helpers.h"
+#include "packed_medium_check.h"
 
 using namespace heed;
 
 using heed::test::allclose;
+using heed::test::max_block_diff;
 using heed::test::random_buffer;
+using heed::test::rounded_to_bf16;
 
 namespace {
 unsigned bits(float x) {
@@ -28,22 +31,6 @@ unsigned bits(float x) {
   return u;
 }
 
-std::vector<real> rounded(std::vector<real> v) {
-  for (real& x : v) x = real(round_to_bf16(float(x)));
-  return v;
-}
-
-// max |got - want| over the (M, N) block of C, leading dim ldc
-double max_diff(const std::vector<real>& got, const std::vector<real>& want, int64_t M, int64_t N,
-                int64_t ldc) {
-  double d = 0;
-  for (int64_t i = 0; i < M; ++i)
-    for (int64_t j = 0; j < N; ++j) {
-      const double e = std::fabs(double(got[i * ldc + j]) - double(want[i * ldc + j]));
-      d = std::isnan(e) ? INFINITY : std::max(d, e);
-    }
-  return d;
-}
 }  // namespace
 
 TEST_CASE("matmul precision: highest by default; set and get by name; a bad name is an error that changes nothing") {
@@ -143,65 +130,32 @@ TEST_CASE("gemm under medium == the bf16-rounded inputs' product summed in doubl
                 gemm(ta, tb, M, N, K, real(0.5), A.data(), lda, B.data(), ldb, beta, high.data(), ldc);
               }
               gemm(ta, tb, M, N, K, real(0.5), A.data(), lda, B.data(), ldb, beta, highest.data(), ldc);
-              gemm_naive(ta, tb, M, N, K, real(0.5), rounded(A).data(), lda, rounded(B).data(), ldb,
+              gemm_naive(ta, tb, M, N, K, real(0.5), rounded_to_bf16(A).data(), lda, rounded_to_bf16(B).data(), ldb,
                          beta, want.data(), ldc);
               // float32 sums of K products against double ones
-              CHECK(max_diff(medium, want, M, N, ldc) <= 2e-5 * std::sqrt(double(K)));
-              CHECK(max_diff(high, highest, M, N, ldc) == 0);
+              CHECK(max_block_diff(medium, want, M, N, ldc) <= 2e-5 * std::sqrt(double(K)));
+              CHECK(max_block_diff(high, highest, M, N, ldc) == 0);
               if (K >= 40 && M * N >= 17)  // and the rounding is there: fp32 inputs give other sums
-                CHECK(max_diff(highest, want, M, N, ldc) > 1e-3);
+                CHECK(max_block_diff(highest, want, M, N, ldc) > 1e-3);
               for (int64_t i = 0; i < M; ++i)  // the padding past N is never written
                 CHECK(medium[i * ldc + N] == C0[i * ldc + N]);
             }
 }
 
 TEST_CASE("gemm_packed under medium == the bf16-rounded inputs' product summed in double, at every CPU level: A in blocks past 48 rows and 256 deep") {
-  for (CpuLevel level : {CpuLevel::v2, CpuLevel::avx2, CpuLevel::avx512}) {
+  for (CpuLevel level : {CpuLevel::v2, CpuLevel::avx2, CpuLevel::avx512, CpuLevel::avx512_bf16}) {
     if (level > cpu_machine_level()) {
-      MESSAGE("CPU level " << cpu_level_name(level) << " is not available on this machine: its packed GEMM under \"medium\" was not run");
+      MESSAGE("CPU level " << std::string(cpu_level_name(level)) << " is not available on this machine: its packed GEMM under \"medium\" was not run");
       continue;
     }
-    const CpuKernels& kernels = cpu_kernels_at(level);
     const char* level_name = cpu_level_name(level);
     CAPTURE(level_name);
-    unsigned seed = 5;
-    PackedB packed;
-    for (int64_t M : {1, 7, 50, 101})
-      for (int64_t K : {3, 256, 300, 600})
-        for (int64_t N : {int64_t(5), kPanel, 2 * kPanel + 3})
-          for (bool ta : {false, true})
-            for (bool tb : {false, true})
-              for (bool accumulate : {false, true}) {
-                CAPTURE(M);
-                CAPTURE(K);
-                CAPTURE(N);
-                CAPTURE(ta);
-                CAPTURE(tb);
-                CAPTURE(accumulate);
-                const int64_t lda = (ta ? M : K) + 1, ldb = (tb ? K : N) + 2, ldc = N + 3;
-                const std::vector<real> A = random_buffer((ta ? K : M) * lda, seed++);
-                const std::vector<real> B = random_buffer((tb ? N : K) * ldb, seed++);
-                const std::vector<real> C0 = random_buffer(M * ldc, seed++);
-                std::vector<real> C = C0, want = C0;
-                {
-                  MatmulPrecisionGuard g("medium");
-                  pack_b(packed, B.data(), tb, ldb, K, N);
-                }
-                CHECK(packed.bf16);
-                gemm_packed_at(kernels, ta, M, A.data(), lda, packed, real(0.75), accumulate, C.data(), ldc);
-                gemm_naive(ta, tb, M, N, K, real(0.75), rounded(A).data(), lda, rounded(B).data(), ldb,
-                           accumulate ? 1 : 0, want.data(), ldc);
-                CHECK(max_diff(C, want, M, N, ldc) <= 2e-5 * std::sqrt(double(K)));
-                for (int64_t i = 0; i < M; ++i) CHECK(C[i * ldc + N] == C0[i * ldc + N]);
-                // packed under highest, the same call is the fp32 product
-                pack_b(packed, B.data(), tb, ldb, K, N);
-                CHECK(!packed.bf16);
-                std::vector<real> exact = C0;
-                gemm_packed_at(kernels, ta, M, A.data(), lda, packed, real(0.75), accumulate, exact.data(), ldc);
-                if (K >= 256) CHECK(max_diff(exact, want, M, N, ldc) > 1e-3);
-              }
+    heed::test::check_packed_medium(cpu_kernels_at(level));
   }
-  MESSAGE("no AVX512_BF16 or AMX kernel exists: \"medium\" multiplies the rounded values with float32 FMAs at every level");
+  if (cpu_machine_level() == CpuLevel::avx512_bf16)
+    MESSAGE("level avx512_bf16 ran its packed GEMM on vdpbf16ps; the levels below on float32 FMAs");
+  else
+    MESSAGE("this CPU has no AVX512_BF16: the packed GEMM's vdpbf16ps kernel did not run (test_packed_gemm_bf16 runs it on a model of the instruction)");
 }
 
 // The tiled form rounds exp(S - running max) before normalising, the composed one the softmax

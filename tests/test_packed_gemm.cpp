@@ -75,14 +75,19 @@ TEST_CASE("cpu levels: HEED_CPU forces a level no higher than the machine's; any
   CHECK(cpu_select_level("v2", L::avx512) == L::v2);
   CHECK(cpu_select_level("avx2", L::avx2) == L::avx2);
   CHECK(cpu_select_level("avx512", L::avx512) == L::avx512);
+  CHECK(cpu_select_level("avx512", L::avx512_bf16) == L::avx512);
+  CHECK(cpu_select_level("avx512_bf16", L::avx512_bf16) == L::avx512_bf16);
+  CHECK(cpu_select_level(nullptr, L::avx512_bf16) == L::avx512_bf16);
+  CHECK_THROWS_WITH_AS(cpu_select_level("avx512_bf16", L::avx512),
+                       "HEED_CPU: level 'avx512_bf16' is above what this CPU supports (avx512)", Error);
   CHECK_THROWS_WITH_AS(cpu_select_level("avx512", L::avx2),
                        "HEED_CPU: level 'avx512' is above what this CPU supports (avx2)", Error);
   CHECK_THROWS_WITH_AS(cpu_select_level("avx2", L::v2),
                        "HEED_CPU: level 'avx2' is above what this CPU supports (v2)", Error);
   CHECK_THROWS_WITH_AS(cpu_select_level("AVX2", L::avx512),
-                       "HEED_CPU: unknown level 'AVX2' (v2, avx2 or avx512)", Error);
+                       "HEED_CPU: unknown level 'AVX2' (v2, avx2, avx512 or avx512_bf16)", Error);
   CHECK_THROWS_WITH_AS(cpu_select_level("sse", L::avx512),
-                       "HEED_CPU: unknown level 'sse' (v2, avx2 or avx512)", Error);
+                       "HEED_CPU: unknown level 'sse' (v2, avx2, avx512 or avx512_bf16)", Error);
   // the process's level: the machine's or the forced one, named by cpu_capability()
   CHECK(cpu_level() <= cpu_machine_level());
   CHECK(std::string(cpu_capability()) == cpu_level_name(cpu_level()));
@@ -94,6 +99,11 @@ TEST_CASE("cpu levels: HEED_CPU forces a level no higher than the machine's; any
   CHECK(levels.back() == cpu_machine_level());
   if (cpu_machine_level() < L::avx512)
     CHECK_THROWS_AS(cpu_kernels_at(L::avx512), Error);
+  if (cpu_machine_level() < L::avx512_bf16)
+    CHECK_THROWS_AS(cpu_kernels_at(L::avx512_bf16), Error);
+  // the bf16 dot-product kernel exists at avx512_bf16 only, in the float build
+  for (CpuLevel level : levels)
+    CHECK((cpu_kernels_at(level).gemm_packed_bf16 != nullptr) == (level == L::avx512_bf16 && sizeof(real) == 4));
 }
 
 TEST_CASE("gemm_packed reads A in place or transposed at an LSTM step's shape, as gemm_naive") {

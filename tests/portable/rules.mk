@@ -35,7 +35,7 @@ $(PORTABLE)/cpu_levels: tests/portable/cpu_levels.cpp $(BUILD)/libheed.a | $(UMB
 check-portable: DEPS += qemu-user:/usr/bin/qemu-x86_64
 check-portable: $(BUILD)/tests_f32 $(PORTABLE)/readme_program $(PORTABLE)/cpu_levels | deps
 	@case "$(CXXFLAGS)" in *-march=native*) echo "check-portable: skipped (built with -march=native, which is not portable)"; exit 0;; esac; \
-	for f in $(BUILD)/f32/core/*_avx2.o $(BUILD)/f32/core/*_avx512.o; do \
+	for f in $(BUILD)/f32/core/*_avx2.o $(BUILD)/f32/core/*_avx512.o $(BUILD)/f32/core/*_avx512_bf16.o; do \
 	  weak=$$(nm -C --defined-only $$f | grep -E ' [WVu] '); \
 	  [ -z "$$weak" ] || { echo "check-portable: $$f defines shared symbols another file may link to:"; echo "$$weak"; exit 1; }; \
 	done; \
