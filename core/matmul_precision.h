@@ -22,9 +22,10 @@
 // layers' per-step products), which round B as pack_b packs it and A as gemm_packed reads it.
 // Where the CPU has bf16 units and the engine is oneDNN (core/gemm_engine.h), gemm() hands
 // the rounded operands to oneDNN's bf16 matmul, which multiplies them on the units and sums in
-// float32. Elsewhere (CPUs without the units, OpenBLAS, one-row products, the packed GEMM)
-// heed multiplies the rounded values with float32 FMAs: bf16's numbers with no speed-up (and
-// it pays for the rounding). A parameter's rounding is shared while
+// float32. The packed GEMM, on a CPU with AVX512_BF16 (level avx512_bf16, core/cpu.h),
+// multiplies the rounded values in pairs with vdpbf16ps. Elsewhere (CPUs without the units,
+// OpenBLAS, one-row products) heed multiplies the rounded values with float32 FMAs: bf16's
+// numbers with no speed-up (and it pays for the rounding). A parameter's rounding is shared while
 // the parameter is unchanged within a backward pass or a Bf16CacheScope (core/bf16_cache.h), and an operand that goes into two products
 // is rounded once (core/blas.h, Bf16Matrix); the results are those of rounding at every GEMM.
 //
