@@ -120,6 +120,10 @@ std::string gemm_backend() {
        << (kHasOnednn ? "; \"medium\" rounds to bf16 and multiplies in float32"
                       : "; double build: oneDNN has no float64 matmul");
   }
+  if (kHasOnednn)  // heed's own packed GEMM (core/packed_gemm.h), whatever the engine
+    os << "; packed GEMM under \"medium\": "
+       << (cpu_kernels().gemm_packed_bf16 != nullptr ? "vdpbf16ps" : "float32 FMAs") << " ("
+       << cpu_capability() << ")";
   return os.str();
 }
 

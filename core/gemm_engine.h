@@ -43,7 +43,8 @@ void set_gemm_engine(GemmEngine engine);
 
 // One line naming the engine, its version, the kernels it runs on this CPU and how "medium"
 // (core/matmul_precision.h) multiplies: on oneDNN's bf16 matmul where the CPU has bf16 units,
-// else with float32 FMAs on rounded values.
+// else with float32 FMAs on rounded values; and how heed's packed GEMM (core/packed_gemm.h)
+// multiplies under "medium": on vdpbf16ps at level avx512_bf16, else with float32 FMAs.
 std::string gemm_backend();
 
 // The kernels OpenBLAS picked for this CPU ("Haswell", "SkylakeX", "Prescott"...), and the

@@ -60,6 +60,8 @@ TEST_CASE("gemm engine: HEED_GEMM's rule, OpenBLAS's kernel levels, the backend'
   CHECK(openblas_core_level(nullptr) == CpuLevel::v2);
   const std::string text = gemm_backend();
   MESSAGE("gemm_backend(): ", text);
+  const std::string packed = cpu_kernels().gemm_packed_bf16 != nullptr ? "vdpbf16ps" : "float32 FMAs";
+  CHECK(text.find("packed GEMM under \"medium\": " + packed + " (" + cpu_capability() + ")") != std::string::npos);
   const std::string kernels = std::string("OpenBLAS picked ") + openblas_core() + " kernels; heed's level " + cpu_capability();
   MESSAGE(kernels);
   CHECK(text.find(openblas_core()) != std::string::npos);
