@@ -13,6 +13,9 @@
 //   heed/bare   onednn / bare: what heed's routing costs (the target is >= 0.90)
 //   bf16        heed::gemm under "medium" (oneDNN's bf16 matmul where the CPU has one,
 //               else the rounded float32 product)
+// Then heed's own packed GEMM (core/packed_gemm.h: the recurrent steps, flash attention's
+// tiles), one thread, at every CPU level this machine has, packed under "highest" and under
+// "medium" (float32 FMAs on rounded values, or vdpbf16ps at level avx512_bf16).
 #include <heed/heed.h>
 #include <oneapi/dnnl/dnnl.hpp>
 
@@ -55,6 +58,43 @@ double best_seconds(const F& f, double flop) {
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
+}
+
+// C (M, N) = A (M, K) @ B (K, N), B packed once, on the calling thread, per CPU level and
+// precision; "medium" names its kernel (the level's bf16 dot products or float32 FMAs).
+void packed_table(int rounds) {
+  const Shape3 shapes[] = {
+      {"lstm step", 32, 1024, 256, false, false},    // h_{t-1} (B, H) @ W_hh^T (H, 4H)
+      {"flash S tile", 64, 64, 64, false, true},     // Q_i K_j^T
+      {"flash O tile", 64, 64, 64, false, false},    // P V_j
+  };
+  std::printf("\npacked GEMM, one thread (GFLOP/s, medians of %d rounds):\n", rounds);
+  std::printf("%-14s %5s %5s %5s %12s %10s %10s  %s\n", "shape", "M", "N", "K", "level", "highest",
+              "medium", "medium kernel");
+  for (const Shape3& s : shapes)
+    for (CpuLevel level : cpu_supported_levels()) {
+      const CpuKernels& kernels = cpu_kernels_at(level);
+      std::vector<float> A(s.M * s.K), B(s.K * s.N), C(s.M * s.N);
+      for (std::size_t i = 0; i < A.size(); ++i) A[i] = float(i % 7) * 0.1f;
+      for (std::size_t i = 0; i < B.size(); ++i) B[i] = float(i % 5) * 0.1f;
+      const double flop = 2.0 * s.M * s.N * s.K;
+      PackedB exact = pack_b(B.data(), s.tb, s.tb ? s.K : s.N, s.K, s.N), rounded;
+      {
+        MatmulPrecisionGuard medium("medium");
+        rounded = pack_b(B.data(), s.tb, s.tb ? s.K : s.N, s.K, s.N);
+      }
+      std::vector<double> hi, me;
+      for (int r = 0; r < rounds; ++r)
+        for (PackedB* p : {&exact, &rounded}) {
+          const auto run = [&] {
+            gemm_packed_at(kernels, false, s.M, A.data(), s.K, *p, 1, false, C.data(), s.N);
+          };
+          (p == &exact ? hi : me).push_back(flop / best_seconds(run, flop) * 1e-9);
+        }
+      std::printf("%-14s %5ld %5ld %5ld %12s %10.1f %10.1f  %s\n", s.what, long(s.M), long(s.N),
+                  long(s.K), cpu_level_name(level), median(hi), median(me),
+                  kernels.gemm_packed_bf16 != nullptr ? "vdpbf16ps" : "float32 FMAs");
+    }
 }
 
 }  // namespace
@@ -113,5 +153,6 @@ int main(int argc, char** argv) {
   }
   std::printf("(GFLOP/s, medians of %d rounds; openblas is heed's gemm with HEED_GEMM=openblas%s)\n",
               rounds, openblas_misdetected() ? ", which runs on oneDNN here: OpenBLAS misjudged this CPU" : "");
+  packed_table(rounds);
   return 0;
 }
