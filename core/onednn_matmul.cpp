@@ -78,8 +78,8 @@ Cache& cache() {
 // Once, before oneDNN first looks at the CPU: a level forced below the machine's with HEED_CPU
 // (core/cpu.h) caps oneDNN's kernels at the same level, so that a run at HEED_CPU=v2 tests
 // what a v2 CPU would run.
-// (avx512 caps it below avx512_core_bf16, so "medium" then runs heed's emulation, as on an
-// AVX-512 CPU without bf16 units.)
+// (avx512 caps it at avx512_core, below avx512_core_bf16: oneDNN's bf16 matmul, if it offers
+// one there, is what it runs on an AVX-512 CPU without bf16 units; onednn_has_bf16 asks it.)
 bool cap_isa() {
   if (cpu_level() >= cpu_machine_level()) return true;
   switch (cpu_level()) {
