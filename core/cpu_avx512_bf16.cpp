@@ -3,8 +3,7 @@
 // "medium" one on vdpbf16ps (core/packed_gemm_bf16_kernel.inc).
 #include <immintrin.h>
 
-#include "packed_gemm_bf16_kernel.inc"
-#include "packed_gemm_kernel.inc"
+#include "packed_gemm_bf16_kernel.inc"  // and the float kernel of packed_gemm_kernel.inc
 
 namespace heed {
 namespace {
