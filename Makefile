@@ -25,7 +25,8 @@
 #   make bench-allreduce, make bench-overlap   MPI_Allreduce cost; overlap   tests/bench/rules.mk
 #                     with backward or not
 # Steps of `make test` that are targets of their own: check-vectorised (tests/rules.mk),
-# check-portable (tests/portable/rules.mk), soak-tiny (tests/soak/rules.mk), check-install
+# check-portable (tests/portable/rules.mk), check-repro (tests/repro/rules.mk), soak-tiny
+# (tests/soak/rules.mk), check-install
 # and check-install-mpi (tests/install/rules.mk).
 #
 # The library is built twice from the same sources: build/libheed.a (float) and
@@ -187,6 +188,7 @@ $(UMBRELLA): $(HEADERS) Makefile
 # ---- every other target, in the folder of what it builds (the list at the top) ----
 include optim/mpi.mk
 include tests/rules.mk tests/portable/rules.mk tests/soak/rules.mk tests/install/rules.mk
+include tests/repro/rules.mk
 include tests/sanitizers.mk tests/fuzz/rules.mk tests/mpi/rules.mk
 include examples/rules.mk tests/bench/rules.mk tests/golden/rules.mk
 include core/install/rules.mk

@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "allocator.h"
+#include "scratch.h"
 #include "error.h"
 #include "gemm_engine.h"
 #include "matmul_precision.h"
@@ -36,17 +37,6 @@ static void cblas_gemv(CBLAS_TRANSPOSE ta, int rows, int cols, T alpha, const T*
 }
 
 namespace {
-// A buffer of n values of T from heed's caching allocator (a GEMM of the same shape next step
-// gets the same block back, without touching the system).
-template <class T = real>
-struct Scratch {
-  explicit Scratch(int64_t n) : bytes(std::size_t(n) * sizeof(T)), data(static_cast<T*>(alloc::allocate(bytes))) {}
-  ~Scratch() { alloc::deallocate(data, bytes); }
-  Scratch(const Scratch&) = delete;
-  Scratch& operator=(const Scratch&) = delete;
-  std::size_t bytes;
-  T* data;
-};
 
 // n values from src rounded to bfloat16 into dst: as floats (dst) or as their 16 bits (bits,
 // what oneDNN's bf16 matmul reads; float build only).
@@ -98,70 +88,181 @@ void round_jobs(const RoundJob* jobs, int count) {
   });
 }
 
-// "medium" (core/matmul_precision.h): the float32 product of A and B rounded to bfloat16, each
-// copied once in its own layout (transposes stay transposes, as BLAS reads them); an operand
-// the caller rounded already (`done`) is read where it lies. Copies of at most kOnStack values
-// in all go on the stack, so the small products made inside parallel regions (flash
-// attention's one-row tiles: a (128 x 64) key block and a query row) allocate nothing and
-// cannot throw there; larger ones take scratch from heed's allocator. Its own function, so
-// that only "medium" calls have the stack buffer in their frame.
+thread_local detail::GemmRoute t_last_route = detail::GemmRoute::none;
+
+#ifndef HEED_DOUBLE
+// c as oneDNN reads it, with A and B in `type`'s buffers (c's own, or bf16 copies).
+detail::OnednnGemm onednn_call(const detail::GemmCall& c, bool bf16, const void* A, int64_t lda,
+                               const void* B, int64_t ldb) {
+  detail::OnednnGemm g;
+  g.bf16 = bf16;
+  g.trans_a = c.trans_a, g.trans_b = c.trans_b;
+  g.M = c.M, g.N = c.N, g.K = c.K;
+  g.alpha = float(c.alpha), g.beta = float(c.beta);
+  g.A = A, g.lda = lda, g.B = B, g.ldb = ldb, g.C = reinterpret_cast<float*>(c.C), g.ldc = c.ldc;
+  return g;
+}
+#endif
+
+// C = beta C, for K = 0 (BLAS leaves C untouched then only if beta == 1; make it exact).
+void scale_c(const detail::GemmCall& c) {
+  for (int64_t i = 0; i < c.M; ++i)
+    for (int64_t j = 0; j < c.N; ++j)
+      c.C[i * c.ldc + j] = c.beta == 0 ? 0 : c.beta * c.C[i * c.ldc + j];
+}
+
+// OpenBLAS, one row (route openblas_gemv): C (1, N) = alpha a op(B) + beta C is a
+// matrix-vector product, C^T = alpha op(B)^T a + beta C^T. sgemm would pack all of B for one
+// row (what decoding one token through a Linear does); gemv streams it once. a's K values are
+// A[k] (stride 1), or A[k * lda] when A is stored transposed (K, 1). With beta = 0, C is
+// zeroed first, so that garbage in it (NaN) never reaches the result.
+void run_openblas_gemv(const detail::GemmCall& c) {
+  if (c.beta == 0)
+    for (int64_t j = 0; j < c.N; ++j) c.C[j] = 0;
+  const int inc = c.trans_a ? int(c.lda) : 1;
+  if (c.trans_b)  // B (N, K): C^T = B a
+    cblas_gemv(CblasNoTrans, int(c.N), int(c.K), c.alpha, c.B, int(c.ldb), c.A, inc, c.beta, c.C);
+  else  // B (K, N): C^T = B^T a
+    cblas_gemv(CblasTrans, int(c.K), int(c.N), c.alpha, c.B, int(c.ldb), c.A, inc, c.beta, c.C);
+}
+
+// The f32 routes on c's operands as they are (after any rounding of copies).
+void run_f32(const detail::GemmCall& c, detail::GemmRoute route) {
+  using detail::GemmRoute;
+  switch (route) {
+    case GemmRoute::none: return;
+    case GemmRoute::scale_c: return scale_c(c);
+#ifndef HEED_DOUBLE
+    case GemmRoute::onednn_sgemm:
+    case GemmRoute::onednn_matmul:
+      return detail::onednn_gemm(onednn_call(c, false, c.A, c.lda, c.B, c.ldb));
+#endif
+    default: break;
+  }
+  for (int64_t v : {c.M, c.N, c.K, c.lda, c.ldb, c.ldc})  // BLAS takes 32-bit sizes
+    HEED_CHECK(v <= INT_MAX, "gemm", "size ", v, " exceeds BLAS's 32-bit limit (M=", c.M,
+               " N=", c.N, " K=", c.K, ")");
+  // OpenBLAS (OpenMP build) runs on the calling thread's omp_get_max_threads() threads, which
+  // gemm_threads() sets to the count the user set (core/parallel.h: its K splits follow the
+  // team's size). It runs M * N * K <= 262144 on one thread by itself.
+  detail::gemm_threads();
+  if (route == GemmRoute::openblas_gemv) return run_openblas_gemv(c);
+  cblas_gemm(c.trans_a ? CblasTrans : CblasNoTrans, c.trans_b ? CblasTrans : CblasNoTrans,
+             int(c.M), int(c.N), int(c.K), c.alpha, c.A, int(c.lda), c.B, int(c.ldb), c.beta,
+             c.C, int(c.ldc));
+}
+
+// "medium" on an f32 route: the float32 product of A and B rounded to bfloat16, each copied
+// once in its own layout (transposes stay transposes, as BLAS reads them); an operand the
+// caller rounded already is read where it lies. Copies of at most kOnStack values in all go
+// on the stack, so the small products made inside parallel regions (flash attention's
+// one-row tiles: a (128 x 64) key block and a query row) allocate nothing and cannot throw
+// there; larger ones take scratch from heed's allocator. Its own function, so that only
+// "medium" calls have the stack buffer in their frame.
 constexpr int64_t kOnStack = 24 * 1024;  // 96 KiB of float
-[[gnu::noinline]] void gemm_rounded(Bf16Inputs done, bool trans_a, bool trans_b, int64_t M,
-                                    int64_t N, int64_t K, real alpha, const real* A, int64_t lda,
-                                    const real* B, int64_t ldb, real beta, real* C, int64_t ldc) {
-  const int64_t ar = trans_a ? K : M, ac = trans_a ? M : K;
-  const int64_t br = trans_b ? N : K, bc = trans_b ? K : N;
-  const int64_t a_size = done.a_rounded ? 0 : ar * ac, b_size = done.b_rounded ? 0 : br * bc;
+[[gnu::noinline]] void run_rounded_f32(const detail::GemmCall& c, detail::GemmRoute route) {
+  const int64_t a_size = c.rounded.a_rounded ? 0 : c.a_rows() * c.a_cols();
+  const int64_t b_size = c.rounded.b_rounded ? 0 : c.b_rows() * c.b_cols();
   auto run = [&](real* a, real* b) {
     RoundJob jobs[2];
     int count = 0;
-    if (a_size) jobs[count++] = {A, lda, ar, ac, a};
-    if (b_size) jobs[count++] = {B, ldb, br, bc, b};
+    if (a_size) jobs[count++] = {c.A, c.lda, c.a_rows(), c.a_cols(), a};
+    if (b_size) jobs[count++] = {c.B, c.ldb, c.b_rows(), c.b_cols(), b};
     round_jobs(jobs, count);
-    detail::gemm_exact(trans_a, trans_b, M, N, K, alpha, a_size ? a : A, a_size ? ac : lda,
-                       b_size ? b : B, b_size ? bc : ldb, beta, C, ldc);
+    detail::GemmCall r = c;
+    if (a_size) r.A = a, r.lda = c.a_cols();
+    if (b_size) r.B = b, r.ldb = c.b_cols();
+    run_f32(r, route);
   };
   if (a_size + b_size <= kOnStack) {
     alignas(64) real stack[kOnStack];
     run(stack, stack + a_size);
     return;
   }
-  Scratch<> a(a_size), b(b_size);
+  Scratch<real> a(a_size), b(b_size);
   run(a.data, b.data);
 }
 
-// "medium" on oneDNN's bf16 matmul (core/onednn_matmul.h): A and B rounded to bfloat16 as
-// they are copied, compact in their own layout, into 16-bit buffers; the CPU's bf16 units
-// multiply them and sum in float32 into C. An operand rounded already is copied the same way
-// (rounding a bfloat16 value gives it back), so the result does not depend on `done`.
-void gemm_onednn_bf16(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, real alpha,
-                      const real* A, int64_t lda, const real* B, int64_t ldb, real beta, real* C,
-                      int64_t ldc) {
-  const int64_t ar = trans_a ? K : M, ac = trans_a ? M : K;
-  const int64_t br = trans_b ? N : K, bc = trans_b ? K : N;
-  Scratch<uint16_t> a(ar * ac), b(br * bc);
-  const RoundJob jobs[2] = {{A, lda, ar, ac, nullptr, a.data}, {B, ldb, br, bc, nullptr, b.data}};
+#ifndef HEED_DOUBLE
+// "medium" on oneDNN's bf16 matmul (route onednn_bf16): A and B rounded to bfloat16 as they
+// are copied, compact in their own layout, into 16-bit buffers; the CPU's bf16 units multiply
+// them and sum in float32 into C. An operand rounded already is copied the same way (rounding
+// a bfloat16 value gives it back), so the result does not depend on c.rounded.
+void run_onednn_bf16(const detail::GemmCall& c) {
+  Scratch<uint16_t> a(c.a_rows() * c.a_cols()), b(c.b_rows() * c.b_cols());
+  const RoundJob jobs[2] = {{c.A, c.lda, c.a_rows(), c.a_cols(), nullptr, a.data},
+                            {c.B, c.ldb, c.b_rows(), c.b_cols(), nullptr, b.data}};
   round_jobs(jobs, 2);
-  detail::OnednnGemm g;
-  g.bf16 = true;
-  g.trans_a = trans_a, g.trans_b = trans_b;
-  g.M = M, g.N = N, g.K = K;
-  g.alpha = float(alpha), g.beta = float(beta);
-  g.A = a.data, g.lda = ac, g.B = b.data, g.ldb = bc, g.C = reinterpret_cast<float*>(C), g.ldc = ldc;
-  detail::onednn_gemm(g);
+  detail::onednn_gemm(onednn_call(c, true, a.data, c.a_cols(), b.data, c.b_cols()));
+}
+#endif
+
+void run(const detail::GemmCall& c) {
+  const detail::GemmRoute route = detail::gemm_route(c);
+#ifndef HEED_DOUBLE
+  if (route == detail::GemmRoute::onednn_bf16)
+    run_onednn_bf16(c);
+  else
+#endif
+  if (detail::gemm_rounds_copies(c, route))
+    run_rounded_f32(c, route);
+  else
+    run_f32(c, route);
+  t_last_route = route;
 }
 
-// "medium" runs on the CPU's bf16 units when the float build's engine is oneDNN and oneDNN has
-// a bf16 matmul here; not for one row (a matrix-vector product reads each value of B once,
-// and rounding B costs as much as the product: the float32 path on rounded values is as fast).
-bool bf16_on_units(int64_t M) {
-#ifdef HEED_DOUBLE
-  return false;
-#else
-  return M > 1 && gemm_engine() == GemmEngine::onednn && detail::onednn_has_bf16();
-#endif
+detail::GemmCall make_call(Bf16Inputs done, bool trans_a, bool trans_b, int64_t M, int64_t N,
+                           int64_t K, real alpha, const real* A, int64_t lda, const real* B,
+                           int64_t ldb, real beta, real* C, int64_t ldc) {
+  detail::GemmCall c;
+  c.trans_a = trans_a, c.trans_b = trans_b;
+  c.M = M, c.N = N, c.K = K;
+  c.alpha = alpha, c.A = A, c.lda = lda, c.B = B, c.ldb = ldb, c.beta = beta, c.C = C, c.ldc = ldc;
+  c.rounded = done;
+  return c;
 }
 }  // namespace
+
+namespace detail {
+namespace {
+// The f32 route of a product with M, N, K > 0 on the engine in use.
+GemmRoute f32_route(const GemmCall& c) {
+#ifndef HEED_DOUBLE
+  if (gemm_engine() == GemmEngine::onednn) {
+    OnednnGemm g;
+    g.M = c.M, g.N = c.N, g.K = c.K;
+    return onednn_route_for(g) == OnednnRoute::sgemm ? GemmRoute::onednn_sgemm : GemmRoute::onednn_matmul;
+  }
+#endif
+  return c.M == 1 ? GemmRoute::openblas_gemv : GemmRoute::openblas_gemm;
+}
+}  // namespace
+
+GemmRoute gemm_route(const GemmCall& c) {
+  if (c.M == 0 || c.N == 0) return GemmRoute::none;
+  if (c.K == 0) return GemmRoute::scale_c;
+#ifndef HEED_DOUBLE
+  // "medium" on the bf16 units, but not for one row: a matrix-vector product reads each value
+  // of B once, and rounding B costs as much as the product.
+  if (gemm_rounds_to_bf16() && c.M > 1 && gemm_engine() == GemmEngine::onednn && onednn_has_bf16())
+    return GemmRoute::onednn_bf16;
+#endif
+  return f32_route(c);
+}
+
+bool gemm_rounds_copies(const GemmCall& c, GemmRoute r) {
+  return r != GemmRoute::none && r != GemmRoute::scale_c && r != GemmRoute::onednn_bf16 &&
+         gemm_rounds_to_bf16() && !(c.rounded.a_rounded && c.rounded.b_rounded);
+}
+
+const char* gemm_route_name(GemmRoute r) {
+  constexpr const char* kNames[] = {"none", "scale_c", "openblas_gemv", "openblas_gemm",
+                                    "onednn_sgemm", "onednn_matmul", "onednn_bf16"};
+  return kNames[int(r)];
+}
+
+GemmRoute last_gemm_route() { return t_last_route; }
+}  // namespace detail
 
 Bf16Matrix::Bf16Matrix(const real* src, int64_t ld, int64_t rows, int64_t cols) {
   if (!gemm_rounds_to_bf16()) {
@@ -184,63 +285,19 @@ Bf16Matrix::~Bf16Matrix() {
 
 void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, real alpha, const real* A,
           int64_t lda, const real* B, int64_t ldb, real beta, real* C, int64_t ldc) {
-  gemm(Bf16Inputs{}, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+  run(make_call({}, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc));
 }
 
 void gemm(Bf16Inputs done, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, real alpha,
           const real* A, int64_t lda, const real* B, int64_t ldb, real beta, real* C, int64_t ldc) {
-  if (M == 0 || N == 0) return;
-  if (K > 0 && gemm_rounds_to_bf16() && bf16_on_units(M))
-    return gemm_onednn_bf16(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-  if (K > 0 && gemm_rounds_to_bf16() && !(done.a_rounded && done.b_rounded))
-    return gemm_rounded(done, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-  detail::gemm_exact(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+  run(make_call(done, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc));
 }
 
 void detail::gemm_exact(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, real alpha,
                         const real* A, int64_t lda, const real* B, int64_t ldb, real beta, real* C,
                         int64_t ldc) {
-  if (M == 0 || N == 0) return;
-  if (K == 0) {  // BLAS leaves C untouched when K == 0 only if beta == 1; make it exact
-    for (int64_t i = 0; i < M; ++i)
-      for (int64_t j = 0; j < N; ++j) C[i * ldc + j] = beta == 0 ? 0 : beta * C[i * ldc + j];
-    return;
-  }
-#ifndef HEED_DOUBLE
-  if (gemm_engine() == GemmEngine::onednn) {
-    detail::OnednnGemm g;
-    g.trans_a = trans_a, g.trans_b = trans_b;
-    g.M = M, g.N = N, g.K = K;
-    g.alpha = alpha, g.beta = beta;
-    g.A = A, g.lda = lda, g.B = B, g.ldb = ldb, g.C = C, g.ldc = ldc;
-    return detail::onednn_gemm(g);
-  }
-#endif
-  for (int64_t v : {M, N, K, lda, ldb, ldc})  // BLAS takes 32-bit sizes
-    HEED_CHECK(v <= INT_MAX, "gemm", "size ", v, " exceeds BLAS's 32-bit limit (M=", M, " N=", N,
-               " K=", K, ")");
-  // OpenBLAS (OpenMP build) runs on the calling thread's omp_get_max_threads() threads;
-  // threads_now() sets that to the cores the machine has free (core/parallel.h). It runs
-  // M * N * K <= 262144 on one thread by itself; above that a second thread pays, as timing
-  // gemm() alone at (32 x 128) @ (128 x 1024) on one thread and two showed (no `make bench`
-  // row times a product that small; bench_core's matmul_512_fwd row times a larger one).
-  detail::threads_now();
-  if (M == 1) {
-    // One row, C (1, N) = alpha a op(B) + beta C, is a matrix-vector product: C^T = alpha
-    // op(B)^T a + beta C^T. sgemm would pack all of B for one row (what decoding one token
-    // through a Linear does: bench_generate's cached path); gemv streams it once. a's K
-    // values are A[k] (stride 1), or A[k * lda] when A is stored transposed (K, 1).
-    // With beta = 0, C is zeroed first, so that garbage in it (NaN) never reaches the result.
-    if (beta == 0)
-      for (int64_t j = 0; j < N; ++j) C[j] = 0;
-    if (trans_b)  // B (N, K): C^T = B a
-      cblas_gemv(CblasNoTrans, int(N), int(K), alpha, B, int(ldb), A, trans_a ? int(lda) : 1, beta, C);
-    else  // B (K, N): C^T = B^T a
-      cblas_gemv(CblasTrans, int(K), int(N), alpha, B, int(ldb), A, trans_a ? int(lda) : 1, beta, C);
-    return;
-  }
-  cblas_gemm(trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, int(M),
-             int(N), int(K), alpha, A, int(lda), B, int(ldb), beta, C, int(ldc));
+  const GemmCall c = make_call({}, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+  run_f32(c, M == 0 || N == 0 ? GemmRoute::none : K == 0 ? GemmRoute::scale_c : f32_route(c));
 }
 
 void gemm_naive(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, real alpha,

@@ -62,6 +62,46 @@ class Bf16Matrix {
 };
 
 namespace detail {
+// One product, as gemm() was called: what every step below it reads.
+struct GemmCall {
+  bool trans_a = false, trans_b = false;
+  int64_t M = 0, N = 0, K = 0;
+  real alpha = 1;
+  const real* A = nullptr;  // op(A): (M, K)
+  int64_t lda = 0;
+  const real* B = nullptr;  // op(B): (K, N)
+  int64_t ldb = 0;
+  real beta = 0;
+  real* C = nullptr;        // (M, N)
+  int64_t ldc = 0;
+  Bf16Inputs rounded;       // under "medium": operands that hold bfloat16 values already
+  int64_t a_rows() const { return trans_a ? K : M; }  // A as stored: (a_rows, a_cols)
+  int64_t a_cols() const { return trans_a ? M : K; }
+  int64_t b_rows() const { return trans_b ? N : K; }
+  int64_t b_cols() const { return trans_b ? K : N; }
+};
+
+// Where a product runs. gemm_route() picks it from the call, the engine, the precision and
+// oneDNN's route setting (core/onednn_matmul.h) alone, never from what ran before, so the
+// same call gives the same bits on its first and its hundredth run.
+//   none            M = 0 or N = 0: nothing to write
+//   scale_c         K = 0: C = beta C (BLAS would leave C as is for beta = 1 only)
+//   openblas_gemv   OpenBLAS, one row: cblas_?gemv streams B once instead of packing it
+//   openblas_gemm   OpenBLAS cblas_?gemm
+//   onednn_sgemm    oneDNN's dnnl_sgemm (one row, or forced)
+//   onednn_matmul   a cached oneDNN f32 matmul primitive
+//   onednn_bf16     "medium" on oneDNN's bf16 matmul (the CPU's bf16 units), M > 1
+// Under "medium" every f32 route multiplies copies rounded to bfloat16 (gemm_rounds_copies).
+enum class GemmRoute { none, scale_c, openblas_gemv, openblas_gemm, onednn_sgemm, onednn_matmul, onednn_bf16 };
+GemmRoute gemm_route(const GemmCall& c);
+const char* gemm_route_name(GemmRoute r);
+// Whether gemm() rounds copies of c's operands to bfloat16 before an f32 route: "medium",
+// an f32 route, and an operand not rounded already.
+bool gemm_rounds_copies(const GemmCall& c, GemmRoute r);
+// The route the calling thread's last gemm() took (none before its first).
+GemmRoute last_gemm_route();
+
+// The product of the values as given, whatever the precision setting.
 void gemm_exact(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, real alpha,
                 const real* A, int64_t lda, const real* B, int64_t ldb, real beta, real* C,
                 int64_t ldc);

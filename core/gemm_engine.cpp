@@ -110,13 +110,24 @@ std::string gemm_backend() {
   blas = blas.substr(0, blas.find(' ', blas.find(' ') + 1));  // "OpenBLAS 0.3.21"
   const bool misdetected = openblas_misdetected();
   const char* misjudged = misdetected ? ", below this CPU's level" : "";
+  // HEED_CPU below the machine's level caps oneDNN too (core/onednn_matmul.h): a bf16 matmul
+  // missing then is the cap's doing, not the CPU's.
+  const bool capped = cpu_level() < cpu_machine_level();
+  const std::string cap = capped ? std::string(" (HEED_CPU=") + cpu_level_name(cpu_level()) +
+                                       " caps oneDNN below this CPU's " + cpu_level_name(cpu_machine_level()) + ")"
+                                 : std::string();
   if (gemm_engine() == GemmEngine::onednn) {
-    os << detail::onednn_describe() << "; \"medium\" "
+    std::string described = detail::onednn_describe();
+    const std::string none = "bf16 matmul: none on this CPU";
+    if (capped && described.find(none) != std::string::npos)
+      described.replace(described.find(none), none.size(),
+                        std::string("bf16 matmul: none at HEED_CPU=") + cpu_level_name(cpu_level()));
+    os << described << cap << "; \"medium\" "
        << (detail::onednn_has_bf16() ? "on oneDNN's bf16 matmul"
                                      : "rounds to bf16 and multiplies in float32 (no bf16 matmul)")
        << "; " << blas << " picked " << openblas_core() << " kernels" << misjudged;
   } else {
-    os << blas << " (" << openblas_core() << " kernels" << misjudged << ")"
+    os << blas << " (" << openblas_core() << " kernels" << misjudged << ")" << cap
        << (kHasOnednn ? "; \"medium\" rounds to bf16 and multiplies in float32"
                       : "; double build: oneDNN has no float64 matmul");
   }

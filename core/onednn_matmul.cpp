@@ -2,6 +2,8 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <list>
 #include <memory>
@@ -9,11 +11,16 @@
 #include <sstream>
 #include <string>
 #include <unordered_map>
+#include <utility>
 
-#include "allocator.h"
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
 #include "cpu.h"
 #include "error.h"
 #include "parallel.h"
+#include "scratch.h"
 
 namespace heed::detail {
 namespace {
@@ -21,11 +28,11 @@ namespace {
 using dnnl::memory;
 using dt = dnnl::memory::data_type;
 
-// Everything a primitive is made for: bf16 | trans_a << 1 | trans_b << 2, the sizes, and
-// alpha and beta by their bits (a NaN is a key too). Eight int64s, no padding, so that it is
-// compared and hashed as bytes.
+// Everything a primitive is made for: bf16 | trans_a << 1 | trans_b << 2, the sizes, alpha
+// and beta by their bits (a NaN is a key too), and the threads it runs on. Nine int64s, no
+// padding, so that it is compared and hashed as bytes.
 struct Key {
-  int64_t flags, M, N, K, lda, ldb, ldc, scales;
+  int64_t flags, M, N, K, lda, ldb, ldc, scales, threads;
   bool operator==(const Key& o) const { return std::memcmp(this, &o, sizeof(Key)) == 0; }
 };
 
@@ -35,10 +42,10 @@ uint32_t bits(float x) {
   return b;
 }
 
-Key key_of(const OnednnGemm& g) {
+Key key_of(const OnednnGemm& g, int threads) {
   return Key{int64_t(g.bf16) | int64_t(g.trans_a) << 1 | int64_t(g.trans_b) << 2,
              g.M, g.N, g.K, g.lda, g.ldb, g.ldc,
-             int64_t(uint64_t(bits(g.alpha)) << 32 | bits(g.beta))};
+             int64_t(uint64_t(bits(g.alpha)) << 32 | bits(g.beta)), threads};
 }
 
 struct KeyHash {
@@ -54,10 +61,8 @@ struct KeyHash {
 struct Prepared {
   dnnl::matmul prim;
   memory::desc a, b, c, scratch;
-  bool same_as_sgemm = false;  // its kernel is the gemm:jit that dnnl_sgemm runs
 };
 
-// What the cache knows of a key: seen once (prepared == nullptr), or its primitive.
 struct Entry {
   std::shared_ptr<const Prepared> prepared;
   std::list<Key>::iterator age;  // position in Cache::lru
@@ -67,8 +72,10 @@ struct Cache {
   std::mutex lock;
   std::unordered_map<Key, Entry, KeyHash> entries;
   std::list<Key> lru;  // most recently used first
-  OnednnRoute route = OnednnRoute::automatic;
+  std::atomic<OnednnRoute> route{OnednnRoute::automatic};
 };
+
+thread_local OnednnRoute t_last_route = OnednnRoute::automatic;
 
 Cache& cache() {
   static Cache* c = new Cache;  // never destroyed: a GEMM may run during static destruction
@@ -138,74 +145,103 @@ std::shared_ptr<const Prepared> prepare(const OnednnGemm& g) {
   }
   const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(p->a, p->b, p->c), attr, engine());
   p->scratch = pd.scratchpad_desc();
-  p->same_as_sgemm = !g.bf16 && std::string(pd.impl_info_str()).rfind("gemm:", 0) == 0;
   p->prim = dnnl::matmul(pd);
   return p;
 }
 
-// A new entry for k (nothing made yet), the least recently used one dropped when full. Under
-// c.lock.
-std::unordered_map<Key, Entry, KeyHash>::iterator remember(Cache& c, const Key& k) {
-  if (c.entries.size() >= kCacheCapacity) {
-    c.entries.erase(c.lru.back());
-    c.lru.pop_back();
-  }
-  c.lru.push_front(k);
-  return c.entries.emplace(k, Entry{nullptr, c.lru.begin()}).first;
+// Makes room for one entry, dropping the least recently used one when full. Under c.lock.
+void make_room(Cache& c) {
+  if (c.entries.size() < kCacheCapacity) return;
+  c.entries.erase(c.lru.back());
+  c.lru.pop_back();
 }
 
-// The primitive for g, or nullptr when g should run on dnnl_sgemm.
-std::shared_ptr<const Prepared> lookup(const OnednnGemm& g) {
+// The primitive for g on `threads` threads (the team gemm_threads() set on this thread):
+// the cached one, or one made now and cached. Two threads that miss at once both make one;
+// the first stored is kept, and both are the same primitive (same key, same CPU).
+std::shared_ptr<const Prepared> lookup(const OnednnGemm& g, int threads) {
   Cache& c = cache();
-  const Key k = key_of(g);
+  const Key k = key_of(g, threads);
   std::unique_lock<std::mutex> hold(c.lock);
-  const OnednnRoute route = g.bf16 ? OnednnRoute::primitive : c.route;
-  if (route == OnednnRoute::sgemm) return nullptr;
-  if (route == OnednnRoute::automatic && g.M == 1) return nullptr;  // a matrix-vector product
   auto it = c.entries.find(k);
   if (it != c.entries.end()) {
     c.lru.splice(c.lru.begin(), c.lru, it->second.age);
-    if (it->second.prepared) {
-      const auto& p = it->second.prepared;
-      return route == OnednnRoute::automatic && p->same_as_sgemm ? nullptr : p;
-    }
-  } else if (route == OnednnRoute::automatic) {  // first sighting: sgemm, remember the shape
-    remember(c, k);
-    return nullptr;
+    return it->second.prepared;
   }
   hold.unlock();  // making a primitive takes long: other threads' GEMMs go on meanwhile
   std::shared_ptr<const Prepared> p = prepare(g);
   hold.lock();
   it = c.entries.find(k);
-  if (it == c.entries.end()) it = remember(c, k);
-  it->second.prepared = p;
-  return route == OnednnRoute::automatic && p->same_as_sgemm ? nullptr : p;
+  if (it != c.entries.end()) return it->second.prepared;
+  make_room(c);
+  c.lru.push_front(k);
+  c.entries.emplace(k, Entry{p, c.lru.begin()});
+  return p;
 }
 
 void run_primitive(const Prepared& p, const OnednnGemm& g) {
   dnnl::engine& e = engine();
-  const std::size_t scratch_bytes = p.scratch.get_size();
-  void* scratch = scratch_bytes ? alloc::allocate(scratch_bytes) : nullptr;
-  struct Free {
-    void* p;
-    std::size_t n;
-    ~Free() {
-      if (p) alloc::deallocate(p, n);
-    }
-  } free_scratch{scratch, scratch_bytes};
+  const Scratch<unsigned char> scratch(int64_t(p.scratch.get_size()));
   const memory a(p.a, e, const_cast<void*>(g.A)), b(p.b, e, const_cast<void*>(g.B)),
-      c(p.c, e, g.C), s(p.scratch, e, scratch);
+      c(p.c, e, g.C), s(p.scratch, e, scratch.data);
   dnnl::stream& st = stream();
   p.prim.execute(st, {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, c},
                       {DNNL_ARG_SCRATCHPAD, s}});
   st.wait();
 }
 
-void run_sgemm(const OnednnGemm& g) {
-  const dnnl_status_t status =
-      dnnl_sgemm(g.trans_a ? 'T' : 'N', g.trans_b ? 'T' : 'N', g.M, g.N, g.K, g.alpha,
-                 static_cast<const float*>(g.A), g.lda, static_cast<const float*>(g.B), g.ldb,
-                 g.beta, g.C, g.ldc);
+// dnnl_sgemm on one thread, for rows [r0, r1) and columns [c0, c1) of C.
+dnnl_status_t sgemm_block(const OnednnGemm& g, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+  const auto* A = static_cast<const float*>(g.A);
+  const auto* B = static_cast<const float*>(g.B);
+  A += g.trans_a ? r0 : r0 * g.lda;  // op(A) rows r0..: A's rows, or A^T's columns
+  B += g.trans_b ? c0 * g.ldb : c0;  // op(B) columns c0..
+  return dnnl_sgemm(g.trans_a ? 'T' : 'N', g.trans_b ? 'T' : 'N', r1 - r0, c1 - c0, g.K, g.alpha,
+                    A, g.lda, B, g.ldb, g.beta, g.C + r0 * g.ldc + c0, g.ldc);
+}
+
+// Block b of `blocks` over [0, n), in whole panels of kPanel (the last one may be short).
+constexpr int64_t kPanel = 16;
+std::pair<int64_t, int64_t> block_range(int64_t n, int b, int blocks) {
+  const int64_t panels = (n + kPanel - 1) / kPanel, per = panels / blocks, extra = panels % blocks;
+  const int64_t p0 = b * per + std::min<int64_t>(b, extra), p1 = p0 + per + (b < extra);
+  return {std::min(n, p0 * kPanel), std::min(n, p1 * kPanel)};
+}
+
+// dnnl_sgemm on heed's own team: the longer of C's two sides cut into `threads` blocks of
+// whole 16-wide panels, each block one single-threaded dnnl_sgemm (oneDNN runs on one thread
+// inside a parallel region). oneDNN's own threading cuts K for some shapes (one row, K >= 384:
+// its sums then follow the team's size) and allocates a partition table on every threaded
+// call; this cut never cuts K, so each value of C is summed in the same order whatever the
+// team, and a steady loop allocates nothing. Products below kSerialWork multiply-adds run on
+// one thread (a fork and join costs more), as OpenBLAS does below the same size.
+constexpr int64_t kSerialWork = 262144;
+void run_sgemm(const OnednnGemm& g, int threads) {
+  const int64_t longer = std::max(g.M, g.N), panels = (longer + kPanel - 1) / kPanel;
+  int team = g.M * g.N * g.K < kSerialWork ? 1 : int(std::min<int64_t>(threads, panels));
+  dnnl_status_t status = dnnl_success;
+  if (team <= 1) {
+#ifdef _OPENMP
+    const int before = omp_get_max_threads();  // dnnl_sgemm would thread itself on it
+    if (before != 1 && !omp_in_parallel()) omp_set_num_threads(1);
+    status = sgemm_block(g, 0, g.M, 0, g.N);
+    if (before != 1 && !omp_in_parallel()) omp_set_num_threads(before);
+#else
+    status = sgemm_block(g, 0, g.M, 0, g.N);
+#endif
+  } else {
+    std::atomic<int> failed{int(dnnl_success)};
+#pragma omp parallel num_threads(team)
+    {
+      const int t = omp_get_thread_num(), n = omp_get_num_threads();
+      const auto [b, e] = block_range(longer, t, n);
+      if (b < e) {
+        const dnnl_status_t s = g.M >= g.N ? sgemm_block(g, b, e, 0, g.N) : sgemm_block(g, 0, g.M, b, e);
+        if (s != dnnl_success) failed.store(int(s));
+      }
+    }
+    status = dnnl_status_t(failed.load());
+  }
   HEED_CHECK(status == dnnl_success, "gemm", "oneDNN's dnnl_sgemm failed with status ",
              int(status), " (", shapes(g), ")");
 }
@@ -224,32 +260,35 @@ std::string kernel_for(dt type) {
 
 }  // namespace
 
+OnednnRoute onednn_route_for(const OnednnGemm& g) {
+  if (g.bf16) return OnednnRoute::primitive;  // dnnl_sgemm has no bf16
+  const OnednnRoute forced = cache().route.load(std::memory_order_relaxed);
+  return forced == OnednnRoute::automatic ? OnednnRoute::sgemm : forced;
+}
+
+OnednnRoute onednn_last_route() { return t_last_route; }
+
 void onednn_gemm(const OnednnGemm& g) {
   setup();
   try {
-    std::shared_ptr<const Prepared> p = lookup(g);
-    threads_now();  // oneDNN runs on the calling thread's omp_get_max_threads() threads
-    if (p)
-      run_primitive(*p, g);
+    const OnednnRoute route = onednn_route_for(g);
+    const int threads = gemm_threads();  // oneDNN runs on the calling thread's omp_get_max_threads()
+    if (route == OnednnRoute::primitive)
+      run_primitive(*lookup(g, threads), g);
     else
-      run_sgemm(g);
+      run_sgemm(g, threads);
+    t_last_route = route;
   } catch (const dnnl::error& e) {
     fail("gemm", "oneDNN refused the product (", shapes(g), "): ", e.what());
   }
 }
 
-void set_onednn_route(OnednnRoute route) {
-  Cache& c = cache();
-  std::lock_guard<std::mutex> hold(c.lock);
-  c.route = route;
-}
+void set_onednn_route(OnednnRoute route) { cache().route.store(route, std::memory_order_relaxed); }
 
 std::size_t onednn_cached_primitives() {
   Cache& c = cache();
   std::lock_guard<std::mutex> hold(c.lock);
-  std::size_t n = 0;
-  for (const auto& [k, e] : c.entries) n += e.prepared != nullptr;
-  return n;
+  return c.entries.size();
 }
 
 void onednn_clear_cache() {

@@ -2,21 +2,25 @@
 //
 //   C (M, N) = alpha op(A) @ op(B) + beta C      op(A): (M, K)  op(B): (K, N), row-major
 //
-// Two ways in, chosen per shape (route `automatic`):
+// Two ways in, chosen by a rule on the call alone (onednn_route_for), so that the same call
+// takes the same way, and gives the same bits, on its first call and on every later one:
+//   sgemm      dnnl_sgemm, oneDNN's BLAS-style float product: every f32 product. No
+//              primitive to make, so a shape that changes every call (a decoding step's growing
+//              key length) costs nothing extra, and it allocates nothing, so a steady training
+//              step allocates nothing after its first. On gpt_small's shapes it runs as fast as
+//              a primitive (190-210 GFLOP/s against 186-203 on 2 Zen 4 cores, AVX-512).
 //   primitive  a oneDNN matmul primitive made for this exact call: shapes, transposes (as
 //              strides: A^T stored (K, M) is the (M, K) matrix with strides (1, lda)), leading
-//              dims, data type, alpha (output scale) and beta (a sum post-op, so beta = 1
-//              accumulates into C without a second pass). Making one costs 30-100 us (more
-//              when oneDNN generates a kernel for it), so primitives are cached, as PyTorch's
-//              ideep caches them: an LRU of kCacheCapacity, keyed on everything above.
-//   sgemm      dnnl_sgemm, oneDNN's BLAS-style float product: no primitive to make, any
-//              shape. Same kernels as a primitive on CPUs where the primitive is itself
-//              "gemm:jit" (AVX2); slower than one where oneDNN has a better kernel (brgemm on
-//              AVX-512, AMX).
-// A shape runs on sgemm the first time it is seen (a shape that changes every call, as a
-// decoding step's growing key length, never pays for a primitive), and gets a primitive the
-// second time, kept only if its kernel is not the same gemm:jit that sgemm runs. bf16 inputs
-// (dnnl_sgemm has none) always take a primitive.
+//              dims, data type, alpha (output scale), beta (a sum post-op, so beta = 1
+//              accumulates into C without a second pass) and the thread count (a primitive
+//              keeps the team size it was made for). Every bf16 product (dnnl_sgemm has no
+//              bf16), and every f32 one when forced (tests run each product both ways). Making
+//              one costs 30-100 us (more when oneDNN generates a kernel for it), so
+//              primitives are cached, as PyTorch's ideep caches them: an LRU of kCacheCapacity,
+//              keyed on everything above. A primitive's run allocates a few small blocks inside
+//              oneDNN (its argument map), never from heed's caching allocator.
+// The route never depends on how often a call was seen: on AVX-512 and AMX a primitive's
+// kernel (brgemm) sums in another order than dnnl_sgemm's.
 //
 // Buffers are the caller's: A, B and C are wrapped as oneDNN memory in place, and the
 // primitive's scratchpad comes from heed's caching allocator (scratchpad mode "user"), so one
@@ -50,9 +54,14 @@ struct OnednnGemm {
 // bf16 units: check onednn_has_bf16() first).
 void onednn_gemm(const OnednnGemm& g);
 
-// automatic (above), or every f32 product on one way (tests run each through both).
+// automatic (the rule above), or every f32 product on one way (tests run each through both).
 enum class OnednnRoute { automatic, primitive, sgemm };
 void set_onednn_route(OnednnRoute route);
+// The way g goes now: primitive or sgemm (never automatic). A function of g's shapes and the
+// setting above only.
+OnednnRoute onednn_route_for(const OnednnGemm& g);
+// The way the calling thread's last onednn_gemm went (automatic before its first).
+OnednnRoute onednn_last_route();
 
 constexpr std::size_t kCacheCapacity = 1024;
 std::size_t onednn_cached_primitives();  // entries in the LRU now

@@ -165,6 +165,16 @@ int threads_now() {
   return n;
 }
 
+int gemm_threads() {
+#ifdef _OPENMP
+  const int n = omp_in_parallel() ? 1 : state().requested.load();
+  if (omp_get_max_threads() != n) omp_set_num_threads(n);
+  return n;
+#else
+  return 1;
+#endif
+}
+
 }  // namespace detail
 
 }  // namespace heed

@@ -25,7 +25,10 @@
 //
 // sampled at most every 50 ms from /proc/loadavg (the kernel's nr_running) minus this
 // process's own running threads (/proc/self/task/*/stat). The count is applied with
-// omp_set_num_threads on the calling thread, so OpenBLAS and heed's own regions follow it.
+// omp_set_num_threads on the calling thread, so heed's own regions follow it. It sizes only
+// work whose bits do not depend on the split (threads_now() below); GEMMs always run on the
+// count the user set (gemm_threads()), since the libraries' K splits follow the team's size
+// and the same product must give the same bits whatever the load.
 // libgomp reads OMP_WAIT_POLICY once, in its own constructor, before any code of a program
 // linked with libheed.a runs (even .preinit_array: libc's start-up resets the environment
 // after it), so heed cannot change the spinning from inside; with dynamic threads the
@@ -34,7 +37,8 @@
 // Overrides (see README, "Threads"):
 //   heed::set_num_threads(n) / OMP_NUM_THREADS=n   the most threads heed and BLAS use
 //   heed::set_dynamic_threads(false) / HEED_DYNAMIC_THREADS=0
-//                                 always use that many (bitwise-repeatable sums, dedicated box)
+//                                 always use that many (a dedicated box; results are the
+//                                 same bits either way)
 //   OMP_WAIT_POLICY=passive       libgomp's idle threads sleep at once instead of spinning
 #pragma once
 #include <cstdint>
@@ -68,8 +72,17 @@ bool get_dynamic_threads();
 
 namespace detail {
 // The threads a parallel region started now should use: 1 inside a parallel region, else
-// get_num_threads() reduced by the load (re-sampled at most every 50 ms when dynamic).
+// get_num_threads() reduced by the load (re-sampled at most every 50 ms when dynamic). Only
+// for work whose result does not depend on how it is split: element-wise loops, rows or
+// panels each computed whole by one thread, sums over a fixed number of pieces.
 int threads_now();
+// The threads for a GEMM (core/blas.h): 1 inside a parallel region, else get_num_threads(),
+// never reduced by the load. oneDNN and OpenBLAS split long sums over K between threads for
+// some shapes (dnnl_sgemm at M = 1 and K >= 384, OpenBLAS at K = 3000, with 1 thread against
+// 2), so the team's size is part of a product's result: it must follow what the user set, not
+// the machine's load. Sets omp_set_num_threads on the calling thread, which both libraries
+// read.
+int gemm_threads();
 // HEED_DYNAMIC_THREADS's meaning: nullptr or "1" true, "0" false, anything else a heed::Error.
 bool dynamic_threads_setting(const char* env);
 }  // namespace detail

@@ -14,20 +14,28 @@ SMOKE_EXAMPLES := translate char_gpt classify lstm_vs_attention
 OPENBLAS_TESTS ?=
 
 # In order: the vectorisation check (below), the float suite (on each engine), check-portable
-# (tests/portable/rules.mk), the double suite, soak-tiny (tests/soak/rules.mk), the examples'
-# smoke runs (built by examples/rules.mk) and check-install (tests/install/rules.mk).
+# (tests/portable/rules.mk), the double suite, check-repro (tests/repro/rules.mk), soak-tiny
+# (tests/soak/rules.mk), the examples' smoke runs (built by examples/rules.mk) and
+# check-install (tests/install/rules.mk). Every step runs even when one before it failed, so
+# one red step never hides the state of the others; the last lines name each failed step,
+# and make test then fails.
+TEST_FAILED := $(BUILD)/test-failed-steps
 test: $(BUILD)/tests_f32 $(BUILD)/tests_f64 $(SMOKE_EXAMPLES:%=$(BUILD)/examples/%) $(BUILD)/soak/soak
-	@$(MAKE) --no-print-directory check-vectorised
-	$(BUILD)/tests_f32
-	HEED_GEMM=openblas $(BUILD)/tests_f32 $(OPENBLAS_TESTS)
-	@$(MAKE) --no-print-directory check-portable
-	$(BUILD)/tests_f64
-	@$(MAKE) --no-print-directory soak-tiny
+	@rm -f $(TEST_FAILED)
+	@$(MAKE) --no-print-directory check-vectorised || echo "check-vectorised" >> $(TEST_FAILED)
+	$(BUILD)/tests_f32 || echo "the float suite on oneDNN ($(BUILD)/tests_f32)" >> $(TEST_FAILED)
+	HEED_GEMM=openblas $(BUILD)/tests_f32 $(OPENBLAS_TESTS) || echo "the float suite on OpenBLAS (HEED_GEMM=openblas $(BUILD)/tests_f32)" >> $(TEST_FAILED)
+	@$(MAKE) --no-print-directory check-portable || echo "check-portable" >> $(TEST_FAILED)
+	$(BUILD)/tests_f64 || echo "the double suite ($(BUILD)/tests_f64)" >> $(TEST_FAILED)
+	@$(MAKE) --no-print-directory check-repro || echo "check-repro" >> $(TEST_FAILED)
+	@$(MAKE) --no-print-directory soak-tiny || echo "soak-tiny" >> $(TEST_FAILED)
 	@mkdir -p $(BUILD)/smoke
 	@for e in $(SMOKE_EXAMPLES); do echo "$(BUILD)/examples/$$e --smoke --out $(BUILD)/smoke"; \
-	  $(BUILD)/examples/$$e --smoke --out $(BUILD)/smoke || exit 1; done
-	$(BUILD)/examples/translate --smoke --model transformer --out $(BUILD)/smoke
-	@$(MAKE) --no-print-directory check-install
+	  $(BUILD)/examples/$$e --smoke --out $(BUILD)/smoke || echo "$(BUILD)/examples/$$e --smoke" >> $(TEST_FAILED); done
+	$(BUILD)/examples/translate --smoke --model transformer --out $(BUILD)/smoke || echo "$(BUILD)/examples/translate --smoke --model transformer" >> $(TEST_FAILED)
+	@$(MAKE) --no-print-directory check-install || echo "check-install" >> $(TEST_FAILED)
+	@if [ -s $(TEST_FAILED) ]; then echo "make test: these steps failed:"; sed 's/^/  /' $(TEST_FAILED); exit 1; fi; \
+	echo "make test: every step passed"
 
 # Every test file begins with #include "helpers.h" (doctest, the standard headers and the few
 # heed headers the helpers use: core/tensor.h, core/error.h, core/parallel.h and
