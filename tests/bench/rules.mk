@@ -19,6 +19,8 @@ $(TORCH_VENV)/ready:
 
 bench: DEPS += libopenblas0-pthread:/usr/lib/$(MULTIARCH)/openblas-pthread/libopenblas.so.0
 bench: DEPS += python3.11-venv:/usr/lib/python3.11/ensurepip/__init__.py
+# torch.compile's Inductor builds its CPU kernels with g++ against the Python headers
+bench: DEPS += libpython3.11-dev:/usr/include/python3.11/Python.h
 bench: deps $(BENCHES) $(BUILD)/portable/cpu_levels
 	@$(MAKE) --no-print-directory $(TORCH_VENV)/ready
 	@echo "bench: heed $(HEED_VERSION), kernels for $$($(BUILD)/portable/cpu_levels --in-use), $(ARCH),$$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
