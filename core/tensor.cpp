@@ -93,41 +93,21 @@ static void check_inplace(const char* op, const Tensor& t) {
   t.bump_version();
 }
 
-Tensor& Tensor::zero_() { return fill_(0); }
+// add_, mul_ and the other updates that may be recorded are in autograd/inplace.cpp.
+const Tensor& Tensor::zero_() const { return fill_(0); }
 
-Tensor& Tensor::fill_(real v) {
+const Tensor& Tensor::fill_(real v) const {
   check_inplace("fill_", *this);
   real* p = data();
   parallel_for(numel(), kGrainElementwise, [&](int64_t b, int64_t e) { std::fill(p + b, p + e, v); });
   return *this;
 }
 
-Tensor& Tensor::copy_(const Tensor& src) {
+const Tensor& Tensor::copy_(const Tensor& src) const {
   check_inplace("copy_", *this);
   HEED_CHECK(src.numel() == numel(), "copy_", "shapes ", shape(), " and ", src.shape(),
              " have different numbers of elements");
   if (src.data() != data()) std::memcpy(data(), src.data(), sizeof(real) * numel());
-  return *this;
-}
-
-Tensor& Tensor::add_(const Tensor& other, real alpha) {
-  check_inplace("add_", *this);
-  HEED_CHECK(other.shape() == shape(), "add_", "shapes ", shape(), " and ", other.shape(),
-             " differ");
-  real* p = data();
-  const real* q = other.data();
-  parallel_for(numel(), kGrainElementwise, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) p[i] += alpha * q[i];
-  });
-  return *this;
-}
-
-Tensor& Tensor::mul_(real s) {
-  check_inplace("mul_", *this);
-  real* p = data();
-  parallel_for(numel(), kGrainElementwise, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) p[i] *= s;
-  });
   return *this;
 }
 
@@ -158,6 +138,9 @@ Tensor ones(const Shape& shape) { return full_for("ones", shape, 1); }
 Tensor scalar_tensor(real value) { return full(Shape{}, value); }
 Tensor zeros_like(const Tensor& t) { return zeros(t.shape()); }
 Tensor ones_like(const Tensor& t) { return ones(t.shape()); }
+Tensor full_like(const Tensor& t, real value) { return full(t.shape(), value); }
+Tensor randn_like(const Tensor& t) { return randn(t.shape()); }
+Tensor rand_like(const Tensor& t) { return rand(t.shape()); }
 
 Tensor arange(real end) { return arange(0, end, 1); }
 
@@ -249,6 +232,13 @@ Tensor from_blob(real* data, const Shape& shape, const TensorOptions& o) {
 // torch::tensor's forms: a number, a list, a list of equal rows.
 Tensor tensor(double value, const TensorOptions& o) {
   return detail::with_options(full(Shape(), real(value)), o);
+}
+IndexTensor detail::id_scalar(int64_t value, const TensorOptions& o) {
+  HEED_CHECK(o.dtype() == kLong, "tensor", "an integer (", value, ") makes an id, an IndexTensor of "
+             "kLong; for a float scalar write tensor(double(", value, "))");
+  check_device("tensor", o.device());
+  HEED_CHECK(!o.requires_grad(), "tensor", "ids (an integer scalar) cannot require grad");
+  return IndexTensor(std::vector<int64_t>{value}, Shape{});
 }
 Tensor tensor(std::initializer_list<double> values, const TensorOptions& o) {
   return detail::with_options(from_vector(std::vector<real>(values.begin(), values.end()),
