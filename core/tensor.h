@@ -416,12 +416,16 @@ Tensor from_blob(real* data, const Shape& shape, const TensorOptions& o = {});
 Tensor from_blob(real* data, const Shape& shape, const std::function<void(void*)>& deleter,
                  const TensorOptions& o = {});
 
-// Nested, one row a line, as PyTorch's Python form, after the shape:
-//   Tensor(2,2)
-//   [[1, 2],
-//    [3, 4.5]]
-// A 0-D or 1-D tensor stays on one line ("Tensor(3) [1, 2, 3]"); above 1000 elements each
-// dim shows its first and last 3 entries around "...", as PyTorch summarises.
+// libtorch's layout (its at::print): the values, then a line naming the type and shape.
+//    1.0000  2.0000  3.0000        a 2-D tensor: one row a line, columns of one width
+//    4.0000  5.5000  6.0000
+//   [ CPUFloatType{2,3} ]
+// A 0-D tensor is its value and [ CPUFloatType{} ]; a 1-D one a value a line; above 2-D one
+// matrix per index of the leading dims, each headed "(i,j,.,.) = ". Whole numbers print
+// without decimals, values of widely spread magnitude in scientific form, rows wider than
+// 80 characters in "Columns a to b" blocks; every element is printed. CPUDoubleType in the
+// double build; undefined: "[ Tensor (undefined) ]". The stream's format is restored after.
+// (A grad_fn() prints as libtorch's: the shared_ptr's address; grad_fn()->name() is its name.)
 std::ostream& operator<<(std::ostream& os, const Tensor& t);
 
 // ---- Tensor::item<T>() ----

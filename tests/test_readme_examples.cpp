@@ -8,6 +8,7 @@
 #include <heed/core/random.h>
 #include <heed/autograd/arith.h>
 #include <heed/autograd/autograd.h>
+#include <heed/autograd/node.h>
 #include <heed/autograd/linalg.h>
 #include <heed/autograd/loss_ops.h>
 #include <heed/autograd/softmax.h>
@@ -270,4 +271,8 @@ TEST_CASE("README: coming from libtorch, the heed column") {
   CHECK(p.detach().data_ptr<float>() == p.data());
   p.mutable_grad() = Tensor();
   CHECK_FALSE(p.grad().defined());
+  std::ostringstream printed;
+  printed << ones({2, 3}) << ' ' << (p * 2).grad_fn();
+  CHECK(printed.str().find("[ CPUFloatType{2,3} ]") != std::string::npos);
+  CHECK((p + p).grad_fn()->name() == "AddBackward0");
 }
