@@ -40,10 +40,16 @@ Tensor& compound(const char* op, Tensor& x, const Tensor& y, const F& f, const K
     x.bump_version();
     real* p = x.data();
     const real* q = y.data();
-    const int64_t step = y.shape() == x.shape() ? 1 : 0;
-    parallel_for(x.numel(), kGrainElementwise, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) p[i] = kernel(p[i], q[i * step]);
-    });
+    if (y.shape() == x.shape()) {  // two loops, so that each vectorises
+      parallel_for(x.numel(), kGrainElementwise, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) p[i] = kernel(p[i], q[i]);
+      });
+    } else {
+      const real s = q[0];
+      parallel_for(x.numel(), kGrainElementwise, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) p[i] = kernel(p[i], s);
+      });
+    }
     return x;
   }
   NoGradGuard no_grad;
