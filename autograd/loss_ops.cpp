@@ -1,7 +1,7 @@
 // loss_ops.cpp - the losses of loss_ops.h. Each loss is one recorded op with a hand-written
 // backward:
 //   cross_entropy_loss, nll_loss   class-index losses over P = N * S positions (ClassProblem)
-//   mse_loss, binary_cross_entropy_with_logits   elementwise losses (pointwise_loss)
+//   mse_loss, binary_cross_entropy(_with_logits)   elementwise losses (pointwise_loss)
 // Sums run in double (as PyTorch's CPU kernels accumulate float in double), in a fixed
 // order, so a loss does not depend on the thread count.
 #include "loss_ops.h"
@@ -415,6 +415,41 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
         const Tensor sp = relu(-x) + log1p(exp(-abs(x)));
         const Tensor L = pw.defined() ? (pw - 1) * y + 1 : ones_like(y);
         const Tensor l = (1 - y) * x + L * sp;
+        return w.defined() ? w * l : l;
+      });
+}
+
+// loss_i = -w_i * [y_i * max(log p_i, -100) + (1 - y_i) * max(log(1 - p_i), -100)]
+//   dp_i = w_i * (p_i - y_i) / max((1 - p_i) p_i, 1e-12)       (PyTorch's binary_cross_entropy_backward)
+//   dy_i = w_i * [max(log(1 - p_i), -100) - max(log p_i, -100)]
+// The clamp at -100 (PyTorch's) keeps the loss finite at p = 0 or 1, and the eps keeps dp
+// finite there. dy is the forward's own derivative; PyTorch's, -logit(p), is the same except
+// where a log was clamped (p below e^-100 of 0 or 1). p outside [0, 1] (or NaN) is an error.
+// The twin (create_graph) composes the clamped logs, so its dp has no eps: second derivatives
+// hold inside (0, 1).
+Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight,
+                            Reduction r) {
+  const char* op = "binary_cross_entropy";
+  HEED_CHECK(input.defined(), op, "input is undefined");
+  const real* ps = input.data();
+  for (int64_t i = 0; i < input.numel(); ++i)
+    HEED_CHECK(ps[i] >= 0 && ps[i] <= 1, op, "all elements of input should be between 0 and 1, got ",
+               ps[i], " at element ", i);
+  const Tensor w = broadcast_weight(op, "weight", weight, input.shape());
+  auto weight_at = [w](int64_t i) { return w.defined() ? double(w.data()[i]) : 1.0; };
+  auto clamped_log = [](double v) { return std::max(std::log(v), -100.0); };
+  return pointwise_loss(
+      op, input, target, r,
+      [weight_at, clamped_log](int64_t i, double p, double y) {
+        return -weight_at(i) * (y * clamped_log(p) + (1 - y) * clamped_log(1 - p));
+      },
+      [weight_at, clamped_log](int64_t i, double p, double y) {
+        const double wi = weight_at(i);
+        return std::make_pair(wi * (p - y) / std::max((1 - p) * p, 1e-12),
+                              wi * (clamped_log(1 - p) - clamped_log(p)));
+      },
+      [w](const Tensor& p, const Tensor& y) {
+        const Tensor l = -(y * clamp_min(log(p), -100) + (1 - y) * clamp_min(log(1 - p), -100));
         return w.defined() ? w * l : l;
       });
 }

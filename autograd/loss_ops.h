@@ -7,6 +7,7 @@
 //   nll_loss             log-probs, same shapes as cross_entropy_loss
 //   mse_loss             input and target of one shape
 //   binary_cross_entropy_with_logits   logits and 0..1 targets of one shape
+//   binary_cross_entropy               probabilities in [0, 1] and targets of one shape
 //
 // The class dimension is dim 1, as in PyTorch. weight (C) and pos_weight are constants
 // (undefined: every weight 1). Reductions: None returns one loss per target position (the
@@ -25,6 +26,8 @@
 namespace heed {
 
 enum class Reduction { None, Mean, Sum };
+// libtorch's names for them: .reduction(torch::kSum) reads the same after torch_compat.h.
+inline constexpr Reduction kNone = Reduction::None, kMean = Reduction::Mean, kSum = Reduction::Sum;
 
 // Log-softmax and NLL fused, with label smoothing eps (Szegedy et al. 2016):
 //   lse_i  = log sum_c exp(x_i,c)
@@ -54,5 +57,13 @@ Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction);
 Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target,
                                         const Tensor& weight, const Tensor& pos_weight,
                                         Reduction reduction);
+
+// loss_i = -w_i * [y_i max(log p_i, -100) + (1 - y_i) max(log(1 - p_i), -100)]   p, y (any shape)
+//   dp_i = s_i * w_i * (p_i - y_i) / max((1 - p_i) p_i, 1e-12)
+//   dy_i = s_i * w_i * [max(log(1 - p_i), -100) - max(log p_i, -100)]
+// As PyTorch's (the clamp and eps are its own): finite at p = 0 and 1; p outside [0, 1] is a
+// heed::Error. weight broadcasts to p's shape.
+Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight,
+                            Reduction reduction);
 
 }  // namespace heed

@@ -42,9 +42,17 @@ const std::shared_ptr<Node>& Tensor::grad_fn() const {
   if (!impl_) fail_undefined();
   return impl_->grad_fn;
 }
-Tensor Tensor::grad() const {
+const Tensor& Tensor::grad() const {
+  static const Tensor none;
   if (!impl_) fail_undefined();
-  return impl_->leaf ? impl_->leaf->grad : Tensor();
+  return impl_->leaf ? impl_->leaf->grad : none;
+}
+
+// The gradient itself, as libtorch's mutable_grad(): assigning it is set_grad() without the
+// lock (assign while no backward pass runs into this tensor).
+Tensor& Tensor::mutable_grad() const {
+  if (!impl_) fail_undefined();
+  return impl_->leaf_state().grad;
 }
 
 Tensor& Tensor::requires_grad_(bool on) {

@@ -19,6 +19,18 @@
 
 namespace heed {
 
+Tensor Tensor::add(const Tensor& other, real alpha) const {
+  return alpha == 1 ? heed::add(*this, other) : heed::add(*this, heed::mul(other, alpha));
+}
+Tensor Tensor::add(real other) const { return heed::add(*this, other); }
+Tensor Tensor::sub(const Tensor& other, real alpha) const {
+  return alpha == 1 ? heed::sub(*this, other) : heed::add(*this, heed::mul(other, -alpha));
+}
+Tensor Tensor::sub(real other) const { return heed::add(*this, -other); }
+Tensor Tensor::mul(const Tensor& other) const { return heed::mul(*this, other); }
+Tensor Tensor::mul(real other) const { return heed::mul(*this, other); }
+Tensor Tensor::div(const Tensor& other) const { return heed::div(*this, other); }
+Tensor Tensor::div(real other) const { return heed::div(*this, other); }
 Tensor Tensor::sum() const { return heed::sum(*this); }
 Tensor Tensor::sum(int64_t dim, bool keepdim) const { return heed::sum(*this, dim, keepdim); }
 Tensor Tensor::mean() const { return heed::mean(*this); }

@@ -207,6 +207,22 @@ Tensor elu(const Tensor& x, real alpha) {
   });
 }
 
+// y = x > 0 ? x : slope * x     dx = dy * (x > 0 ? 1 : slope)     (slope at x = 0, as PyTorch)
+Tensor leaky_relu(const Tensor& x, real slope) {
+  Tensor y = map(x, [slope](real v) {
+    const real neg = slope * v;  // computed, then picked: the loop vectorises (as elu's)
+    return v > 0 ? v : neg;
+  });
+  return record("leaky_relu", y, {x}, kDoubleBackward, [x = SavedTensor(x), slope](const Tensor& dy, Grads& g) {
+    if (g.create_graph())
+      return void(g[0] = where(map(x, [](real v) { return real(v > 0); }), dy, mul(dy, slope)));
+    g[0] = zip("leaky_relu", dy, x, [slope](real d, real v) {
+      const real neg = slope * d;
+      return v > 0 ? d : neg;
+    });
+  });
+}
+
 // y = |x|            dx = dy * sign(x)          (0 at x = 0, as PyTorch)
 Tensor abs(const Tensor& x) {
   Tensor y = map(x, [](real v) { return std::abs(v); });

@@ -1,5 +1,6 @@
 // unary.h - elementwise functions of one tensor: exp log log1p sqrt tanh sigmoid relu gelu
-// elu abs clamp. Defaults follow PyTorch (gelu is the exact erf form, elu alpha = 1).
+// elu leaky_relu abs clamp. Defaults follow PyTorch (gelu is the exact erf form, elu alpha = 1,
+// leaky_relu slope = 0.01).
 // Each op's derivative is written beside it in unary.cpp.
 #pragma once
 #include <limits>
@@ -20,6 +21,8 @@ Tensor relu(const Tensor& x);
 // approximate: "none" (x * Phi(x), PyTorch's default) or "tanh".
 Tensor gelu(const Tensor& x, const std::string& approximate = "none");
 Tensor elu(const Tensor& x, real alpha = 1);
+// x > 0 ? x : negative_slope * x (the slope may be any number, as PyTorch's)
+Tensor leaky_relu(const Tensor& x, real negative_slope = real(0.01));
 Tensor abs(const Tensor& x);
 // clamp to [lo, hi]; pass -inf / +inf for a one-sided clamp (or use clamp_min/clamp_max).
 Tensor clamp(const Tensor& x, real lo, real hi);

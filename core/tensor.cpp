@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <iomanip>
+#include <ios>
 #include <ostream>
 #include <string>
 
@@ -93,41 +95,21 @@ static void check_inplace(const char* op, const Tensor& t) {
   t.bump_version();
 }
 
-Tensor& Tensor::zero_() { return fill_(0); }
+// add_, mul_ and the other updates that may be recorded are in autograd/inplace.cpp.
+const Tensor& Tensor::zero_() const { return fill_(0); }
 
-Tensor& Tensor::fill_(real v) {
+const Tensor& Tensor::fill_(real v) const {
   check_inplace("fill_", *this);
   real* p = data();
   parallel_for(numel(), kGrainElementwise, [&](int64_t b, int64_t e) { std::fill(p + b, p + e, v); });
   return *this;
 }
 
-Tensor& Tensor::copy_(const Tensor& src) {
+const Tensor& Tensor::copy_(const Tensor& src) const {
   check_inplace("copy_", *this);
   HEED_CHECK(src.numel() == numel(), "copy_", "shapes ", shape(), " and ", src.shape(),
              " have different numbers of elements");
   if (src.data() != data()) std::memcpy(data(), src.data(), sizeof(real) * numel());
-  return *this;
-}
-
-Tensor& Tensor::add_(const Tensor& other, real alpha) {
-  check_inplace("add_", *this);
-  HEED_CHECK(other.shape() == shape(), "add_", "shapes ", shape(), " and ", other.shape(),
-             " differ");
-  real* p = data();
-  const real* q = other.data();
-  parallel_for(numel(), kGrainElementwise, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) p[i] += alpha * q[i];
-  });
-  return *this;
-}
-
-Tensor& Tensor::mul_(real s) {
-  check_inplace("mul_", *this);
-  real* p = data();
-  parallel_for(numel(), kGrainElementwise, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) p[i] *= s;
-  });
   return *this;
 }
 
@@ -158,6 +140,9 @@ Tensor ones(const Shape& shape) { return full_for("ones", shape, 1); }
 Tensor scalar_tensor(real value) { return full(Shape{}, value); }
 Tensor zeros_like(const Tensor& t) { return zeros(t.shape()); }
 Tensor ones_like(const Tensor& t) { return ones(t.shape()); }
+Tensor full_like(const Tensor& t, real value) { return full(t.shape(), value); }
+Tensor randn_like(const Tensor& t) { return randn(t.shape()); }
+Tensor rand_like(const Tensor& t) { return rand(t.shape()); }
 
 Tensor arange(real end) { return arange(0, end, 1); }
 
@@ -250,6 +235,13 @@ Tensor from_blob(real* data, const Shape& shape, const TensorOptions& o) {
 Tensor tensor(double value, const TensorOptions& o) {
   return detail::with_options(full(Shape(), real(value)), o);
 }
+IndexTensor detail::id_scalar(int64_t value, const TensorOptions& o) {
+  HEED_CHECK(o.dtype() == kLong, "tensor", "an integer (", value, ") makes an id, an IndexTensor of "
+             "kLong; for a float scalar write tensor(double(", value, "))");
+  check_device("tensor", o.device());
+  HEED_CHECK(!o.requires_grad(), "tensor", "ids (an integer scalar) cannot require grad");
+  return IndexTensor(std::vector<int64_t>{value}, Shape{});
+}
 Tensor tensor(std::initializer_list<double> values, const TensorOptions& o) {
   return detail::with_options(from_vector(std::vector<real>(values.begin(), values.end()),
                                           Shape{int64_t(values.size())}), o);
@@ -269,55 +261,163 @@ Tensor tensor(const std::vector<real>& values, const TensorOptions& o) {
 }
 
 // ---------------------------------------------------------------- printing
+// libtorch's layout (ATen's Formatting.cpp, at::print), rebuilt from its rules: one format
+// (width, notation, scale) per 1-D tensor or per matrix, values printed as doubles.
 
 namespace {
 
-// Print dims [d, rank) of the block starting at element `off`, PyTorch's way: entries of the
-// last dim separated by ", ", rows by ",\n" and the indent, blocks of rows by a blank line
-// more per dim. `edge` > 0 shows only the first and last `edge` entries of each dim.
-template <class T>
-void print_block(std::ostream& os, const T* p, const Shape& s, const Shape& strides, int d,
-                 int64_t off, int64_t edge) {
-  const int rank = s.size();
-  os << '[';
-  const int64_t n = s[d];
-  const bool cut = edge > 0 && n > 2 * edge;
-  for (int64_t i = 0; i < n; ++i) {
-    if (cut && i == edge) {
-      i = n - edge;  // skip to the last `edge` entries
-      os << (d == rank - 1 ? "..., " : "...");
-      if (d < rank - 1) {
-        os << ',' << std::string(rank - d - 1, '\n') << std::string(d + 1, ' ');
-      }
+// Restores the stream's flags, precision and fill when the print ends.
+class FormatGuard {
+ public:
+  explicit FormatGuard(std::ostream& os) : os_(os), saved_(nullptr) { saved_.copyfmt(os); }
+  ~FormatGuard() { os_.copyfmt(saved_); }
+
+ private:
+  std::ostream& os_;
+  std::ios saved_;
+};
+
+struct Format {
+  double scale = 1;  // values are printed divided by it, under a line "scale *"
+  int width = 0;
+};
+
+// With e(v) = floor(log10 |v|) + 1 (1 for 0), e_max and e_min of the finite values:
+//   all whole numbers:  width e_max + 1, default notation (scientific, width 11, past e_max 9)
+//   e_max - e_min > 4:  scientific, 4 decimals, width 11 (12 past e99)
+//   e_max > 5 or < 0:   fixed, 4 decimals, width 7, divided by scale 10^(e_max - 1)
+//   otherwise:          fixed, 4 decimals, width e_max + 6 (7 when e_max is 0)
+// As libtorch, e_max starts from the first finite value's magnitude and only a larger
+// positive value raises it (a larger negative one does not).
+Format choose_format(std::ostream& os, const std::vector<double>& v) {
+  const int64_t n = int64_t(v.size());
+  bool whole = true;
+  for (double z : v)
+    if (std::isfinite(z) && z != std::ceil(z)) whole = false;
+  int64_t first = 0;
+  while (first < n && !std::isfinite(v[first])) ++first;
+  double lo = 1, hi = 1;
+  if (first < n) {
+    lo = hi = std::fabs(v[first]);
+    for (int64_t i = first; i < n; ++i) {
+      const double z = std::fabs(v[i]);
+      if (!std::isfinite(z)) continue;
+      if (z < lo) lo = z;
+      if (v[i] > hi) hi = z;
     }
-    if (d == rank - 1) os << p[off + i];
-    else print_block(os, p, s, strides, d + 1, off + i * strides[d], edge);
-    if (i + 1 < n) {
-      if (d == rank - 1) os << ", ";
-      else os << ',' << std::string(rank - d - 1, '\n') << std::string(d + 1, ' ');
+    lo = lo != 0 ? std::floor(std::log10(lo)) + 1 : 1;
+    hi = hi != 0 ? std::floor(std::log10(hi)) + 1 : 1;
+  }
+  Format f;
+  if (whole) {
+    if (hi > 9) {
+      f.width = 11;
+      os << std::scientific << std::setprecision(4);
+    } else {
+      f.width = int(hi) + 1;
+      os.unsetf(std::ios_base::floatfield);
+    }
+  } else if (hi - lo > 4) {
+    f.width = std::fabs(hi) > 99 || std::fabs(lo) > 99 ? 12 : 11;
+    os << std::scientific << std::setprecision(4);
+  } else {
+    f.width = hi > 5 || hi < 0 ? 7 : hi == 0 ? 7 : int(hi) + 6;
+    if (hi > 5 || hi < 0) f.scale = std::pow(10, hi - 1);
+    os << std::fixed << std::setprecision(4);
+  }
+  return f;
+}
+
+void print_scale(std::ostream& os, double scale) {
+  FormatGuard guard(os);
+  os.unsetf(std::ios_base::floatfield);
+  os << scale << " *\n";
+}
+
+// An (R, C) matrix: rows of `width`-wide values separated by a space, as many columns as fit
+// 80 characters; wider rows in blocks headed "Columns a to b" (libtorch's own spacing: the
+// header runs into the first row). indent: 1 inside a higher-dimensional tensor.
+void print_matrix(std::ostream& os, const double* m, int64_t R, int64_t C, int indent) {
+  const Format f = choose_format(os, std::vector<double>(m, m + R * C));
+  const std::string pad(indent, ' ');
+  os << pad;
+  const int64_t per_line = (80 - indent) / (f.width + 1);
+  for (int64_t c0 = 0; c0 < C; c0 += per_line) {
+    const int64_t c1 = std::min(c0 + per_line, C) - 1;
+    if (per_line < C) {
+      if (c0 != 0) os << '\n';
+      os << "Columns " << c0 + 1 << " to " << c1 + 1 << pad;
+    }
+    if (f.scale != 1) {
+      print_scale(os, f.scale);
+      os << pad;
+    }
+    for (int64_t r = 0; r < R; ++r)
+      for (int64_t c = c0; c <= c1; ++c) {
+        os << std::setw(f.width) << m[r * C + c] / f.scale;
+        if (c < c1) {
+          os << ' ';
+          continue;
+        }
+        os << '\n';
+        if (r != R - 1) os << pad << (f.scale != 1 ? " " : "");
+      }
+  }
+}
+
+// The values, then "[ CPUFloatType{2,3} ]".
+void print_libtorch(std::ostream& os, const std::vector<double>& v, const Shape& s, const char* type) {
+  FormatGuard guard(os);
+  const int rank = s.size();
+  if (rank == 0) {
+    os.unsetf(std::ios_base::floatfield);
+    os << v[0] << '\n';
+  } else if (rank == 1 && !v.empty()) {
+    const Format f = choose_format(os, v);
+    if (f.scale != 1) print_scale(os, f.scale);
+    for (double z : v) os << std::setw(f.width) << z / f.scale << '\n';
+  } else if (rank == 2 && !v.empty()) {
+    print_matrix(os, v.data(), s[0], s[1], 0);
+  } else if (!v.empty()) {
+    // One matrix per index of the leading dims, the first dim counting fastest (libtorch's
+    // order): "(1,1,.,.) = ", "(2,1,.,.) = ", ...
+    const int lead = rank - 2;
+    const int64_t R = s[rank - 2], C = s[rank - 1];
+    const Shape st = contiguous_strides(s);
+    std::vector<int64_t> at(lead, 0);
+    for (int64_t k = 0; k < int64_t(v.size()) / (R * C); ++k) {
+      if (k > 0) {
+        os << '\n';
+        for (int d = 0; d < lead && ++at[d] == s[d]; ++d) at[d] = 0;
+      }
+      int64_t off = 0;
+      os << '(';
+      for (int d = 0; d < lead; ++d) {
+        os << at[d] + 1 << ',';
+        off += at[d] * st[d];
+      }
+      os << ".,.) = \n";
+      print_matrix(os, v.data() + off, R, C, 1);
     }
   }
-  os << ']';
+  os << "[ " << type << '{';
+  for (int d = 0; d < rank; ++d) os << (d ? "," : "") << s[d];
+  os << "} ]";
 }
 
 }  // namespace
 
 std::ostream& operator<<(std::ostream& os, const Tensor& t) {
-  if (!t.defined()) return os << "Tensor(undefined)";
-  os << "Tensor" << t.shape() << (t.dim() >= 2 ? "\n" : " ");
-  if (t.dim() == 0) os << t.data()[0];
-  else print_block(os, t.data(), t.shape(), contiguous_strides(t.shape()), 0, 0,
-                   t.numel() > 1000 ? 3 : 0);
-  if (t.requires_grad()) os << " requires_grad";
+  if (!t.defined()) return os << "[ Tensor (undefined) ]";
+  const real* p = t.data();
+  print_libtorch(os, std::vector<double>(p, p + t.numel()), t.shape(),
+                 sizeof(real) == sizeof(double) ? "CPUDoubleType" : "CPUFloatType");
   return os;
 }
 
 std::ostream& operator<<(std::ostream& os, const IndexTensor& t) {
-  if (!t.defined()) return os << "IndexTensor(undefined)";
-  os << "IndexTensor" << t.shape() << (t.dim() >= 2 ? "\n" : " ");
-  if (t.dim() == 0) os << t.data()[0];
-  else print_block(os, t.data(), t.shape(), contiguous_strides(t.shape()), 0, 0,
-                   t.numel() > 1000 ? 3 : 0);
+  if (!t.defined()) return os << "[ Tensor (undefined) ]";
+  print_libtorch(os, std::vector<double>(t.data(), t.data() + t.numel()), t.shape(), "CPULongType");
   return os;
 }
 

@@ -57,6 +57,14 @@ class Tensor {
   // the tensor may have been saved for a backward, calls bump_version() (the optimizers and
   // initialisers do).
   real* data() const;
+  // libtorch's spelling of the same pointer: x.data_ptr<float>() (x.data_ptr<double>() in the
+  // double build); another T does not compile. libtorch's x.data() (a tensor sharing the
+  // storage, outside the graph) is x.detach().
+  template <class T>
+  T* data_ptr() const {
+    static_assert(std::is_same_v<T, real>, "data_ptr<T>(): T must be heed::real (float in libheed.a)");
+    return data();
+  }
   real item() const;                        // the value of a one-element tensor
   // libtorch's template form: x.item<float>(), x.item<int64_t>(), x.item<bool>() (non-zero).
   // An integer type truncates toward zero, as torch; NaN, an infinity or a value outside the
@@ -73,7 +81,11 @@ class Tensor {
   Tensor& requires_grad_(bool on = true);   // only on leaves, as in PyTorch
   Tensor& set_requires_grad(bool on) { return requires_grad_(on); }  // libtorch's spelling
   bool is_leaf() const;
-  Tensor grad() const;                      // accumulated dL/dthis (leaves); undefined if none
+  // Accumulated dL/dthis (leaves); undefined if none. A const reference, as libtorch's:
+  // `p.grad() = Tensor()` does not compile (it would assign a copy and change nothing);
+  // mutable_grad() is the gradient itself, to assign or update (`p.mutable_grad() = Tensor()`).
+  const Tensor& grad() const;
+  Tensor& mutable_grad() const;
   void zero_grad() const;                   // zero the accumulated gradient, keeping its buffer
   void set_grad(const Tensor& g) const;     // replace the accumulated gradient (or clear it with Tensor())
   const std::shared_ptr<Node>& grad_fn() const;
@@ -216,14 +228,36 @@ class Tensor {
   Tensor& index_put_(const std::vector<indexing::TensorIndex>& indices, const Tensor& v);
   Tensor& index_put_(const std::vector<indexing::TensorIndex>& indices, real v);
 
-  // ---- in-place updates, outside the graph (optimizers, initialisers) ----
-  // They refuse a tensor that is part of a graph being recorded (a leaf that requires
-  // grad while grad mode is on, or a non-leaf), as PyTorch does.
-  Tensor& zero_();
-  Tensor& fill_(real v);
-  Tensor& copy_(const Tensor& src);                 // same numel
-  Tensor& add_(const Tensor& other, real alpha = 1);  // this += alpha * other, same shape
+  // ---- in-place updates, as libtorch's (autograd/inplace.cpp) ----
+  // By the rule of x += y above: written in place (the version bumped) when no graph runs
+  // through x or the argument; a leaf that requires grad is refused while grad mode is on;
+  // otherwise the op is recorded and x refers to its result (x.add_(y) is x = x + alpha*y).
+  // The argument broadcasts to x's shape.
+  Tensor& add_(const Tensor& other, real alpha = 1);  // x += alpha * other
+  Tensor& add_(real other);
+  Tensor& sub_(const Tensor& other, real alpha = 1);  // x -= alpha * other
+  Tensor& sub_(real other);
+  Tensor& mul_(const Tensor& other);
   Tensor& mul_(real s);
+  Tensor& div_(const Tensor& other);
+  Tensor& div_(real s);
+  Tensor& exp_();
+  Tensor& clamp_(real lo, real hi);                   // -inf / inf for one side
+  // These three only write in place (core/tensor.cpp): a tensor in a graph being recorded
+  // (one that requires grad, grad mode on) is refused. Const, as libtorch's, so that
+  // p.grad().zero_() compiles on grad()'s const reference.
+  const Tensor& zero_() const;
+  const Tensor& fill_(real v) const;
+  const Tensor& copy_(const Tensor& src) const;       // same numel
+  // Out of place, one call to the op of that name (autograd/arith.h): x.add(y), x.mul(2).
+  Tensor add(const Tensor& other, real alpha = 1) const;
+  Tensor add(real other) const;
+  Tensor sub(const Tensor& other, real alpha = 1) const;
+  Tensor sub(real other) const;
+  Tensor mul(const Tensor& other) const;
+  Tensor mul(real other) const;
+  Tensor div(const Tensor& other) const;
+  Tensor div(real other) const;
 
   TensorImpl* impl() const { return impl_.get(); }
   const std::shared_ptr<TensorImpl>& impl_ptr() const { return impl_; }
@@ -316,6 +350,9 @@ Tensor rand(const Shape& shape);   // U[0,1)
 Tensor from_vector(const std::vector<real>& values, const Shape& shape);
 Tensor zeros_like(const Tensor& t);
 Tensor ones_like(const Tensor& t);
+Tensor full_like(const Tensor& t, real value);
+Tensor randn_like(const Tensor& t);  // N(0,1) of t's shape, from the seeded generator
+Tensor rand_like(const Tensor& t);   // U[0,1)
 
 
 // libtorch's TensorOptions, for the options a heed tensor has (the CPU, core/device.h; the
@@ -359,6 +396,10 @@ inline Tensor from_vector(const std::vector<real>& values, const Shape& s, const
 }
 // torch::tensor: a 0-D tensor from a number, 1-D from a list, 2-D from a list of equal rows.
 //   heed::tensor(2.5)   heed::tensor({0.1, 1.0, 1e-4}, heed::kFloat)   heed::tensor({{1, 2}, {3, 4}})
+// An integer scalar (heed::tensor(label), int64_t or int) is an id, as libtorch's kLong
+// tensor: a 0-D IndexTensor, what a dataset's Example<Tensor, IndexTensor> target takes.
+// Its options must say kLong (the default); tensor(double(label)) is the float scalar.
+// (The integer form is declared after IndexTensor, below.)
 Tensor tensor(double value, const TensorOptions& o = {});
 Tensor tensor(std::initializer_list<double> values, const TensorOptions& o = {});
 Tensor tensor(std::initializer_list<std::initializer_list<double>> rows, const TensorOptions& o = {});
@@ -375,12 +416,16 @@ Tensor from_blob(real* data, const Shape& shape, const TensorOptions& o = {});
 Tensor from_blob(real* data, const Shape& shape, const std::function<void(void*)>& deleter,
                  const TensorOptions& o = {});
 
-// Nested, one row a line, as PyTorch's Python form, after the shape:
-//   Tensor(2,2)
-//   [[1, 2],
-//    [3, 4.5]]
-// A 0-D or 1-D tensor stays on one line ("Tensor(3) [1, 2, 3]"); above 1000 elements each
-// dim shows its first and last 3 entries around "...", as PyTorch summarises.
+// libtorch's layout (its at::print): the values, then a line naming the type and shape.
+//    1.0000  2.0000  3.0000        a 2-D tensor: one row a line, columns of one width
+//    4.0000  5.5000  6.0000
+//   [ CPUFloatType{2,3} ]
+// A 0-D tensor is its value and [ CPUFloatType{} ]; a 1-D one a value a line; above 2-D one
+// matrix per index of the leading dims, each headed "(i,j,.,.) = ". Whole numbers print
+// without decimals, values of widely spread magnitude in scientific form, rows wider than
+// 80 characters in "Columns a to b" blocks; every element is printed. CPUDoubleType in the
+// double build; undefined: "[ Tensor (undefined) ]". The stream's format is restored after.
+// (A grad_fn() prints as libtorch's: the shared_ptr's address; grad_fn()->name() is its name.)
 std::ostream& operator<<(std::ostream& os, const Tensor& t);
 
 // ---- Tensor::item<T>() ----
@@ -513,6 +558,15 @@ inline IndexTensor from_blob(int64_t* data, const Shape& shape, const TensorOpti
 inline IndexTensor from_blob(int64_t* data, const Shape& shape, const std::function<void(void*)>& deleter,
                              const TensorOptions& o = TensorOptions(kLong)) {
   return IndexTensor::from_blob(data, shape, deleter, o);
+}
+
+// heed::tensor(label) for an integer label: a 0-D IndexTensor (declared with tensor(double)).
+namespace detail {
+IndexTensor id_scalar(int64_t value, const TensorOptions& o);
+}
+template <class I, std::enable_if_t<std::is_integral_v<I> && !std::is_same_v<I, bool>, int> = 0>
+IndexTensor tensor(I value, const TensorOptions& o = TensorOptions(kLong)) {
+  return detail::id_scalar(int64_t(value), o);
 }
 
 // Nested, one row a line, as a Tensor prints: "IndexTensor(2,2)\n[[1, 2],\n [3, 4]]".

@@ -6,7 +6,7 @@
 #pragma once
 
 #define HEED_VERSION_MAJOR 0
-#define HEED_VERSION_MINOR 4
+#define HEED_VERSION_MINOR 5
 #define HEED_VERSION_PATCH 0
 
 namespace heed {

@@ -27,4 +27,10 @@ ELUImpl::ELUImpl(const ELUOptions& opts) : options(opts) {}
 Tensor ELUImpl::forward(const Tensor& x) { return elu(x, real(options.alpha())); }
 std::string ELUImpl::repr() const { return "ELU(alpha=" + detail::py_float(options.alpha()) + ")"; }
 
+LeakyReLUImpl::LeakyReLUImpl(const LeakyReLUOptions& opts) : options(opts) {}
+Tensor LeakyReLUImpl::forward(const Tensor& x) { return leaky_relu(x, real(options.negative_slope())); }
+std::string LeakyReLUImpl::repr() const {
+  return "LeakyReLU(negative_slope=" + detail::py_float(options.negative_slope()) + ")";
+}
+
 }  // namespace heed::nn

@@ -6,6 +6,7 @@
 //   Tanh      y = tanh(x)
 //   Sigmoid   y = 1 / (1 + e^-x)
 //   ELU       y = x if x > 0 else alpha * (e^x - 1)           (Clevert et al. 2015)
+//   LeakyReLU y = x if x > 0 else negative_slope * x         (Maas et al. 2013)
 // Each forwards to the op of the same name in autograd/unary.h.
 //
 // Example:
@@ -66,5 +67,19 @@ class ELUImpl : public Cloneable<ELUImpl> {
   ELUOptions options;
 };
 HEED_MODULE(ELU);
+
+class LeakyReLUOptions {
+ public:
+  HEED_ARG(double, negative_slope) = 0.01;
+};
+
+class LeakyReLUImpl : public Cloneable<LeakyReLUImpl> {
+ public:
+  explicit LeakyReLUImpl(const LeakyReLUOptions& options = LeakyReLUOptions());
+  Tensor forward(const Tensor& x);
+  std::string repr() const override;  // LeakyReLU(negative_slope=0.01)
+  LeakyReLUOptions options;
+};
+HEED_MODULE(LeakyReLU);
 
 }  // namespace heed::nn

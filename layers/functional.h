@@ -10,6 +10,7 @@
 //
 //   F::relu(x, ReLUFuncOptions)               F::gelu(x, GELUFuncOptions)
 //   F::elu(x, ELUFuncOptions)                 F::softmax(x, SoftmaxFuncOptions(dim))
+//   F::leaky_relu(x, LeakyReLUFuncOptions)
 //   F::log_softmax(x, LogSoftmaxFuncOptions(dim))
 //   F::dropout(x, DropoutFuncOptions)         F::embedding(ids, weight, EmbeddingFuncOptions)
 //   F::linear(x, weight, bias)                F::layer_norm(x, LayerNormFuncOptions(shape))
@@ -63,6 +64,15 @@ class ELUFuncOptions {
 };
 inline Tensor elu(Tensor x, const ELUFuncOptions& o = {}) {
   return detail::maybe_inplace(x, heed::elu(x, real(o.alpha())), o.inplace());
+}
+
+class LeakyReLUFuncOptions {
+ public:
+  HEED_ARG(double, negative_slope) = 0.01;
+  HEED_ARG(bool, inplace) = false;
+};
+inline Tensor leaky_relu(Tensor x, const LeakyReLUFuncOptions& o = {}) {
+  return detail::maybe_inplace(x, heed::leaky_relu(x, real(o.negative_slope())), o.inplace());
 }
 
 // The dim is required, as libtorch's; F::softmax(x, 1) also reads (the constructor is implicit).

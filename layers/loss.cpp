@@ -38,6 +38,10 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
                                                 o.reduction());
 }
 
+Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const BCELossOptions& o) {
+  return heed::binary_cross_entropy(input, target, o.weight(), o.reduction());
+}
+
 }  // namespace functional
 
 // ---------------------------------------------------------------- modules
@@ -118,6 +122,16 @@ std::string BCEWithLogitsLossImpl::repr() const {
       .tensor("pos_weight", options.pos_weight())
       .reduction(options.reduction())
       .str();
+}
+
+BCELossImpl::BCELossImpl(const BCELossOptions& opts) : options(opts) {
+  if (options.weight().defined()) register_buffer("weight", options.weight());
+}
+Tensor BCELossImpl::forward(const Tensor& input, const Tensor& target) {
+  return functional::binary_cross_entropy(input, target, options);
+}
+std::string BCELossImpl::repr() const {
+  return ReprBuilder("BCELoss").tensor("weight", options.weight()).reduction(options.reduction()).str();
 }
 
 }  // namespace heed::nn

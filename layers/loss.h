@@ -6,6 +6,7 @@
 //   nll_loss               log-probs, same shapes as cross_entropy
 //   mse_loss               input and target of one shape
 //   binary_cross_entropy_with_logits   logits and 0..1 targets of one shape
+//   binary_cross_entropy   probabilities in [0, 1] and 0..1 targets of one shape
 //
 // The class dimension is dim 1, as in PyTorch: input (N, C, d1...) pairs with target
 // (N, d1...). Logits from a sequence model are (B, T, C), with C last, so flatten them first
@@ -84,6 +85,15 @@ class BCEWithLogitsOptions {
   HEED_ARG(Reduction, reduction) = Reduction::Mean;
 };
 
+// binary_cross_entropy on probabilities p = sigmoid(x) (prefer the _with_logits form, which
+// never takes log(0)); each log clamped at -100, as PyTorch:
+//   loss_i = -w_i * [y_i * max(log p_i, -100) + (1 - y_i) * max(log(1 - p_i), -100)]
+class BCELossOptions {
+ public:
+  HEED_ARG(Tensor, weight);  // broadcasts to p; undefined: 1
+  HEED_ARG(Reduction, reduction) = Reduction::Mean;
+};
+
 // libtorch's names for the same options.
 using CrossEntropyLossOptions = CrossEntropyOptions;
 using NLLLossOptions = NLLOptions;
@@ -98,6 +108,7 @@ using CrossEntropyFuncOptions = CrossEntropyOptions;
 using NLLLossFuncOptions = NLLOptions;
 using MSELossFuncOptions = MSEOptions;
 using BinaryCrossEntropyWithLogitsFuncOptions = BCEWithLogitsOptions;
+using BinaryCrossEntropyFuncOptions = BCELossOptions;
 
 // Log-softmax and NLL fused into one op (autograd/loss_ops.h):
 //   dx_i,c = s_i * (softmax(x_i)_c * ((1 - eps) * w_y + eps/C * sum_k w_k) - (1 - eps) * w_y * [c == y] - eps/C * w_c)
@@ -119,6 +130,11 @@ Tensor mse_loss(const Tensor& input, const Tensor& target, const MSEOptions& opt
 //   dy = s * w * (-x + (p - 1) * softplus(-x))
 Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target,
                                         const BCEWithLogitsOptions& options = {});
+// input holds probabilities in [0, 1] (another value is a heed::Error, as PyTorch); target
+// may require grad.   dp = s * w * (p - y) / max((1 - p) p, 1e-12)   (finite at 0 and 1)
+//   Tensor loss = F::binary_cross_entropy(sigmoid(x), y, F::BinaryCrossEntropyFuncOptions().reduction(kSum));
+Tensor binary_cross_entropy(const Tensor& input, const Tensor& target,
+                            const BCELossOptions& options = {});
 
 }  // namespace functional
 
@@ -165,5 +181,14 @@ class BCEWithLogitsLossImpl : public Cloneable<BCEWithLogitsLossImpl> {
   BCEWithLogitsOptions options;
 };
 HEED_MODULE(BCEWithLogitsLoss);
+
+class BCELossImpl : public Cloneable<BCELossImpl> {
+ public:
+  explicit BCELossImpl(const BCELossOptions& options = {});
+  Tensor forward(const Tensor& input, const Tensor& target);
+  std::string repr() const override;  // BCELoss()
+  BCELossOptions options;
+};
+HEED_MODULE(BCELoss);
 
 }  // namespace heed::nn

@@ -14,10 +14,24 @@
 //   TORCH_ARG(T, name)              HEED_ARG(T, name) (core/arg.h)
 //   TORCH_CHECK(cond, message...)   a heed::Error "TORCH_CHECK: Expected cond to be true, but
 //                                   got false. message..." when cond is false
+//   torch::optional, c10::optional  std::optional (and nullopt), so a custom dataset's
+//                                   `torch::optional<size_t> size() const override` compiles
+//   torch::kSum, kMean, kNone       heed::Reduction's values (autograd/loss_ops.h), in heed already
 #pragma once
+#include <optional>
+
 #include <heed/heed.h>
 
 namespace torch = heed;
+
+namespace heed {
+using std::nullopt;
+using std::optional;
+}  // namespace heed
+namespace c10 {
+using std::nullopt;
+using std::optional;
+}  // namespace c10
 
 #ifndef TORCH_MODULE
 #define TORCH_MODULE(Name) HEED_MODULE(Name)

@@ -82,6 +82,7 @@ TEST_CASE("gradgradcheck every unary op and activation") {
     check_gradgrad([alpha](const V& v) { return elu(v[0], real(alpha)); }, {off});
   // piecewise linear: second derivative 0 in x, but the first is linear in dy
   check_gradgrad([](const V& v) { return relu(v[0]); }, {off});
+  check_gradgrad([](const V& v) { return leaky_relu(v[0], 0.2) * v[0]; }, {off});
   check_gradgrad([](const V& v) { return abs(v[0]); }, {off});
   check_gradgrad([](const V& v) { return clamp(v[0], -0.5, 0.7) * v[0]; }, {off});
   check_gradgrad([](const V& v) { return relu(v[0]) * tanh(v[0]); }, {off});

@@ -103,7 +103,7 @@ TEST_CASE("gradgradcheck index_select, gather, embedding (repeated ids, padding)
   check_gradgrad([ids](const V& v) { return tanh(embedding(ids, v[0], 1)); }, {w});
 }
 
-TEST_CASE("gradgradcheck the losses: mse, cross_entropy with its options, nll, bce with logits") {
+TEST_CASE("gradgradcheck the losses: mse, cross_entropy with its options, nll, bce with logits and on probabilities") {
   manual_seed(365);
   Tensor x = param({4, 3}), t = param({4, 3});
   for (Reduction r : {Reduction::Mean, Reduction::Sum, Reduction::None})
@@ -121,6 +121,10 @@ TEST_CASE("gradgradcheck the losses: mse, cross_entropy with its options, nll, b
   check_gradgrad([p](const V& v) {
     return binary_cross_entropy_with_logits(v[0], p, Tensor(), Tensor(), Reduction::Mean);
   }, {x});
+  Tensor q = (rand({4, 3}) * real(0.8) + real(0.1)).detach().requires_grad_(), y = param({4, 3});
+  for (Reduction r : {Reduction::Mean, Reduction::None})
+    check_gradgrad([r](const V& v) { return binary_cross_entropy(v[0], v[1], Tensor(), r); }, {q, y});
+  check_gradgrad([](const V& v) { return binary_cross_entropy(sigmoid(v[0]), v[1], Tensor(), kSum); }, {x, y});
 }
 
 TEST_CASE("gradgradcheck LSTM cell (fused) and GRU cell (composed)") {

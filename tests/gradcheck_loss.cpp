@@ -1,6 +1,7 @@
 // gradcheck_loss.cpp - finite-difference checks (double build) of every loss in
 // layers/loss.h, for each reduction: cross_entropy with ignored positions, label smoothing,
-// class weights and the (N, C, d...) layout; nll_loss; mse_loss; bce with logits.
+// class weights and the (N, C, d...) layout; nll_loss; mse_loss; bce with logits and on
+// probabilities.
 #include <heed/core/random.h>
 #include <heed/autograd/arith.h>
 #include <heed/autograd/linalg.h>
@@ -115,6 +116,22 @@ TEST_CASE("gradcheck binary_cross_entropy_with_logits: reductions, pos_weight, w
     check_grad([&](const V& v) { return F::binary_cross_entropy_with_logits(v[0], v[1], both); },
                {x, y});
   }
+}
+
+TEST_CASE("gradcheck binary_cross_entropy on probabilities: reductions, weight, target") {
+  manual_seed(18);
+  Tensor p = (rand({4, 3}) * real(0.9) + real(0.05)).detach().requires_grad_();  // inside (0, 1)
+  Tensor y = rand({4, 3}).requires_grad_();                                        // soft targets
+  Tensor w = from_vector({1.0, 0.0, 2.0, 0.5}, {4, 1});                            // per row
+  for (Reduction r : kReductions) {
+    CAPTURE(nn::reduction_name(r));
+    const auto plain = F::BinaryCrossEntropyFuncOptions().reduction(r);
+    check_grad([&](const V& v) { return F::binary_cross_entropy(v[0], v[1], plain); }, {p, y});
+    const auto weighted = nn::BCELossOptions().reduction(r).weight(w);
+    check_grad([&](const V& v) { return F::binary_cross_entropy(v[0], v[1], weighted); }, {p, y});
+  }
+  Tensor x = param({4, 3}, 2.0);  // through a sigmoid, as a GAN's discriminator
+  check_grad([&](const V& v) { return nn::BCELoss()->forward(sigmoid(v[0]), ones({4, 3})); }, {x});
 }
 
 TEST_CASE("gradcheck losses composed with other ops and through the modules") {

@@ -96,6 +96,16 @@ TEST_CASE("gradcheck unary: elu for several alphas, away from 0") {
   check_grad([](const V& v) { return elu(v[0]); }, {x});
 }
 
+TEST_CASE("gradcheck unary: leaky_relu for several slopes, away from 0") {
+  manual_seed(19);
+  Tensor x = param_away({3, 6}, {0.0}, 2.0);
+  for (double slope : {0.01, 0.2, 1.5, -0.3}) {
+    CAPTURE(slope);
+    check_grad([slope](const V& v) { return leaky_relu(v[0], real(slope)); }, {x});
+  }
+  check_grad([](const V& v) { return leaky_relu(v[0]) * v[0]; }, {x});
+}
+
 TEST_CASE("gradcheck unary: clamp, clamp_min, clamp_max away from the bounds") {
   manual_seed(16);
   Tensor x = param_away({5, 6}, {-0.5, 0.7}, 1.5);

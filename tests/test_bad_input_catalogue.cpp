@@ -108,7 +108,7 @@ TEST_CASE("catalogue: broadcasting and matmul") {
   // K28 elementwise broadcasting clash
   kind("K28", [] { add(zeros({2, 3}), zeros({4, 3})); }, {"add", "(2,3)", "(4,3)", "cannot be broadcast"});
   // K29 in-place add_ of a different shape
-  kind("K29", [] { Tensor a = zeros({2, 3}); a.add_(zeros({3})); }, {"add_", "(2,3)", "(3)"});
+  kind("K29", [] { Tensor a = zeros({2, 3}); a.add_(zeros({2})); }, {"add_", "(2,3)", "(2)"});
   // K30 matmul inner dims misaligned
   kind("K30", [] { matmul(zeros({2, 3}), zeros({4, 5})); }, {"matmul", "(2,3)", "(4,5)", "do not align"});
   // K31 matmul of a 0-dim operand

@@ -93,7 +93,7 @@ TEST_CASE("engine: a leaf's first gradient is its own buffer only when no one el
   const Tensor a = from_vector({1, 2}, {2}).requires_grad_(), b = from_vector({3, 4}, {2}).requires_grad_();
   (a + b).backward(from_vector({1, 1}, {2}));
   CHECK(a.grad().data() != b.grad().data());
-  a.grad().add_(from_vector({5, 5}, {2}));
+  a.mutable_grad().add_(from_vector({5, 5}, {2}));
   CHECK(test::allclose(b.grad(), from_vector({1, 1}, {2}), 0, 0));
 
   // A gradient computed for the leaf alone (x * 3's dx) becomes leaf.grad without a copy:

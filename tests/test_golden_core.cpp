@@ -13,6 +13,7 @@
 #include <heed/autograd/shape_ops.h>
 #include <heed/autograd/softmax.h>
 #include <heed/autograd/unary.h>
+#include <heed/layers/functional.h>
 #include "helpers.h"
 
 using namespace heed;
@@ -95,6 +96,13 @@ TEST_CASE("golden: elu, alpha 1 and 0.5") {
   check_case(core(), "elu_alpha0.5", {"x"}, [](const In& in) { return elu(in[0], real(0.5)); });
 }
 
+TEST_CASE("golden: leaky_relu, slope 0.01 (the default) and 0.2, as function and module") {
+  check_case(core(), "leaky_relu", {"x"}, [](const In& in) { return nn::LeakyReLU()(in[0]); });
+  check_case(core(), "leaky_relu_0.2", {"x"}, [](const In& in) {
+    return nn::functional::leaky_relu(in[0], nn::functional::LeakyReLUFuncOptions().negative_slope(0.2));
+  });
+}
+
 // ---- reductions ----
 TEST_CASE("golden: var over dim 1, unbiased") {
   check_case(core(), "var_dim1_unbiased", {"x"}, [](const In& in) { return var(in[0], 1, true); });
@@ -112,7 +120,7 @@ TEST_CASE("golden: every case in core.bin is checked by this file") {
       "log_softmax_dim1", "softmax_masked", "softmax_large", "log_softmax_large",
       "matmul_3d_2d", "matmul_4d_3d", "matmul_2d_3d", "matmul_1d_2d", "matmul_2d_1d",
       "matmul_1d_1d", "matmul_q_kT", "gelu_exact", "gelu_tanh", "tanh", "sigmoid", "elu",
-      "elu_alpha0.5", "var_dim1_unbiased", "mean_dim1", "mean_dimneg1_keepdim"};
+      "elu_alpha0.5", "leaky_relu", "leaky_relu_0.2", "var_dim1_unbiased", "mean_dim1", "mean_dimneg1_keepdim"};
   for (const std::string& name : core().cases())
     if (std::find(checked.begin(), checked.end(), name) == checked.end())
       FAIL_CHECK("core.bin case '" << name << "' has no check in test_golden_core.cpp");

@@ -106,3 +106,14 @@ TEST_CASE("golden: binary_cross_entropy_with_logits, plain and with pos_weight a
                });
   }
 }
+
+TEST_CASE("golden: binary_cross_entropy on probabilities, each reduction, and with a weight") {
+  for (const Named& r : kReductions) {
+    const auto o = F::BinaryCrossEntropyFuncOptions().reduction(r.reduction);
+    check_case(losses(), std::string("bce_probs_") + r.suffix, {"p", "y"},
+               [&](const In& in) { return F::binary_cross_entropy(in[0], in[1], o); });
+  }
+  check_case(losses(), "bce_probs_weight_mean", {"p", "y", "weight"}, [](const In& in) {
+    return nn::BCELoss(nn::BCELossOptions().weight(in[2]))(in[0], in[1]);
+  });
+}

@@ -144,7 +144,7 @@ TEST_CASE("IndexTensor: fill_ changes only its own ids (a value type), and print
   CHECK(contains(error_of([] { IndexTensor().fill_(0); }), "fill_: use of an undefined IndexTensor"));
   std::ostringstream os;
   os << iota({2, 2}) << " | " << IndexTensor({4, 5}) << " | " << IndexTensor();
-  CHECK(os.str() == "IndexTensor(2,2)\n[[0, 1],\n [2, 3]] | IndexTensor(2) [4, 5] | IndexTensor(undefined)");
+  CHECK(os.str() == " 0  1\n 2  3\n[ CPULongType{2,2} ] |  4\n 5\n[ CPULongType{2} ] | [ Tensor (undefined) ]");
 }
 
 TEST_CASE("subscripts: t[i] and at() count negative indices from the end and refuse [-n, n)'s outside") {

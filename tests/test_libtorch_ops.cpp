@@ -1,9 +1,10 @@
 // test_libtorch_ops.cpp - the ops and methods a libtorch program types by name: norm,
 // all/any, sin/cos, t, mm, bmm, expand_as, compound assignment, comparison methods,
-// item<T>(), index / index_put_ with Slice and None, squeeze's PyTorch rule, nested printing,
+// item<T>(), index / index_put_ with Slice and None, squeeze's PyTorch rule, libtorch's printing,
 // requires_grad() as a factory option, the grad_fn names of composed ops, smooth_l1_loss and
 // huber_loss; with the heed::Error each refuses bad input with.
 #include <limits>
+#include <iomanip>
 #include <sstream>
 #include <type_traits>
 
@@ -309,19 +310,41 @@ TEST_CASE("squeeze follows PyTorch: a dim whose size is not 1 is left as it is")
   CHECK(contains(error_of([&] { x.squeeze(3); }), "squeeze: dim 3 out of range"));
 }
 
-TEST_CASE("printing: nested one row a line, as PyTorch's Python form") {
-  CHECK(str(from_vector({1, 2, 3, 4.5f}, {2, 2})) == "Tensor(2,2)\n[[1, 2],\n [3, 4.5]]");
-  CHECK(str(from_vector({1, 2, 3}, {3})) == "Tensor(3) [1, 2, 3]");
-  CHECK(str(scalar_tensor(7)) == "Tensor() 7");
-  CHECK(str(arange(8).reshape({2, 2, 2})) == "Tensor(2,2,2)\n[[[0, 1],\n  [2, 3]],\n\n [[4, 5],\n  [6, 7]]]");
-  CHECK(str(zeros({2, 0})) == "Tensor(2,0)\n[[],\n []]");
-  CHECK(str(ones({1}).requires_grad_()) == "Tensor(1) [1] requires_grad");
-  CHECK(str(Tensor()) == "Tensor(undefined)");
-  // above 1000 elements: the first and last 3 of each dim
-  const std::string big = str(arange(2000).reshape({2, 1000}));
-  CHECK(contains(big, "[[0, 1, 2, ..., 997, 998, 999],\n [1000, 1001, 1002, ..., 1997, 1998, 1999]]"));
-  const std::string tall = str(arange(1200).reshape({400, 3}));
-  CHECK(contains(tall, "[[0, 1, 2],\n [3, 4, 5],\n [6, 7, 8],\n ...,\n [1191, 1192, 1193],"));
+TEST_CASE("printing: libtorch's layout, values then [ CPUFloatType{...} ], for 0-D to 3-D") {
+  CHECK(str(scalar_tensor(7)) == "7\n[ CPUFloatType{} ]");
+  CHECK(str(from_vector({1, 2, 3}, {3})) == " 1\n 2\n 3\n[ CPUFloatType{3} ]");  // whole numbers
+  CHECK(str(from_vector({1, 2, 3, 4.5f}, {2, 2})) == " 1.0000  2.0000\n 3.0000  4.5000\n[ CPUFloatType{2,2} ]");
+  CHECK(str(ones({2, 3}).requires_grad_()) == " 1  1  1\n 1  1  1\n[ CPUFloatType{2,3} ]");
+  CHECK(str(arange(8).reshape({2, 2, 2})) ==
+        "(1,.,.) = \n  0  1\n  2  3\n\n(2,.,.) = \n  4  5\n  6  7\n[ CPUFloatType{2,2,2} ]");
+  // above 3-D the first index counts fastest, as libtorch prints it
+  CHECK(contains(str(arange(4).reshape({2, 2, 1, 1})), "(1,1,.,.) = \n  0\n\n(2,1,.,.) = \n  2\n\n(1,2,.,.) = \n  1\n"));
+  CHECK(str(zeros({2, 0})) == "[ CPUFloatType{2,0} ]");
+  CHECK(str(Tensor()) == "[ Tensor (undefined) ]");
+}
+
+TEST_CASE("printing: libtorch's widths, scales, scientific form, column blocks, and the stream restored") {
+  CHECK(str(from_vector({100000.5f, 300000.5f}, {2})) == "1e+05 *\n 1.0000\n 3.0000\n[ CPUFloatType{2} ]");
+  CHECK(str(from_vector({0.001f, 0.002f}, {2})) == "0.001 *\n 1.0000\n 2.0000\n[ CPUFloatType{2} ]");
+  CHECK(str(from_vector({123456.5f, 2.5f}, {2})) == " 1.2346e+05\n 2.5000e+00\n[ CPUFloatType{2} ]");
+  CHECK(str(from_vector({INFINITY, 1.5f, NAN}, {3})) == "    inf\n 1.5000\n    nan\n[ CPUFloatType{3} ]");
+  const std::string wide = str(arange(30).reshape({1, 30}));  // 20 columns of width 3 fit 80
+  CHECK(contains(wide, "Columns 1 to 20  0   1   2"));
+  CHECK(contains(wide, " 19\n\nColumns 21 to 30 20  21"));
+  std::ostringstream os;
+  os << std::setprecision(3) << from_vector({0.5f}, {1}) << ' ' << 3.14159;
+  CHECK(os.str() == " 0.5000\n[ CPUFloatType{1} ] 3.14");
+  CHECK(str(arange(2000)).size() > 2000 * 5);  // every element, as libtorch (no "...")
+}
+
+TEST_CASE("printing a grad_fn: the node's address, as libtorch's shared_ptr<Node>; name() is its class") {
+  Tensor x = ones({2}).requires_grad_();
+  Tensor y = x + x;
+  std::ostringstream os, want;
+  os << y.grad_fn();
+  want << static_cast<const void*>(y.grad_fn().get());
+  CHECK(os.str() == want.str());
+  CHECK(y.grad_fn()->name() == "AddBackward0");
 }
 
 TEST_CASE("nn::init takes Tensor by value: a const auto& loop over parameters initialises them") {

@@ -279,6 +279,34 @@ TEST_CASE("loss: binary_cross_entropy_with_logits values, pos_weight, extremes, 
   CHECK(allclose(big.grad(), from_vector({0, 0, 1, -1}, {4})));  // sigmoid(x) - y
 }
 
+TEST_CASE("loss: binary_cross_entropy on probabilities: values, the -100 clamp at 0 and 1, errors") {
+  // -(y log p + (1 - y) log(1 - p)), by hand
+  Tensor p = from_vector({0.25, 0.5, 0.9}, {1, 3}).requires_grad_();
+  Tensor y = from_vector({1, 0, 0.5}, {1, 3});
+  const Vec expected{real(-std::log(0.25)), real(-std::log(0.5)),
+                     real(-(0.5 * std::log(0.9) + 0.5 * std::log(0.1)))};
+  const auto none = F::BinaryCrossEntropyFuncOptions().reduction(kNone);
+  CHECK(allclose(F::binary_cross_entropy(p, y, none), from_vector(expected, {1, 3})));
+  nn::BCELoss bce(nn::BCELossOptions().reduction(kSum));
+  CHECK(bce->repr() == "BCELoss(reduction='sum')");
+  CHECK(nn::BCELoss()->repr() == "BCELoss()");
+  bce(p, y).backward();  // (p - y) / ((1 - p) p)
+  CHECK(allclose(p.grad(), from_vector({real(-0.75 / 0.1875), real(0.5 / 0.25), real(0.4 / 0.09)}, {1, 3})));
+  CHECK(kMean == Reduction::Mean);
+
+  // p = 0 or 1 exactly: each log is clamped at -100 and the gradient stays finite (PyTorch's)
+  Tensor edge = from_vector({0, 1, 0, 1}, {4}).requires_grad_();
+  Tensor l = F::binary_cross_entropy(edge, from_vector({1, 0, 0, 1}, {4}), none);
+  CHECK(allclose(l, from_vector({100, 100, 0, 0}, {4})));
+  sum(l).backward();
+  CHECK(allclose(edge.grad(), from_vector({real(-1e12), real(1e12), 0, 0}, {4})));
+
+  CHECK(error_of([&] { F::binary_cross_entropy(from_vector({0.5, 1.5}, {2}), zeros({2})); }) ==
+        "binary_cross_entropy: all elements of input should be between 0 and 1, got 1.5 at element 1");
+  CHECK(contains(error_of([&] { F::binary_cross_entropy(full({1}, NAN), zeros({1})); }),
+                 "should be between 0 and 1, got nan"));
+}
+
 // ---------------------------------------------------------------- errors
 
 TEST_CASE("loss: bad shapes, targets and options are heed::Errors naming the loss") {

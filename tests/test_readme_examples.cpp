@@ -8,6 +8,7 @@
 #include <heed/core/random.h>
 #include <heed/autograd/arith.h>
 #include <heed/autograd/autograd.h>
+#include <heed/autograd/node.h>
 #include <heed/autograd/linalg.h>
 #include <heed/autograd/loss_ops.h>
 #include <heed/autograd/softmax.h>
@@ -64,6 +65,12 @@ TEST_CASE("README one-line examples compile and run") {
   F::nll_loss(log_softmax(logits, 1), targets);
   F::mse_loss(logits, logits, nn::MSEOptions().reduction(nn::Reduction::Sum));
   F::binary_cross_entropy_with_logits(logits, sigmoid(logits), nn::BCEWithLogitsOptions().pos_weight(ones({5})));
+  { Tensor x = logits, y = rand({3, 5});
+    F::binary_cross_entropy(sigmoid(x), y, F::BinaryCrossEntropyFuncOptions().reduction(kSum)); nn::BCELoss(); }
+  nn::LeakyReLU leaky; CHECK(leaky(-ones({2})).to_vector() == std::vector<real>(2, real(-0.01)));
+  CHECK(randn_like(logits).shape() == logits.shape()); CHECK(rand_like(logits).numel() == 15);
+  CHECK(full_like(logits, 2).sum().item() == 30);
+  CHECK(logits.add(logits).sub(logits).mul(2).div(2).to_vector() == logits.to_vector());
   IndexTensor next = nn::sample(logits, nn::SamplingOptions().temperature(0.8).top_k(20).top_p(0.9));
   {
     nn::Transformer model(nn::TransformerOptions(8, 2).num_encoder_layers(1).num_decoder_layers(1).norm_first(true));
@@ -259,4 +266,13 @@ TEST_CASE("README: coming from libtorch, the heed column") {
   for (auto& batch : *labelled) labels += batch.target.numel();
   CHECK(labels == 6);
   CHECK(heed::data::datasets::TensorDataset(images).get(2).data.shape() == Shape({3}));
+  IndexTensor label = tensor(int64_t(7));
+  CHECK(label.item() == 7);
+  CHECK(p.detach().data_ptr<float>() == p.data());
+  p.mutable_grad() = Tensor();
+  CHECK_FALSE(p.grad().defined());
+  std::ostringstream printed;
+  printed << ones({2, 3}) << ' ' << (p * 2).grad_fn();
+  CHECK(printed.str().find("[ CPUFloatType{2,3} ]") != std::string::npos);
+  CHECK((p + p).grad_fn()->name() == "AddBackward0");
 }

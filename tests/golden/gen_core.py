@@ -64,6 +64,8 @@ w.case("tanh", torch.tanh, {"x": randn32((4, 5), 52, 2.0)}, seed=52)
 w.case("sigmoid", torch.sigmoid, {"x": randn32((4, 5), 53, 4.0)}, seed=53)
 w.case("elu", lambda x: F.elu(x), {"x": randn32((4, 5), 54, 2.0)}, seed=54)
 w.case("elu_alpha0.5", lambda x: F.elu(x, alpha=0.5), {"x": randn32((4, 5), 55, 2.0)}, seed=55)
+w.case("leaky_relu", lambda x: F.leaky_relu(x), {"x": randn32((4, 5), 56, 2.0)}, seed=56)
+w.case("leaky_relu_0.2", lambda x: F.leaky_relu(x, 0.2), {"x": randn32((4, 5), 57, 2.0)}, seed=57)
 
 # ---- reductions ----
 w.case("var_dim1_unbiased", lambda x: torch.var(x, 1, unbiased=True), {"x": (3, 4, 5)}, seed=60)

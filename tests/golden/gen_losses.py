@@ -93,4 +93,17 @@ for i, red in enumerate(["mean", "sum", "none"]):
            consts={"pos_weight": f32([2.0, 0.5, 1.0]), "weight": f32([[1.0], [0.0], [2.0], [0.5]])},
            seed=160 + i)
 
+# ---- binary_cross_entropy on probabilities, gradients into p and the soft targets ----
+def probs(seed):
+    g = torch.Generator().manual_seed(seed)
+    return torch.rand((4, 3), generator=g, dtype=torch.float32) * 0.9 + 0.05
+
+
+for i, red in enumerate(["mean", "sum", "none"]):
+    w.case(f"bce_probs_{red}", lambda p, y, red=red: F.binary_cross_entropy(p, y, reduction=red),
+           {"p": probs(180 + i), "y": soft_targets(190 + i)}, seed=180 + i)
+w.case("bce_probs_weight_mean", lambda p, y, weight: F.binary_cross_entropy(p, y, weight=weight),
+       {"p": probs(183), "y": soft_targets(193)}, consts={"weight": f32([[1.0], [0.0], [2.0], [0.5]])},
+       seed=183)
+
 w.write()
