@@ -233,11 +233,13 @@ void run_sgemm(const OnednnGemm& g, int threads) {
     std::atomic<int> failed{int(dnnl_success)};
 #pragma omp parallel num_threads(team)
     {
-      const int t = omp_get_thread_num(), n = omp_get_num_threads();
-      const auto [b, e] = block_range(longer, t, n);
-      if (b < e) {
-        const dnnl_status_t s = g.M >= g.N ? sgemm_block(g, b, e, 0, g.N) : sgemm_block(g, 0, g.M, b, e);
-        if (s != dnnl_success) failed.store(int(s));
+      // the cut is `team` blocks whatever team OpenMP gave (OMP_DYNAMIC may give fewer)
+      for (int block = omp_get_thread_num(); block < team; block += omp_get_num_threads()) {
+        const auto [b, e] = block_range(longer, block, team);
+        if (b < e) {
+          const dnnl_status_t s = g.M >= g.N ? sgemm_block(g, b, e, 0, g.N) : sgemm_block(g, 0, g.M, b, e);
+          if (s != dnnl_success) failed.store(int(s));
+        }
       }
     }
     status = dnnl_status_t(failed.load());
