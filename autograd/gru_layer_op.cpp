@@ -159,7 +159,7 @@ void gru_layer_backward(const GRULayerArgs& a, const GRULayerGrads& g) {
   // undo 1., gi = x W_ih^T + b_ih:   dW_ih = dgi^T x,  dx = dgi W_ih,  db_ih = sum dgi
   //   (under "medium" dgi is rounded once for both products, core/blas.h)
   const Bf16Matrix dgi(g.dgi, G, B * T, g.dw_ih || g.dx ? G : 0);  // (B*T, 3H)
-  const Bf16Inputs a_rounded{true, false};
+  const Bf16Inputs a_rounded = dgi.as_a();
   if (g.dw_ih) gemm(a_rounded, true, false, G, In, B * T, 1, dgi.data(), dgi.ld(), a.x, In, 0, g.dw_ih, In);
   if (g.dx) gemm(a_rounded, false, false, B * T, In, G, 1, dgi.data(), dgi.ld(), a.w_ih, In, 0, g.dx, In);
   if (g.db_ih) detail::column_sums(g.db_ih, g.dgi, B * T, G);

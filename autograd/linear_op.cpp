@@ -31,7 +31,7 @@
 namespace heed {
 
 Tensor detail::linear_forward(const Tensor& x, const real* W, const real* b, int64_t M,
-                              bool w_rounded) {
+                              const Bf16Copy* w16) {
   const int64_t K = x.size(-1), N = dims_product(x.shape(), 0, x.dim() - 1);
   Shape ys = x.shape();
   ys[ys.size() - 1] = M;
@@ -42,7 +42,8 @@ Tensor detail::linear_forward(const Tensor& x, const real* W, const real* b, int
       for (int64_t n = lo; n < hi; ++n) std::copy(b, b + M, py + n * M);
     });
   }
-  gemm({false, w_rounded}, false, true, N, M, K, 1, x.data(), K, W, K, b ? 1 : 0, py, M);
+  const Bf16Inputs w{false, w16 != nullptr, nullptr, w16 ? w16->bits() : nullptr};
+  gemm(w, false, true, N, M, K, 1, x.data(), K, W, K, b ? 1 : 0, py, M);
   return y;
 }
 
@@ -57,7 +58,7 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   const int64_t N = dims_product(x.shape(), 0, x.dim() - 1);  // rows: the product of x's leading dims
   const std::shared_ptr<const Bf16Copy> w16 = bf16_cached(weight);  // null: not "medium"
   Tensor y = detail::linear_forward(x, w16 ? w16->data() : weight.data(),
-                                    bias.defined() ? bias.data() : nullptr, M, w16 != nullptr);
+                                    bias.defined() ? bias.data() : nullptr, M, w16.get());
   return record("linear", y, {x, weight, bias}, kDoubleBackward,
                 [x = SavedTensor(x), weight = SavedTensor(weight), N, M, K](const Tensor& dy, Grads& g) {
     if (g.create_graph()) {  // the same products, recorded (matmul's create_graph path)
@@ -66,16 +67,17 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
       if (g.needs(2)) g[2] = sum_to(dy, {M});
       return;
     }
-    // dy (N, M) as the products read it: rounded once under "medium", else dy itself
+    // dy (N, M) as the products read it: converted once under "medium", else dy itself
     const Bf16Matrix dy16(dy.data(), M, N, g.needs(0) || g.needs(1) ? M : 0);
     if (real* dx = g.write(0, x.shape())) {  // dx (N, K) = dy (N, M) @ W (M, K)
       const std::shared_ptr<const Bf16Copy> w16 = bf16_cached(weight);
-      gemm({true, w16 != nullptr}, false, false, N, K, M, 1, dy16.data(), dy16.ld(),
+      const Bf16Inputs w{false, w16 != nullptr, nullptr, w16 ? w16->bits() : nullptr};
+      gemm(dy16.as_a(w), false, false, N, K, M, 1, dy16.data(), dy16.ld(),
            w16 ? w16->data() : weight.data(), K, 0, dx, K);
     }
     // dW (M, K) = dy^T (M, N) @ x (N, K), or += into a reused weight's running sum
     if (const auto [dw, beta] = g.write_or_add(1, weight.shape()); dw)
-      gemm({true, false}, true, false, M, K, N, 1, dy16.data(), dy16.ld(), x.data(), K, beta, dw, K);
+      gemm(dy16.as_a(), true, false, M, K, N, 1, dy16.data(), dy16.ld(), x.data(), K, beta, dw, K);
     if (real* db = g.write(2, {M})) detail::column_sums(db, dy.data(), N, M);  // db (M)
   });
 }

@@ -6,6 +6,7 @@
 // (trans_b), so W^T is never materialised, and x's leading dims fold into the rows of a
 // single gemm. Derivatives beside the code in linear_op.cpp.
 #pragma once
+#include "../core/bf16_cache.h"
 #include "../core/tensor.h"
 
 namespace heed {
@@ -16,10 +17,11 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor
 namespace detail {
 // y = x W^T + b (..., M) from raw rows: W points at M rows of x.size(-1) floats, b at M
 // floats or null. No graph: linear's forward, and a caller reading some rows of a larger
-// weight in place with grad mode off (a cached attention step's Q projection). w_rounded: W
-// holds bfloat16 values already (a copy from core/bf16_cache.h), which "medium" need not round.
+// weight in place with grad mode off (a cached attention step's Q projection). w16: W is a
+// parameter's bfloat16 copy (core/bf16_cache.h), which "medium" need not round again (and
+// whose 16 bits the bf16 matmul reads as they are).
 Tensor linear_forward(const Tensor& x, const real* W, const real* b, int64_t M,
-                      bool w_rounded = false);
+                      const Bf16Copy* w16 = nullptr);
 }  // namespace detail
 
 // The same map composed from matmul, transpose and add: W^T materialised, the gradient

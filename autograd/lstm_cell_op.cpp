@@ -66,8 +66,8 @@ int64_t check_shapes(const Tensor& x, const Tensor& h, const Tensor& c, const Te
 void lstm_cell_forward(const LSTMCellArgs& a) {
   const int64_t B = a.B, In = a.In, H = a.H, G = 4 * H;
   // 1. gates = x W_ih^T + h W_hh^T           (B, 4H), two gemms, weights read transposed
-  gemm({false, a.w_rounded}, false, true, B, G, In, 1, a.x, In, a.w_ih, In, 0, a.acts, G);
-  gemm({false, a.w_rounded}, false, true, B, G, H, 1, a.h, H, a.w_hh, H, 1, a.acts, G);
+  gemm({false, a.w_rounded, nullptr, a.w_ih16}, false, true, B, G, In, 1, a.x, In, a.w_ih, In, 0, a.acts, G);
+  gemm({false, a.w_rounded, nullptr, a.w_hh16}, false, true, B, G, H, 1, a.h, H, a.w_hh, H, 1, a.acts, G);
   // 2.-4. elementwise, a block of batch rows per thread (lstm_gates.h): gates += b_ih + b_hh,
   //       activated in place; c' = f * c + i * g; h' = o * tanh(c')
   parallel_for(B, kGrainTranscendental / G + 1, [&](int64_t b0, int64_t b1) {
@@ -92,11 +92,12 @@ void lstm_cell_backward(const LSTMCellArgs& a, const LSTMCellGrads& g) {
   //    dx = dgates W_ih   dW_ih = dgates^T x   db = sum_b dgates   (and the same for h)
   //    Under "medium" dgates is rounded once for its four products (core/blas.h).
   const Bf16Matrix dg(g.dgates, G, B, g.dx || g.dh || g.dw_ih || g.dw_hh ? G : 0);  // (B, G)
-  const Bf16Inputs w{true, a.w_rounded}, x{true, false};
-  if (g.dx) gemm(w, false, false, B, In, G, 1, dg.data(), dg.ld(), a.w_ih, In, 0, g.dx, In);
-  if (g.dh) gemm(w, false, false, B, H, G, 1, dg.data(), dg.ld(), a.w_hh, H, 0, g.dh, H);
-  if (g.dw_ih) gemm(x, true, false, G, In, B, 1, dg.data(), dg.ld(), a.x, In, g.beta_ih, g.dw_ih, In);
-  if (g.dw_hh) gemm(x, true, false, G, H, B, 1, dg.data(), dg.ld(), a.h, H, g.beta_hh, g.dw_hh, H);
+  const Bf16Inputs w_ih = dg.as_a({false, a.w_rounded, nullptr, a.w_ih16});
+  const Bf16Inputs w_hh = dg.as_a({false, a.w_rounded, nullptr, a.w_hh16});
+  if (g.dx) gemm(w_ih, false, false, B, In, G, 1, dg.data(), dg.ld(), a.w_ih, In, 0, g.dx, In);
+  if (g.dh) gemm(w_hh, false, false, B, H, G, 1, dg.data(), dg.ld(), a.w_hh, H, 0, g.dh, H);
+  if (g.dw_ih) gemm(dg.as_a(), true, false, G, In, B, 1, dg.data(), dg.ld(), a.x, In, g.beta_ih, g.dw_ih, In);
+  if (g.dw_hh) gemm(dg.as_a(), true, false, G, H, B, 1, dg.data(), dg.ld(), a.h, H, g.beta_hh, g.dw_hh, H);
   if (g.db) detail::column_sums(g.db, g.dgates, B, G);
 }
 
@@ -119,7 +120,10 @@ LSTMCellArgs kernel_args(const Tensor& x, const Tensor& h, const Tensor& c, cons
   LSTMCellArgs a;
   a.B = x.size(0), a.In = x.size(1), a.H = w_hh.size(1);
   a.x = x.data(), a.h = h.data(), a.c = c.data(), a.w_ih = w_ih.data(), a.w_hh = w_hh.data();
-  if (w16.both()) a.w_ih = w16.ih->data(), a.w_hh = w16.hh->data(), a.w_rounded = true;
+  if (w16.both()) {
+    a.w_ih = w16.ih->data(), a.w_hh = w16.hh->data(), a.w_rounded = true;
+    a.w_ih16 = w16.ih->bits(), a.w_hh16 = w16.hh->bits();
+  }
   a.h1 = y.data(), a.c1 = y.data() + a.B * a.H, a.acts = acts.data();
   return a;
 }

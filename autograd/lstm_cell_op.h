@@ -57,8 +57,11 @@ struct LSTMCellArgs {
   real* c1 = nullptr;            // (B, H) out: c'
   real* acts = nullptr;          // (B, 4H) out
   // w_ih and w_hh hold bfloat16 values already: the parameters' copies under "medium"
-  // (core/bf16_cache.h), which the gemms then need not round again
+  // (core/bf16_cache.h), which the gemms then need not round again; w_ih16, w_hh16 their 16
+  // bits where "medium" runs on bf16 units (or null), which the bf16 matmul reads as they are
   bool w_rounded = false;
+  const uint16_t* w_ih16 = nullptr;  // (4H, In)
+  const uint16_t* w_hh16 = nullptr;  // (4H, H)
 };
 // The backward WRITES (=) dx, dh, dc and db (the gradient of each bias), and writes dw_ih and
 // dw_hh with beta_ih, beta_hh = 0, or ADDS (+=) into them with beta 1 (the op passes the

@@ -120,7 +120,7 @@ void lstm_layer_backward(const LSTMLayerArgs& a, const LSTMLayerGrads& g) {
   // dgates^T [h_prev | x], so that BLAS packs the (B*T, 4H) dgates once, not twice
   // Under "medium" dgates is rounded once for the weight-gradient GEMM and dx's (core/blas.h).
   const Bf16Matrix dg(g.dgates, G, B * T, g.dw_hh || g.dw_ih || g.dx ? G : 0);  // (B*T, 4H)
-  const Bf16Inputs a_rounded{true, false};
+  const Bf16Inputs a_rounded = dg.as_a();
   if (g.dw_hh && g.dw_ih) {
     std::vector<real> dw(G * HX);  // (4H, H + In)
     gemm(a_rounded, true, false, G, HX, B * T, 1, dg.data(), dg.ld(), a.hx, HX, 0, dw.data(), HX);

@@ -4,14 +4,26 @@
 #include <unordered_map>
 
 #include "allocator.h"
+#include "blas.h"
 #include "matmul_precision.h"
 #include "parallel.h"
 
 namespace heed {
 
-Bf16Copy::Bf16Copy(int64_t numel)
-    : numel_(numel), data_(static_cast<real*>(alloc::allocate(std::size_t(numel) * sizeof(real)))) {}
-Bf16Copy::~Bf16Copy() { alloc::deallocate(data_, std::size_t(numel_) * sizeof(real)); }
+Bf16Copy::Bf16Copy(int64_t numel, bool bits)
+    : numel_(numel), data_(static_cast<real*>(alloc::allocate(std::size_t(numel) * sizeof(real)))) {
+  if (!bits) return;
+  try {
+    bits_ = static_cast<uint16_t*>(alloc::allocate(std::size_t(numel) * sizeof(uint16_t)));
+  } catch (...) {
+    alloc::deallocate(data_, std::size_t(numel_) * sizeof(real));
+    throw;
+  }
+}
+Bf16Copy::~Bf16Copy() {
+  alloc::deallocate(data_, std::size_t(numel_) * sizeof(real));
+  if (bits_) alloc::deallocate(bits_, std::size_t(numel_) * sizeof(uint16_t));
+}
 
 namespace {
 struct Entry {
@@ -39,11 +51,15 @@ bool cacheable(const Tensor& w) {
 
 // w rounded into a new copy.
 std::shared_ptr<const Bf16Copy> round_copy(const Tensor& w) {
-  auto copy = std::make_shared<Bf16Copy>(w.numel());
+  auto copy = std::make_shared<Bf16Copy>(w.numel(), gemm_on_bf16_units());
   const real* src = w.data();
   real* dst = copy->data();
+  uint16_t* bits = copy->bits();
   parallel_for(w.numel(), kGrainElementwise, [&](int64_t lo, int64_t hi) {
     round_to_bf16(src + lo, dst + lo, long(hi - lo));
+#ifndef HEED_DOUBLE
+    if (bits) to_bf16_bits(src + lo, bits + lo, long(hi - lo));
+#endif
   });
   return copy;
 }

@@ -39,7 +39,8 @@
 // after its scope ends.
 //
 //   const std::shared_ptr<const Bf16Copy> w16 = bf16_cached(weight);  // null: not cached
-//   gemm({false, w16 != nullptr}, false, true, N, M, K, 1, x, K, w16 ? w16->data() : W, K, ...);
+//   gemm({false, w16 != nullptr, nullptr, w16 ? w16->bits() : nullptr}, false, true, N, M, K, 1,
+//        x, K, w16 ? w16->data() : W, K, ...);
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -49,19 +50,24 @@
 namespace heed {
 
 // w's values (its numel() elements in order), rounded to bfloat16, in a block from heed's
-// caching allocator. Not copyable (it owns the block).
+// caching allocator; with bits, also as their 16 bits (what oneDNN's bf16 matmul reads: made
+// where "medium" runs on bf16 units, gemm_on_bf16_units(), so that a weight is converted
+// once per scope, not once per GEMM). Not copyable (it owns the blocks).
 class Bf16Copy {
  public:
-  explicit Bf16Copy(int64_t numel);  // uninitialised
+  explicit Bf16Copy(int64_t numel, bool bits = false);  // uninitialised
   ~Bf16Copy();
   Bf16Copy(const Bf16Copy&) = delete;
   Bf16Copy& operator=(const Bf16Copy&) = delete;
   const real* data() const { return data_; }
   real* data() { return data_; }
+  const uint16_t* bits() const { return bits_; }  // nullptr unless made with bits
+  uint16_t* bits() { return bits_; }
 
  private:
   int64_t numel_;
   real* data_;
+  uint16_t* bits_ = nullptr;
 };
 
 // The rounded copy of w under "medium" (float build) when w is a leaf that requires grad;

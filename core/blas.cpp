@@ -188,12 +188,22 @@ constexpr int64_t kOnStack = 24 * 1024;  // 96 KiB of float
 // are copied, compact in their own layout, into 16-bit buffers; the CPU's bf16 units multiply
 // them and sum in float32 into C. An operand rounded already is copied the same way (rounding
 // a bfloat16 value gives it back), so the result does not depend on c.rounded.
+// An operand given as 16 bits already (c.rounded.a16, b16) is read where it lies.
 void run_onednn_bf16(const detail::GemmCall& c) {
-  Scratch<uint16_t> a(c.a_rows() * c.a_cols()), b(c.b_rows() * c.b_cols());
-  const RoundJob jobs[2] = {{c.A, c.lda, c.a_rows(), c.a_cols(), nullptr, a.data},
-                            {c.B, c.ldb, c.b_rows(), c.b_cols(), nullptr, b.data}};
-  round_jobs(jobs, 2);
-  detail::onednn_gemm(onednn_call(c, true, a.data, c.a_cols(), b.data, c.b_cols()));
+  const uint16_t *a16 = c.rounded.a16, *b16 = c.rounded.b16;
+  Scratch<uint16_t> a(a16 ? 0 : c.a_rows() * c.a_cols()), b(b16 ? 0 : c.b_rows() * c.b_cols());
+  RoundJob jobs[2];
+  int count = 0;
+  if (!a16) {
+    jobs[count++] = {c.A, c.lda, c.a_rows(), c.a_cols(), nullptr, a.data};
+    a16 = a.data;
+  }
+  if (!b16) {
+    jobs[count++] = {c.B, c.ldb, c.b_rows(), c.b_cols(), nullptr, b.data};
+    b16 = b.data;
+  }
+  round_jobs(jobs, count);
+  detail::onednn_gemm(onednn_call(c, true, a16, c.a_cols(), b16, c.b_cols()));
 }
 #endif
 
@@ -264,23 +274,36 @@ const char* gemm_route_name(GemmRoute r) {
 GemmRoute last_gemm_route() { return t_last_route; }
 }  // namespace detail
 
-Bf16Matrix::Bf16Matrix(const real* src, int64_t ld, int64_t rows, int64_t cols) {
-  if (!gemm_rounds_to_bf16()) {
-    data_ = src;
-    ld_ = ld;
+bool gemm_on_bf16_units() {
+#ifdef HEED_DOUBLE
+  return false;
+#else
+  return gemm_rounds_to_bf16() && gemm_engine() == GemmEngine::onednn && detail::onednn_has_bf16();
+#endif
+}
+
+Bf16Matrix::Bf16Matrix(const real* src, int64_t ld, int64_t rows, int64_t cols) : data_(src), ld_(ld) {
+  if (!gemm_rounds_to_bf16()) return;
+  const int64_t n = rows * cols;
+  if (gemm_on_bf16_units()) {  // src stays the float operand; its 16 bits for the bf16 matmul
+    bytes_ = std::size_t(n) * sizeof(uint16_t);
+    bits_ = n > 0 ? static_cast<uint16_t*>(alloc::allocate(bytes_)) : nullptr;
+    const RoundJob job{src, ld, rows, cols, nullptr, bits_};
+    round_jobs(&job, 1);
     return;
   }
-  const int64_t n = rows * cols;
   bytes_ = std::size_t(n) * sizeof(real);
   copy_ = n > 0 ? static_cast<real*>(alloc::allocate(bytes_)) : nullptr;
   const RoundJob job{src, ld, rows, cols, copy_};
   round_jobs(&job, 1);
   data_ = copy_;
   ld_ = cols;
+  rounded_ = true;
 }
 
 Bf16Matrix::~Bf16Matrix() {
   if (copy_) alloc::deallocate(copy_, bytes_);
+  if (bits_) alloc::deallocate(bits_, bytes_);
 }
 
 void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, real alpha, const real* A,

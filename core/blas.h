@@ -33,18 +33,32 @@ namespace heed {
 void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, real alpha,
           const real* A, int64_t lda, const real* B, int64_t ldb, real beta, real* C, int64_t ldc);
 
-// Which operands of gemm() hold bfloat16 values already (under "medium"; ignored otherwise).
+// Which operands of gemm() hold bfloat16 values already (under "medium"; ignored otherwise):
+// a_rounded, b_rounded say that A, B (the float pointers) hold bfloat16 values; a16, b16, when
+// given, are the same values as their 16 bits, compact in the operand's stored layout
+// ((a_rows, a_cols), leading dim a_cols), which oneDNN's bf16 matmul reads as they are
+// instead of converting A or B again (a parameter's Bf16Copy and a Bf16Matrix made on bf16
+// units carry them). A and B stay valid pointers either way: the float routes read them.
 struct Bf16Inputs {
   bool a_rounded = false, b_rounded = false;
+  const uint16_t* a16 = nullptr;
+  const uint16_t* b16 = nullptr;
 };
+// True when "medium" GEMMs of more than one row run on oneDNN's bf16 matmul (the CPU's bf16
+// units, the oneDNN engine, the float build): operands rounded once for several products
+// are then kept as 16 bits (Bf16Matrix, core/bf16_cache.h).
+bool gemm_on_bf16_units();
 void gemm(Bf16Inputs done, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, real alpha,
           const real* A, int64_t lda, const real* B, int64_t ldb, real beta, real* C, int64_t ldc);
 
-// A matrix as the GEMMs under "medium" read it: src (rows, cols), leading dim ld, rounded to
-// bfloat16 into a compact copy (leading dim cols) from heed's caching allocator when
-// gemm_rounds_to_bf16(), else src itself, uncopied. Pass it to gemm() with Bf16Inputs
-// saying so. Not copyable (it owns its copy); a throwing constructor (out of memory) leaves
-// nothing allocated.
+// A matrix as the GEMMs under "medium" read it, converted once for all of them: src (rows,
+// cols), leading dim ld. Under "highest": src itself, uncopied. Under "medium" on bf16 units
+// (gemm_on_bf16_units()): src itself as the float operand plus its 16-bit rounding, compact
+// (bits()), what oneDNN's bf16 matmul reads: one pass, float to 16 bits. Otherwise under
+// "medium": a compact copy rounded to bfloat16 as floats (rounded()). Pass it to gemm() as
+// `gemm(m.as_a(), ..., m.data(), m.ld(), ...)` (or as_b for B). The copies come from heed's
+// caching allocator. Not copyable (it owns its copy); a throwing constructor (out of memory)
+// leaves nothing allocated.
 class Bf16Matrix {
  public:
   Bf16Matrix(const real* src, int64_t ld, int64_t rows, int64_t cols);
@@ -53,11 +67,17 @@ class Bf16Matrix {
   Bf16Matrix& operator=(const Bf16Matrix&) = delete;
   const real* data() const { return data_; }
   int64_t ld() const { return ld_; }
+  bool rounded() const { return rounded_; }         // data() holds bfloat16 values
+  const uint16_t* bits() const { return bits_; }    // the 16-bit copy, or nullptr
+  Bf16Inputs as_a(Bf16Inputs b = {}) const { return {rounded_, b.b_rounded, bits_, b.b16}; }
+  Bf16Inputs as_b(Bf16Inputs a = {}) const { return {a.a_rounded, rounded_, a.a16, bits_}; }
 
  private:
   const real* data_ = nullptr;
   int64_t ld_ = 0;
+  bool rounded_ = false;
   real* copy_ = nullptr;
+  uint16_t* bits_ = nullptr;
   std::size_t bytes_ = 0;
 };
 

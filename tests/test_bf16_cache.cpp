@@ -15,10 +15,13 @@
 #include <heed/core/random.h>
 #include <heed/core/bf16_cache.h>
 #include <heed/core/blas.h>
+#include <heed/core/gemm_engine.h>
+#include <heed/core/onednn_matmul.h>
 #include <heed/core/matmul_precision.h>
 #include <heed/layers/init.h>
 #include <heed/layers/linear.h>
 #include <heed/optim/sgd.h>
+#include "gemm_engine_scope.h"
 #include "helpers.h"
 
 using namespace heed;
@@ -76,25 +79,56 @@ TEST_CASE("gemm under medium with an operand passed as rounded == gemm rounding 
         CHECK(same_bits(got_a.data(), want.data(), M * N));
         CHECK(same_bits(got_b.data(), want.data(), M * N));
         CHECK(same_bits(got_ab.data(), want.data(), M * N));
+        // and given as their 16 bits too (a parameter's Bf16Copy, a Bf16Matrix on bf16 units)
+        std::vector<uint16_t> a16(A16.size()), b16(B16.size());
+        to_bf16_bits(A16.data(), a16.data(), long(A16.size()));
+        to_bf16_bits(B16.data(), b16.data(), long(B16.size()));
+        std::vector<real> got16(M * N);
+        gemm({true, true, a16.data(), b16.data()}, ta, tb, M, N, K, real(0.5), A16.data(), ac, B16.data(), bc, 0, got16.data(), N);
+        CHECK(same_bits(got16.data(), want.data(), M * N));
+        gemm({false, false, a16.data(), nullptr}, ta, tb, M, N, K, real(0.5), A.data(), lda, B.data(), ldb, 0, got16.data(), N);
+        CHECK(same_bits(got16.data(), want.data(), M * N));
       }
 }
 
-TEST_CASE("Bf16Matrix: under medium a compact rounded copy; under highest the matrix itself") {
+TEST_CASE("Bf16Matrix: under medium one conversion (16 bits on bf16 units, else a compact rounded copy); under highest the matrix itself") {
   const int64_t rows = 7, cols = 300, ld = 305;
   const std::vector<real> src = random_buffer(rows * ld, 3);
   {
     const Bf16Matrix same(src.data(), ld, rows, cols);
     CHECK(same.data() == src.data());
     CHECK(same.ld() == ld);
+    CHECK(same.bits() == nullptr);
+    CHECK(!same.rounded());
   }
-  MatmulPrecisionGuard medium("medium");
-  const Bf16Matrix copy(src.data(), ld, rows, cols);
-  CHECK(copy.data() != src.data());
-  CHECK(copy.ld() == cols);
-  bool all = true;
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t c = 0; c < cols; ++c) all &= copy.data()[r * cols + c] == round_to_bf16(src[r * ld + c]);
-  CHECK(all);
+  // both kinds of "medium": oneDNN (bf16 units where the CPU has them) and OpenBLAS (never)
+  for (GemmEngine engine : {GemmEngine::onednn, GemmEngine::openblas}) {
+    heed::test::EngineScope on(engine);
+    MatmulPrecisionGuard medium("medium");
+    CAPTURE(gemm_engine_name(engine));
+    const Bf16Matrix m(src.data(), ld, rows, cols);
+    bool all = true;
+    if (gemm_on_bf16_units()) {  // the float operand is src itself; its 16 bits, compact
+      CHECK(m.data() == src.data());
+      CHECK(m.ld() == ld);
+      CHECK(!m.rounded());
+      REQUIRE(m.bits() != nullptr);
+      for (int64_t r = 0; r < rows; ++r) {
+        std::vector<uint16_t> want(cols);
+        to_bf16_bits(src.data() + r * ld, want.data(), long(cols));
+        all &= std::memcmp(want.data(), m.bits() + r * cols, cols * sizeof(uint16_t)) == 0;
+      }
+    } else {
+      CHECK(engine == GemmEngine::openblas || !detail::onednn_has_bf16());
+      CHECK(m.data() != src.data());
+      CHECK(m.ld() == cols);
+      CHECK(m.rounded());
+      CHECK(m.bits() == nullptr);
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t c = 0; c < cols; ++c) all &= m.data()[r * cols + c] == round_to_bf16(src[r * ld + c]);
+    }
+    CHECK(all);
+  }
 }
 
 TEST_CASE("bf16_cached: parameters only, under medium only; outside a scope a fresh copy each call; in a scope one copy per version, dropped with the scope") {
