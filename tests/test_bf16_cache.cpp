@@ -119,7 +119,7 @@ TEST_CASE("Bf16Matrix: under medium one conversion (16 bits on bf16 units, else 
         all &= std::memcmp(want.data(), m.bits() + r * cols, cols * sizeof(uint16_t)) == 0;
       }
     } else {
-      CHECK(engine == GemmEngine::openblas || !detail::onednn_has_bf16());
+      CHECK((engine == GemmEngine::openblas || !detail::onednn_has_bf16()));
       CHECK(m.data() != src.data());
       CHECK(m.ld() == cols);
       CHECK(m.rounded());

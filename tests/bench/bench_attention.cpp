@@ -1,13 +1,14 @@
 // bench_attention.cpp - tiled ("flash") vs composed scaled dot-product attention in heed,
 // forward + backward, at T = 512 and 2048 (B = 1, H = 8, D = 64), with and without
-// causal masking; bench_attention_torch.py runs PyTorch's composed attention on the same
-// workloads and prints all three side by side (torch 1.13 has no fused
-// F.scaled_dot_product_attention on CPU, so the composed form is what it offers).
+// causal masking; bench_attention_torch.py runs PyTorch's F.scaled_dot_product_attention
+// (fp32, and bf16 where the CPU has bf16 units) and its composed attention on the same
+// workloads and prints them side by side, the ratio against the fastest PyTorch form (Debian's
+// torch 1.13 has no SDPA: the composed form is what it offers).
 // Each line written to the output file is "<name> <median ms>", as bench_core.cpp;
 // the working memory (allocator peak beyond q, k, v, dO, O and the gradients) is printed.
 //
 //   build/bench/bench_attention build/bench/heed_attention.txt
-//   /usr/bin/python3 tests/bench/bench_attention_torch.py build/bench/heed_attention.txt
+//   build/torch-venv/bin/python tests/bench/bench_attention_torch.py build/bench/heed_attention.txt
 #include <heed/autograd/attention/flash_attention.h>
 #include <heed/heed.h>
 
