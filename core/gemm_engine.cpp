@@ -48,11 +48,25 @@ void warn_misdetected() {
   });
 }
 
+// The rule, in one place: the double build has only OpenBLAS; the float build uses oneDNN
+// where OpenBLAS misjudged the CPU, else what was asked.
+GemmEngine decide(GemmEngine asked, bool misdetected) {
+  if (!kHasOnednn) return GemmEngine::openblas;
+  return misdetected ? GemmEngine::onednn : asked;
+}
+
+// The rule for this process, saying once on stderr when it overrides what was asked.
 GemmEngine apply(GemmEngine asked) {
   const bool misdetected = openblas_misdetected();
   if (misdetected && (asked == GemmEngine::openblas || !kHasOnednn)) warn_misdetected();
-  if (!kHasOnednn) return GemmEngine::openblas;
-  return misdetected ? GemmEngine::onednn : asked;
+  return decide(asked, misdetected);
+}
+
+// HEED_GEMM's value: onednn (also when unset or empty) or openblas; heed::Error otherwise.
+GemmEngine parse_engine(const char* asked) {
+  if (asked == nullptr || *asked == '\0' || std::strcmp(asked, "onednn") == 0) return GemmEngine::onednn;
+  if (std::strcmp(asked, "openblas") == 0) return GemmEngine::openblas;
+  fail("HEED_GEMM", "unknown GEMM engine '", asked, "': onednn or openblas");
 }
 
 }  // namespace
@@ -62,22 +76,13 @@ const char* gemm_engine_name(GemmEngine engine) {
 }
 
 GemmEngine gemm_select_engine(const char* asked, bool misdetected) {
-  GemmEngine e = GemmEngine::onednn;
-  if (asked != nullptr && *asked != '\0') {
-    if (std::strcmp(asked, "openblas") == 0)
-      e = GemmEngine::openblas;
-    else if (std::strcmp(asked, "onednn") != 0)
-      fail("HEED_GEMM", "unknown GEMM engine '", asked, "': onednn or openblas");
-  }
-  if (!kHasOnednn) return GemmEngine::openblas;
-  return misdetected ? GemmEngine::onednn : e;
+  return decide(parse_engine(asked), misdetected);
 }
 
 GemmEngine gemm_engine() {
   int e = g_engine.load(std::memory_order_relaxed);
   if (e < 0) {
-    const GemmEngine asked = gemm_select_engine(std::getenv("HEED_GEMM"), false);
-    e = int(apply(asked));
+    e = int(apply(parse_engine(std::getenv("HEED_GEMM"))));
     g_engine.store(e, std::memory_order_relaxed);
   }
   return GemmEngine(e);
