@@ -1,8 +1,9 @@
 // shape_ops.cpp - transpose, permute, slice, narrow, cat, stack: ops that copy elements to
 // new places without changing them.
 //
-// Every heed tensor is contiguous, so each of these ops copies, and they all use one kernel
-// pair over a *strided view* of a buffer: element (i0, ..., ik) of the view lives at
+// Every heed tensor is contiguous, so each of these ops copies (but a slice or narrow that is
+// one block of its input, which shares the input's storage: slice_op below), and they all use
+// one kernel pair over a *strided view* of a buffer: element (i0, ..., ik) of the view lives at
 //     offset + i0*strides[0] + ... + ik*strides[k]
 //   gather_view   out = view(src)     the view's elements, row-major, into a contiguous tensor
 //   scatter_view  view(dst) = src     a contiguous tensor back into the view's positions
@@ -244,7 +245,7 @@ static bool is_block(const Shape& s, int d, int64_t len, int64_t step) {
 // y = x[start : start + len*step : step] along dim d      dx = zeros, dy scattered back there
 // A block of x (is_block) is a shared view: y's storage is x's, starting at element
 // start * stride(d); anything else is a gathered copy, marked as one (core/tensor.h, "Views").
-static Tensor slice_copy(const char* op, const Tensor& x, int d, int64_t start, int64_t len,
+static Tensor slice_op(const char* op, const Tensor& x, int d, int64_t start, int64_t len,
                          int64_t step) {
   const StridedView v = slice_view(x.shape(), d, start, len, step);
   const ViewMark& xv = x.impl()->view;
@@ -267,7 +268,7 @@ static Tensor slice_copy(const char* op, const Tensor& x, int d, int64_t start, 
 }
 
 // y's view mark says op made it, along dim d; shared or a copy as the view it came from
-// (a view of a copy keeps the copy's mark, set by slice_copy).
+// (a view of a copy keeps the copy's mark, set by slice_op).
 static Tensor remark(const Tensor& y, const char* op, int d, const Tensor& x) {
   const ViewMark& xv = x.impl()->view;
   if (!(xv.op && !xv.shares)) detail::mark_view(y, op, d, y.impl()->view.shares);
@@ -284,7 +285,7 @@ Tensor slice(const Tensor& x, int64_t dim, int64_t start, int64_t end, int64_t s
   const int64_t b = clamp(start), e = std::max(clamp(end), b);
   // ceil((e - b) / step) without forming e - b + step - 1, which overflows for a huge step
   const int64_t len = e > b ? (e - b - 1) / step + 1 : 0;
-  return slice_copy("slice", x, d, b, len, step);
+  return slice_op("slice", x, d, b, len, step);
 }
 
 // y = x[start : start+length] along dim                   dx = zeros, dy scattered back there
@@ -294,7 +295,7 @@ Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length) {
   const int64_t n = x.shape()[d];  // start + length <= n, written so that it cannot overflow
   HEED_CHECK(start >= 0 && length >= 0 && start <= n && length <= n - start, "narrow", "start ",
              start, " length ", length, " out of range for dim ", dim, " of shape ", x.shape());
-  return slice_copy("narrow", x, d, start, length, 1);
+  return slice_op("narrow", x, d, start, length, 1);
 }
 
 // y = squeeze(narrow(x, dim, index, 1), dim)             dx = dy put back at `index`, 0 elsewhere

@@ -53,7 +53,8 @@ class Tensor {
   int dim() const { return shape().size(); }
   int64_t size(int64_t d) const;  // negative d counts from the end
   int64_t numel() const;
-  // Contiguous, row-major. Writes through this pointer are not tracked by the version
+  // Contiguous, row-major: the storage's buffer from this tensor's offset (a shared view's
+  // is where its block starts; see "Views" below). Writes through this pointer are not tracked by the version
   // counter below (as PyTorch's .data): code that writes a tensor in place through it, after
   // the tensor may have been saved for a backward, calls bump_version() (the optimizers and
   // initialisers do).
@@ -318,7 +319,8 @@ struct Storage {
 
 // What only a leaf that requires grad (a parameter), or a tensor given .set_grad(), carries:
 // its gradient and what adds into it. Kept apart, as PyTorch keeps AutogradMeta apart, so
-// the header of every other tensor (one per recorded op) is two cache lines, not three.
+// the header of every other tensor (one per recorded op), with its shared_ptr's control
+// block, is three cache lines, not four.
 struct GradState {
   bool requires_grad = false;
   std::mutex mu;  // guards accumulator, the engine's adds into grad, and the hook list
