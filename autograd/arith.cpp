@@ -14,6 +14,7 @@ namespace heed {
 static Tensor scaled_gradient(const Tensor& dy, real s) {
   if (!sole_gradient(dy)) return mul(dy, s);
   Tensor g = dy;
+  g.impl()->view = ViewMark{};  // the engine's own buffer, even when a view op's backward made it
   g.mul_(s);
   return g;
 }

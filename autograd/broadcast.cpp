@@ -86,6 +86,7 @@ Tensor expand(const Tensor& x, const Shape& to) {
   const Shape shape = expand_target(x.shape(), to);
   if (x.shape() == shape) return x;
   Tensor y = expand_raw(x, shape);
+  detail::mark_view(y, "expand", -1, false);  // a copy where libtorch's would be a view
   return record("expand", y, {x}, kDoubleBackward, [s = x.shape()](const Tensor& dy, Grads& g) {
     g[0] = sum_to(dy, s);
   });

@@ -105,6 +105,7 @@ void AccumulateGrad::apply(const Tensor& grad_out, Grads& g) {
       st.grad = st.grad.defined() ? st.grad + grad_out : clone(grad_out);
     } else if (!st.grad.defined()) {
       if (sole_gradient(grad_out)) {
+        grad_out.impl()->view = ViewMark{};  // the engine's own buffer now, whatever op made it
         st.grad = grad_out;
       } else {
         Tensor copy = empty(grad_out.shape());
@@ -202,7 +203,9 @@ Tensor Grads::output(const Tensor& y) const {
   if (!create_graph_ || !self_) return y;
   auto impl = std::allocate_shared<TensorImpl>(CachingAllocator<TensorImpl>());
   impl->storage = y.impl()->storage;
+  impl->offset = y.impl()->offset;
   impl->shape = y.shape();
+  impl->view = y.impl()->view;
   impl->grad_fn = *self_;  // y again, as the output of the node being run
   return Tensor(std::move(impl));
 }
@@ -227,10 +230,18 @@ struct Roots {
 // gathers its T gradients into one buffer instead of allocating T - 1 sums. Otherwise (the
 // first gradient may be another node's saved tensor, or the seed; under create_graph they
 // are differentiable) a new tensor, recorded when grad mode is on.
+// A gradient the engine holds alone is its own buffer, whatever op made it (a transpose's
+// backward gives a transpose's copy): its view mark is dropped, so adds into it are allowed.
 void add_gradient(Tensor& pending, Tensor g) {
-  if (!pending.defined()) pending = std::move(g);
-  else if (sole_gradient(pending) && !g.requires_grad()) pending.add_(g);
-  else pending = pending + g;
+  if (!pending.defined()) {
+    pending = std::move(g);
+    if (sole_gradient(pending)) pending.impl()->view = ViewMark{};
+  } else if (sole_gradient(pending) && !g.requires_grad()) {
+    pending.impl()->view = ViewMark{};
+    pending.add_(g);
+  } else {
+    pending = pending + g;
+  }
 }
 
 // Step 1: number every node reachable from the roots and count its consumers (deps).

@@ -16,6 +16,7 @@ namespace heed {
 
 bool detail::update_in_place(const char* op, const Tensor& x, const Tensor& y) {
   HEED_CHECK(x.defined(), op, "use of an undefined tensor");
+  check_writable(op, x);
   if (!GradMode::enabled()) return true;
   HEED_CHECK(!(x.is_leaf() && x.requires_grad()), op,
              "a leaf that requires grad cannot be updated in place while grad mode is on; wrap "

@@ -1,8 +1,9 @@
 // shape_ops.cpp - transpose, permute, slice, narrow, cat, stack: ops that copy elements to
 // new places without changing them.
 //
-// Every heed tensor is contiguous, so each of these ops copies, and they all use one kernel
-// pair over a *strided view* of a buffer: element (i0, ..., ik) of the view lives at
+// Every heed tensor is contiguous, so each of these ops copies (but a slice or narrow that is
+// one block of its input, which shares the input's storage: slice_op below), and they all use
+// one kernel pair over a *strided view* of a buffer: element (i0, ..., ik) of the view lives at
 //     offset + i0*strides[0] + ... + ik*strides[k]
 //   gather_view   out = view(src)     the view's elements, row-major, into a contiguous tensor
 //   scatter_view  view(dst) = src     a contiguous tensor back into the view's positions
@@ -17,6 +18,7 @@
 #include <numeric>
 #include <sstream>
 
+#include "../core/allocator.h"
 #include "../core/error.h"
 #include "../core/parallel.h"
 #include "node.h"
@@ -176,6 +178,7 @@ Tensor transpose(const Tensor& x, int64_t d0, int64_t d1) {
   std::iota(perm.begin(), perm.end(), 0);
   if (x.dim() > 0) std::swap(perm[a], perm[b]);
   Tensor y = permute_copy(x, perm);
+  detail::mark_view(y, "transpose", -1, false);
   return record("transpose", y, {x}, kDoubleBackward, [a, b](const Tensor& dy, Grads& g) {
     g[0] = transpose(dy, a, b);
   });
@@ -202,6 +205,7 @@ Tensor permute(const Tensor& x, const std::vector<int64_t>& dims) {
     inverse[perm[i]] = i;
   }
   Tensor y = permute_copy(x, perm);
+  detail::mark_view(y, "permute", -1, false);
   return record("permute", y, {x}, kDoubleBackward, [inverse](const Tensor& dy, Grads& g) {
     g[0] = permute(dy, inverse);
   });
@@ -230,10 +234,45 @@ static Tensor scatter_op(const Tensor& x, const StridedView& v, const Shape& sha
   });
 }
 
+// True when x's elements start, start+step, ... (len of them) along dim d are one contiguous
+// block of x: every dim before d has size 1, and the step is 1 or never taken.
+static bool is_block(const Shape& s, int d, int64_t len, int64_t step) {
+  for (int i = 0; i < d; ++i)
+    if (s[i] != 1) return false;
+  return step == 1 || len <= 1;
+}
+
 // y = x[start : start + len*step : step] along dim d      dx = zeros, dy scattered back there
-static Tensor slice_copy(const char* op, const Tensor& x, int d, int64_t start, int64_t len,
+// A block of x (is_block) is a shared view: y's storage is x's, starting at element
+// start * stride(d); anything else is a gathered copy, marked as one (core/tensor.h, "Views").
+static Tensor slice_op(const char* op, const Tensor& x, int d, int64_t start, int64_t len,
                          int64_t step) {
-  return gather_op(op, x, slice_view(x.shape(), d, start, len, step));
+  const StridedView v = slice_view(x.shape(), d, start, len, step);
+  const ViewMark& xv = x.impl()->view;
+  if (!is_block(x.shape(), d, len, step) || (xv.op && !xv.shares)) {
+    Tensor y = gather_op(op, x, v);
+    // a view of a copy is a copy too, named after the first (a write would miss its base)
+    if (xv.op && !xv.shares) y.impl()->view = xv;
+    else detail::mark_view(y, op, d, false);
+    return y;
+  }
+  auto impl = std::allocate_shared<TensorImpl>(CachingAllocator<TensorImpl>());
+  impl->storage = x.impl()->storage;
+  impl->offset = x.impl()->offset + v.offset;
+  impl->shape = v.shape;
+  impl->view = ViewMark{op, d, true};
+  Tensor y(std::move(impl));
+  return record(op, y, {x}, kDoubleBackward, [v, xs = x.shape()](const Tensor& dy, Grads& g) {
+    g[0] = scatter_op(dy, v, xs);
+  });
+}
+
+// y's view mark says op made it, along dim d; shared or a copy as the view it came from
+// (a view of a copy keeps the copy's mark, set by slice_op).
+static Tensor remark(const Tensor& y, const char* op, int d, const Tensor& x) {
+  const ViewMark& xv = x.impl()->view;
+  if (!(xv.op && !xv.shares)) detail::mark_view(y, op, d, y.impl()->view.shares);
+  return y;
 }
 
 // y = x[start:end:step] along dim (Python rules)        dx = zeros, dy scattered back there
@@ -246,7 +285,7 @@ Tensor slice(const Tensor& x, int64_t dim, int64_t start, int64_t end, int64_t s
   const int64_t b = clamp(start), e = std::max(clamp(end), b);
   // ceil((e - b) / step) without forming e - b + step - 1, which overflows for a huge step
   const int64_t len = e > b ? (e - b - 1) / step + 1 : 0;
-  return slice_copy("slice", x, d, b, len, step);
+  return slice_op("slice", x, d, b, len, step);
 }
 
 // y = x[start : start+length] along dim                   dx = zeros, dy scattered back there
@@ -256,7 +295,7 @@ Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length) {
   const int64_t n = x.shape()[d];  // start + length <= n, written so that it cannot overflow
   HEED_CHECK(start >= 0 && length >= 0 && start <= n && length <= n - start, "narrow", "start ",
              start, " length ", length, " out of range for dim ", dim, " of shape ", x.shape());
-  return slice_copy("narrow", x, d, start, length, 1);
+  return slice_op("narrow", x, d, start, length, 1);
 }
 
 // y = squeeze(narrow(x, dim, index, 1), dim)             dx = dy put back at `index`, 0 elsewhere
@@ -266,7 +305,7 @@ Tensor select(const Tensor& x, int64_t dim, int64_t index) {
   const int64_t n = x.shape()[d];
   HEED_CHECK(index >= -n && index < n, "select", "index ", index, " is out of range for dim ", dim,
              " of shape ", x.shape(), " (size ", n, ")");
-  return named("select", squeeze(narrow(x, d, index < 0 ? index + n : index, 1), d), {x});
+  return remark(named("select", squeeze(narrow(x, d, index < 0 ? index + n : index, 1), d), {x}), "select", d, x);
 }
 
 std::vector<Tensor> chunk(const Tensor& x, int64_t chunks, int64_t dim) {
@@ -277,11 +316,11 @@ std::vector<Tensor> chunk(const Tensor& x, int64_t chunks, int64_t dim) {
   const int64_t len = n / chunks + (n % chunks != 0);  // ceil(n / chunks), without overflow
   std::vector<Tensor> pieces;
   if (n == 0) {
-    for (int64_t i = 0; i < chunks; ++i) pieces.push_back(named("chunk", narrow(x, d, 0, 0), {x}));
+    for (int64_t i = 0; i < chunks; ++i) pieces.push_back(remark(named("chunk", narrow(x, d, 0, 0), {x}), "chunk", d, x));
     return pieces;
   }
   for (int64_t start = 0; start < n; start += len)
-    pieces.push_back(named("chunk", narrow(x, d, start, std::min(len, n - start)), {x}));
+    pieces.push_back(remark(named("chunk", narrow(x, d, start, std::min(len, n - start)), {x}), "chunk", d, x));
   return pieces;
 }
 

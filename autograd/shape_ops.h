@@ -2,8 +2,8 @@
 // narrow, select, cat, stack (shape_ops.cpp), and through indexing.h index_select and gather,
 // through views.h reshape, squeeze, unsqueeze and flatten, so that one include gives them all.
 //
-// The views share storage (every heed tensor is contiguous); the ops here copy. Each
-// backward moves the gradient back to where the element came from.
+// The views share storage; the ops here copy, but a block of x shares it (core/tensor.h,
+// "Views"). Each backward moves the gradient back to where the element came from.
 #pragma once
 #include <initializer_list>
 #include <vector>

@@ -93,7 +93,9 @@ Tensor Tensor::detach() const {
   if (!impl_) fail_undefined();
   auto impl = std::allocate_shared<TensorImpl>(CachingAllocator<TensorImpl>());
   impl->storage = impl_->storage;
+  impl->offset = impl_->offset;
   impl->shape = impl_->shape;
+  impl->view = impl_->view;  // a view's detach() is that view still, as libtorch's
   return Tensor(std::move(impl));
 }
 

@@ -79,7 +79,10 @@ Tensor put_region(const Tensor& x, const Region& r, const Tensor& v) {
 }  // namespace
 
 Tensor index(const Tensor& x, const std::vector<TensorIndex>& indices) {
-  return index_region(x, resolve_region("index", x.shape(), indices));
+  Tensor y = index_region(x, resolve_region("index", x.shape(), indices));
+  // a copy where libtorch's would be a view (core/tensor.h, "Views"): in-place ops refuse it
+  if (y.impl()->storage != x.impl()->storage) detail::mark_view(y, "index", -1, false);
+  return y;
 }
 
 Tensor index_put(const Tensor& x, const std::vector<TensorIndex>& indices, const Tensor& v) {

@@ -65,10 +65,6 @@ Tensor Tensor::abs() const { return heed::abs(*this); }
 Tensor Tensor::neg() const { return heed::neg(*this); }
 Tensor Tensor::pow(real exponent) const { return heed::pow(*this, exponent); }
 Tensor Tensor::clone() const { return heed::clone(*this); }
-Tensor Tensor::contiguous() const {
-  if (!defined()) fail_undefined();
-  return *this;
-}
 
 Tensor Tensor::sin() const { return heed::sin(*this); }
 Tensor Tensor::cos() const { return heed::cos(*this); }

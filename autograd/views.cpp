@@ -1,5 +1,5 @@
-// views.cpp - reshape, view, squeeze, unsqueeze, flatten (views.h): a new shape over the
-// same storage, and a backward that reshapes the gradient back.
+// views.cpp - reshape, view, squeeze, unsqueeze, flatten (views.h), contiguous(): a new shape
+// over the same storage (at the same offset), and a backward that reshapes the gradient back.
 #include "views.h"
 
 #include "../core/error.h"
@@ -34,7 +34,9 @@ Tensor reshape(const Tensor& x, const Shape& shape) {
   const Shape s = infer_shape(x.shape(), shape);
   auto impl = std::allocate_shared<TensorImpl>(CachingAllocator<TensorImpl>());
   impl->storage = x.impl()->storage;
+  impl->offset = x.impl()->offset;
   impl->shape = s;
+  impl->view = x.impl()->view;  // a reshape of a view (shared or a copy) is that view still
   Tensor y(std::move(impl));
   return record("reshape", y, {x}, kDoubleBackward, [s = x.shape()](const Tensor& dy, Grads& g) {
     g[0] = reshape(dy, s);
@@ -82,5 +84,15 @@ Tensor Tensor::view(const Shape& s) const { return named("view", heed::reshape(*
 Tensor Tensor::unsqueeze(int64_t d) const { return heed::unsqueeze(*this, d); }
 Tensor Tensor::squeeze(int64_t d) const { return heed::squeeze(*this, d); }
 Tensor Tensor::squeeze() const { return heed::squeeze(*this); }
+
+// A view's copy (core/tensor.h, "Views") is contiguous already: the same values under a new
+// handle without its mark, as libtorch's contiguous() of a strided view is a fresh tensor.
+Tensor Tensor::contiguous() const {
+  if (!defined()) fail_undefined();
+  if (!impl()->view.op || impl()->view.shares) return *this;
+  Tensor y = named("contiguous", heed::reshape(*this, shape()), {*this});
+  detail::mark_view(y, nullptr, -1, false);
+  return y;
+}
 
 }  // namespace heed

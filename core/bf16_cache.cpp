@@ -29,7 +29,7 @@ namespace {
 struct Entry {
   std::weak_ptr<Storage> storage;  // expired: the parameter is gone (its address may be reused)
   uint64_t version = 0;
-  int64_t numel = 0;
+  int64_t offset = 0, numel = 0;  // which elements of storage (a row block of w is a view)
   std::shared_ptr<const Bf16Copy> copy;
 };
 
@@ -71,15 +71,16 @@ std::shared_ptr<const Bf16Copy> bf16_cached(const Tensor& w) {
   if (s.depth == 0) return round_copy(w);  // no scope: nothing kept, nothing stale
   const std::shared_ptr<Storage>& storage = w.impl()->storage;
   const uint64_t version = w.version();
-  const int64_t numel = w.numel();
+  const int64_t offset = w.impl()->offset, numel = w.numel();
   const auto it = s.entries.find(storage.get());
-  if (it != s.entries.end() && it->second.version == version && it->second.numel == numel &&
+  if (it != s.entries.end() && it->second.version == version && it->second.offset == offset &&
+      it->second.numel == numel &&
       it->second.storage.lock() == storage)
     return it->second.copy;
   std::shared_ptr<const Bf16Copy> copy = round_copy(w);
   for (auto e = s.entries.begin(); e != s.entries.end();)  // drop the copies of dead storages
     e = e->second.storage.expired() ? s.entries.erase(e) : std::next(e);
-  s.entries[storage.get()] = Entry{storage, version, numel, copy};
+  s.entries[storage.get()] = Entry{storage, version, offset, numel, copy};
   return copy;
 }
 

@@ -89,19 +89,48 @@ void Tensor::bump_version() const {
 // TensorImpl's inline requires_grad(), not Tensor's (autograd/engine.cpp), so core/ calls
 // nothing defined above it; bump_version() reports an undefined tensor.
 static void check_inplace(const char* op, const Tensor& t) {
+  detail::check_writable(op, t);
   HEED_CHECK(!(GradMode::enabled() && t.defined() && t.impl()->requires_grad()), op,
              "in-place update of a tensor that requires grad while grad mode is on; "
              "wrap it in heed::NoGradGuard (shape ", t.shape(), ")");
   t.bump_version();
 }
 
+static std::string view_name(const ViewMark& v) {
+  return std::string(v.op) + (v.dim >= 0 ? "(dim " + std::to_string(v.dim) + ")" : "");
+}
+
+void detail::check_writable(const char* op, const Tensor& t) {
+  if (!t.defined()) return;  // the caller's own check names the op
+  const ViewMark& v = t.impl()->view;
+  if (!v.op) return;
+  HEED_CHECK(v.shares, op, "this tensor is a copy made by ", view_name(v), ", not a view of its "
+             "input (heed copies views that are not contiguous blocks); write into the original "
+             "with index_put_ or narrow along dim 0, or clone() first to write into the copy");
+  HEED_CHECK(!(GradMode::enabled() && t.impl()->requires_grad()), op, "this tensor is a view made by ",
+             view_name(v), " sharing its input's storage, and it is in a graph being recorded "
+             "(it or its input requires grad, grad mode on); write a parameter's view under "
+             "heed::NoGradGuard, or clone() first to write into a copy (shape ", t.shape(), ")");
+}
+
+void detail::mark_view(const Tensor& y, const char* op, int dim, bool shares) {
+  y.impl()->view = ViewMark{op, dim, shares};
+}
+
 // add_, mul_ and the other updates that may be recorded are in autograd/inplace.cpp.
-const Tensor& Tensor::zero_() const { return fill_(0); }
+static void fill_in_place(const char* op, const Tensor& t, real v) {
+  check_inplace(op, t);
+  real* p = t.data();
+  parallel_for(t.numel(), kGrainElementwise, [&](int64_t b, int64_t e) { std::fill(p + b, p + e, v); });
+}
+
+const Tensor& Tensor::zero_() const {
+  fill_in_place("zero_", *this, 0);
+  return *this;
+}
 
 const Tensor& Tensor::fill_(real v) const {
-  check_inplace("fill_", *this);
-  real* p = data();
-  parallel_for(numel(), kGrainElementwise, [&](int64_t b, int64_t e) { std::fill(p + b, p + e, v); });
+  fill_in_place("fill_", *this, v);
   return *this;
 }
 
@@ -109,7 +138,8 @@ const Tensor& Tensor::copy_(const Tensor& src) const {
   check_inplace("copy_", *this);
   HEED_CHECK(src.numel() == numel(), "copy_", "shapes ", shape(), " and ", src.shape(),
              " have different numbers of elements");
-  if (src.data() != data()) std::memcpy(data(), src.data(), sizeof(real) * numel());
+  // memmove: src may be another view of the same storage, overlapping this one
+  if (src.data() != data()) std::memmove(data(), src.data(), sizeof(real) * numel());
   return *this;
 }
 

@@ -1,7 +1,8 @@
 // tensor.h - Tensor: the n-dimensional array heed computes with. Read this file first.
 //
 // A Tensor is a cheap handle (a shared pointer) to a TensorImpl:
-//   storage  contiguous row-major `real` buffer, shared by views (reshape, view, detach)
+//   storage  contiguous row-major `real` buffer, shared by views (reshape, view, detach,
+//            and the block views below), the tensor's elements starting at `offset`
 //   shape    its dimensions (core/shape.h)
 //   autograd requires_grad, the Node that produced it (grad_fn), and for leaves the
 //            accumulated gradient (grad)
@@ -52,7 +53,8 @@ class Tensor {
   int dim() const { return shape().size(); }
   int64_t size(int64_t d) const;  // negative d counts from the end
   int64_t numel() const;
-  // Contiguous, row-major. Writes through this pointer are not tracked by the version
+  // Contiguous, row-major: the storage's buffer from this tensor's offset (a shared view's
+  // is where its block starts; see "Views" below). Writes through this pointer are not tracked by the version
   // counter below (as PyTorch's .data): code that writes a tensor in place through it, after
   // the tensor may have been saved for a backward, calls bump_version() (the optimizers and
   // initialisers do).
@@ -119,6 +121,26 @@ class Tensor {
   void remove_post_accumulate_grad_hook(int64_t handle) const;  // unknown handle: no-op
 
   // ---- shape views (autograd/views.cpp) ----
+  // Views. Every heed tensor is contiguous, so what libtorch returns as a view is one of two
+  // things here:
+  //  - a shared view, when its elements are one contiguous block of x: reshape, view,
+  //    flatten, squeeze, unsqueeze, detach; narrow, slice (step 1) and chunk along dim 0,
+  //    or along a dim d when every dim before d has size 1; select(0, i) and x[i] (so
+  //    x[i][j] too), likewise select(d, i) when every dim before d has size 1; and views
+  //    of these. It shares x's storage at an element offset: a write through it (fill_,
+  //    copy_, add_, +=, index_put_, ...) changes x, x's changes show in it, and the version
+  //    counter is the storage's, so a backward that saved x refuses after such a write.
+  //    Under grad mode a write through a shared view that requires grad (x or the view in
+  //    a graph) is refused, naming the view op, as PyTorch refuses a view of a leaf:
+  //    wrap it in heed::NoGradGuard (a parameter's row: `NoGradGuard g; w[1].fill_(7);`
+  //    writes w), or clone() first to write a copy.
+  //  - a copy, for every other view: transpose, permute, t(), narrow/slice/select/chunk
+  //    along a later dim, slice with a step, expand, x.index({...}). The copy carries the
+  //    op's name, and every in-place op on it raises heed::Error naming the op and dim
+  //    ("fill_: this tensor is a copy made by narrow(dim 1), not a view of its input ..."),
+  //    since libtorch would have written x and heed cannot. Write x itself
+  //    (x.index_put_({Slice(), Slice(a, b)}, v), or a narrow along dim 0), or clone() the
+  //    copy to write it. Ops' outputs, clone() and contiguous() are not marked.
   Tensor reshape(const Shape& shape) const;   // one dim may be -1; shares storage
   Tensor view(const Shape& shape) const;      // same as reshape (all tensors are contiguous)
   Tensor transpose(int64_t d0, int64_t d1) const;
@@ -166,7 +188,7 @@ class Tensor {
   Tensor neg() const;
   Tensor pow(real exponent) const;
   Tensor clone() const;       // a copy that stays in the graph
-  Tensor contiguous() const;  // *this: every heed tensor is contiguous already
+  Tensor contiguous() const;  // *this (every heed tensor is contiguous); a view's copy unmarked
   // libtorch's moves (core/device.h): heed's tensors are on the CPU in the build's real type,
   // so these return *this, or throw heed::Error for another device or type.
   Tensor to(const Device& device) const;
@@ -297,7 +319,8 @@ struct Storage {
 
 // What only a leaf that requires grad (a parameter), or a tensor given .set_grad(), carries:
 // its gradient and what adds into it. Kept apart, as PyTorch keeps AutogradMeta apart, so
-// the header of every other tensor (one per recorded op) is two cache lines, not three.
+// the header of every other tensor (one per recorded op), with its shared_ptr's control
+// block, is three cache lines, not four.
 struct GradState {
   bool requires_grad = false;
   std::mutex mu;  // guards accumulator, the engine's adds into grad, and the hook list
@@ -310,9 +333,19 @@ struct GradState {
   std::vector<std::pair<int64_t, std::function<void(const Tensor&)>>> post_accumulate_hooks;
 };
 
+// How a tensor came from a view op (Tensor's "Views" comment above). A shared view's
+// in-place ops write its base; a copy's refuse, naming op and dim.
+struct ViewMark {
+  const char* op = nullptr;  // "narrow", "select", "transpose", ...; null: not a view's result
+  int32_t dim = -1;          // the dim op worked along (-1: several, as permute)
+  bool shares = false;       // true: storage is the base's, at offset; false: a copy
+};
+
 struct TensorImpl {
   std::shared_ptr<Storage> storage;
+  int64_t offset = 0;  // where element 0 lives in storage (non-zero for a view of a block)
   Shape shape;
+  ViewMark view;
   std::shared_ptr<Node> grad_fn;      // the op that produced this tensor (null for leaves)
   std::unique_ptr<GradState> leaf;    // null until requires_grad_() or set_grad()
   // An op's output requires grad (record() gave it a grad_fn); a leaf when it was asked to.
@@ -330,8 +363,18 @@ inline const Shape& Tensor::shape() const {
 
 inline real* Tensor::data() const {
   if (!impl_) fail_undefined();
-  return impl_->storage->data;
+  return impl_->storage->data + impl_->offset;
 }
+
+namespace detail {
+// Every in-place write starts here (zero_, fill_, copy_, add_ and the other updates, +=,
+// index_put_, the nn::init functions): heed::Error naming op when t is the copy a view op
+// made (the write would not reach its input), or a shared view in a graph being recorded
+// (t or its base requires grad, grad mode on). Returns normally otherwise.
+void check_writable(const char* op, const Tensor& t);
+// The mark ops put on their result (core/tensor.cpp): y's view mark is {op, dim, shares}.
+void mark_view(const Tensor& y, const char* op, int dim, bool shares);
+}  // namespace detail
 
 // ---- factories (all contiguous; requires_grad off; call .requires_grad_() for parameters) ----
 // The data of t, or null when t is undefined (no bias, a gradient nobody needs): how the

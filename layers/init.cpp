@@ -55,6 +55,7 @@ Tensor uniform_(Tensor t, double a, double b) {
   HEED_CHECK(a <= b, "uniform_", "expects a <= b; got a = ", a, " > b = ", b);
   HEED_CHECK(b - a <= most, "uniform_", "b - a = ", b - a, " (a = ", a, ", b = ", b,
              ") exceeds the largest ", sizeof(real) == 4 ? "float" : "double");
+  heed::detail::check_writable("uniform_", t);
   NoGradGuard ng;
   t.bump_version();  // written in place below (tensor.h: version)
   real* p = t.data();
@@ -69,6 +70,7 @@ Tensor normal_(Tensor t, double mean, double std) {
   HEED_CHECK(std >= 0, "normal_", "std must be >= 0; got std = ", std);
   HEED_CHECK(std::isfinite(mean) && std::isfinite(std), "normal_", "mean ", mean, " and std ",
              std, " must be finite");
+  heed::detail::check_writable("normal_", t);
   NoGradGuard ng;
   t.bump_version();  // written in place below (tensor.h: version)
   real* p = t.data();
@@ -186,6 +188,7 @@ Tensor orthogonal_(Tensor t, double gain) {
     for (int64_t i = 0; i < m; ++i) v[i] = norm > 0 ? v[i] / norm : 0;
   }
 
+  heed::detail::check_writable("orthogonal_", t);
   NoGradGuard ng;
   t.bump_version();  // written in place below (tensor.h: version)
   real* p = t.data();

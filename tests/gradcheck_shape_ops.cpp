@@ -87,3 +87,16 @@ TEST_CASE("gradcheck shape_ops: stack along each dim") {
     check_grad([d](const V& v) { return stack(v, d); }, xs);
   }
 }
+
+// Views that are blocks of their input share its storage (core/tensor.h, "Views"): their
+// gradients are the copies' were, dy into zeros at the block, through views of views too.
+TEST_CASE("gradcheck shape_ops: block views (x[i], x[i][j], select(0), chunk(0), a view of a narrow)") {
+  manual_seed(16);
+  Tensor x = param({3, 4, 5});
+  check_grad([](const V& v) { return v[0][1]; }, {x});
+  check_grad([](const V& v) { return v[0][2][3] * v[0][0][1]; }, {x});
+  check_grad([](const V& v) { return select(v[0], 0, -1); }, {x});
+  check_grad([](const V& v) { return v[0].chunk(2, 0)[1]; }, {x});
+  check_grad([](const V& v) { return narrow(v[0], 0, 1, 2).view({2, 20}) * narrow(v[0], 0, 0, 2).reshape({2, 20}); }, {x});
+  check_grad([](const V& v) { return narrow(narrow(v[0], 0, 1, 1), 1, 1, 2); }, {x});  // dim 1 after a size-1 dim
+}

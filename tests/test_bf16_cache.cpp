@@ -315,3 +315,16 @@ TEST_CASE("lstm_cell under medium: cached weight copies (parameters) == weights 
     CHECK(same_bits(p.data(), q.data(), p.numel()));
   }
 }
+
+TEST_CASE("bf16_cached: two parameters that are row blocks of one storage get a copy each") {
+  Tensor big = randn({2, 30, 20});
+  Tensor w0 = big[0].requires_grad_(), w1 = big[1].requires_grad_();  // views of big: leaves
+  MatmulPrecisionGuard medium("medium");
+  Bf16CacheScope keep;
+  const auto c0 = bf16_cached(w0), c1 = bf16_cached(w1);
+  REQUIRE(c0 != nullptr);
+  REQUIRE(c1 != nullptr);
+  CHECK(c0 != c1);
+  CHECK(c1->data()[0] == round_to_bf16(big.at({1, 0, 0})));
+  CHECK(bf16_cached(w1) == c1);  // keyed by storage and offset: a hit
+}

@@ -247,6 +247,13 @@ TEST_CASE("README: coming from libtorch, the heed column") {
   Tensor z = zeros({2, 4});
   z.index_put_({Slice(), Slice(0, None, 2)}, ones({2, 2}));
   CHECK(z.to_vector() == std::vector<heed::real>{1, 0, 1, 0, 1, 0, 1, 0});
+  z[1].fill_(7);
+  z.narrow(0, 0, 1).copy_(full({1, 4}, 3));
+  z.select(0, 1).zero_();
+  CHECK(z.to_vector() == std::vector<heed::real>{3, 3, 3, 3, 0, 0, 0, 0});
+  CHECK(heed::test::error_of([&] { z.t().fill_(1); }).find("copy made by transpose") != std::string::npos);
+  z.index_put_({Slice(), Slice(1, 2)}, 5);
+  CHECK(z.at({1, 1}) == 5);
   PortData ds;
   auto loader = heed::data::make_data_loader(ds.map(heed::data::transforms::Stack<>()), heed::data::DataLoaderOptions(4));
   int64_t rows = 0;

@@ -105,14 +105,21 @@ Tensor KVCache::attend(const Tensor& q, const AttentionMask& mask,
   return flash_attention_prefix(q, keys_, values_, size_, mask, scale);
 }
 
+// The filled part of a (B, H, max_len, d) buffer as a tensor of its own: narrow copies it,
+// except when B = H = 1, where it is a block of the buffer (core/tensor.h, "Views"), so clone.
+static Tensor filled_part(const Tensor& buffer, int64_t size) {
+  Tensor part = narrow(buffer.detach(), 2, 0, size);
+  return part.impl()->view.shares ? part.clone() : part.contiguous();  // contiguous: unmarked
+}
+
 Tensor KVCache::keys() const {
   HEED_CHECK(defined(), kOp, "keys() of an undefined cache");
-  return narrow(keys_.detach(), 2, 0, size_);  // (B, H, size, d_k)
+  return filled_part(keys_, size_);  // (B, H, size, d_k)
 }
 
 Tensor KVCache::values() const {
   HEED_CHECK(defined(), kOp, "values() of an undefined cache");
-  return narrow(values_.detach(), 2, 0, size_);  // (B, H, size, d_v)
+  return filled_part(values_, size_);  // (B, H, size, d_v)
 }
 
 void KVCache::crop(int64_t len) {
