@@ -7,8 +7,8 @@
 //   sgemm      dnnl_sgemm, oneDNN's BLAS-style float product: every f32 product. No
 //              primitive to make, so a shape that changes every call (a decoding step's growing
 //              key length) costs nothing extra, and it allocates nothing, so a steady training
-//              step allocates nothing after its first. On gpt_small's shapes it runs as fast as
-//              a primitive (190-210 GFLOP/s against 186-203 on 2 Zen 4 cores, AVX-512).
+//              step allocates nothing after its first. On gpt_small's shapes it runs at 0.86-1.24x
+//              a bare primitive (build/bench/bench_gemm, 2 Zen 4 cores, AVX-512).
 //   primitive  a oneDNN matmul primitive made for this exact call: shapes, transposes (as
 //              strides: A^T stored (K, M) is the (M, K) matrix with strides (1, lda)), leading
 //              dims, data type, alpha (output scale), beta (a sum post-op, so beta = 1
