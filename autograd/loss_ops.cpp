@@ -282,14 +282,6 @@ Tensor broadcast_weight(const char* op, const char* what, const Tensor& w, const
   return expand(w.detach(), to);
 }
 
-// log(1 + exp(z)) without overflow: max(z, 0) + log(1 + exp(-|z|)).
-double softplus(double z) { return std::max(z, 0.0) + std::log1p(std::exp(-std::fabs(z))); }
-// 1 / (1 + exp(-z)), with exp only of non-positive numbers.
-double sigmoid(double z) {
-  const double e = std::exp(-std::fabs(z));
-  return z >= 0 ? 1 / (1 + e) : e / (1 + e);
-}
-
 }  // namespace
 
 // The class weights as a tensor for the composed twins (undefined when all are 1).
@@ -405,14 +397,15 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
       op, input, target, r,
       [weight_at, pos_at](int64_t i, double x, double y) {
         const double L = 1 + (pos_at(i) - 1) * y;
-        return weight_at(i) * ((1 - y) * x + L * softplus(-x));
+        return weight_at(i) * ((1 - y) * x + L * fastmath::softplus(-x));
       },
       [weight_at, pos_at](int64_t i, double x, double y) {
         const double p = pos_at(i), L = 1 + (p - 1) * y, wi = weight_at(i);
-        return std::make_pair(wi * ((1 - y) - L * sigmoid(-x)), wi * (-x + (p - 1) * softplus(-x)));
+        return std::make_pair(wi * ((1 - y) - L * fastmath::sigmoid(-x)),
+                              wi * (-x + (p - 1) * fastmath::softplus(-x)));
       },
-      [w, pw](const Tensor& x, const Tensor& y) {  // softplus(z) = relu(z) + log1p(exp(-|z|))
-        const Tensor sp = relu(-x) + log1p(exp(-abs(x)));
+      [w, pw](const Tensor& x, const Tensor& y) {  // softplus(-x) = x itself past -x > 20: within e^-20
+        const Tensor sp = softplus(-x);
         const Tensor L = pw.defined() ? (pw - 1) * y + 1 : ones_like(y);
         const Tensor l = (1 - y) * x + L * sp;
         return w.defined() ? w * l : l;

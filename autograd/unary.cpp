@@ -17,6 +17,7 @@
 #include "../core/fastmath.h"
 #include "arith.h"
 #include "compare.h"
+#include "derivative.h"
 #include "node.h"
 
 namespace heed {
@@ -100,27 +101,6 @@ Tensor relu(const Tensor& x) {
 
 namespace {
 
-// y' = dydx as an op of x, for a create_graph pass: d = y'(x)    dx = dd * y''(x)
-// (second(v) = y''(v)). Its own backward is first order: a third derivative of gelu raises.
-template <class Second>
-Tensor derivative_op(const char* op, const Tensor& dydx, const Tensor& x, Second second) {
-  return record(op, dydx.detach(), {x}, [x = SavedTensor(x), second](const Tensor& dd, Grads& g) {
-    g[0] = mul(dd, map(x, second, kGrainTranscendental));
-  });
-}
-
-// Records y = f(x) for an op whose forward pass also wrote dydx = f'(x):   dx = dy * dydx
-// x is saved as well, for a create_graph pass: dx = dy * y'(x) with y' an op of x whose
-// derivative is second(x) = f''(x).
-template <class Second>
-Tensor record_derivative(const char* op, const Tensor& y, const Tensor& x, const Tensor& dydx,
-                         Second second) {
-  return record(op, y, {x}, kDoubleBackward, [op, dydx, x = SavedTensor(x), second](const Tensor& dy, Grads& g) {
-    if (g.create_graph()) return void(g[0] = mul(dy, derivative_op(op, dydx, x, second)));
-    g[0] = zip(op, dy, dydx, [](real d, real s) { return d * s; });
-  });
-}
-
 const real kSqrt2OverPi = real(0.79788456080286535588); // sqrt(2 / pi)
 const real kGeluCubic = real(0.044715);
 
@@ -133,19 +113,16 @@ const real kGeluCubic = real(0.044715);
 // second evaluation of Phi; the floats are the ones the backward computed from x before.
 // (Memory is the same: y' replaces the saved x.)
 Tensor gelu_erf(const Tensor& x) {
-  const auto f = [](real v) { return v * fastmath::normal_cdf(v); };
-  if (!any_requires_grad({x})) return map(x, f, kGrainTranscendental);
-  Tensor dydx;  // y'(x)
-  Tensor y = map_with_derivative(x, dydx, [](real v, real& d) {
-    real pdf;
-    const real cdf = fastmath::normal_cdf(v, &pdf);
-    d = cdf + v * pdf;
-    return v * cdf;
-  }, kGrainTranscendental);
-  // y'' = phi(x) (2 - x^2)
-  return record_derivative("gelu", y, x, dydx, [](real v) {
-    return real(0.39894228040143267794) * fastmath::exp(-v * v / 2) * (2 - v * v);
-  });
+  return map_recording_derivative("gelu", x, [](real v) { return v * fastmath::normal_cdf(v); },
+      [](real v, real& d) {
+        real pdf;
+        const real cdf = fastmath::normal_cdf(v, &pdf);
+        d = cdf + v * pdf;
+        return v * cdf;
+      },
+      [](real v) {  // y'' = phi(x) (2 - x^2)
+        return real(0.39894228040143267794) * fastmath::exp(-v * v / 2) * (2 - v * v);
+      });
 }
 
 // y = x (1 + t) / 2,  t = tanh(u),  u = sqrt(2/pi) (x + 0.044715 x^3)
@@ -160,19 +137,17 @@ Tensor gelu_tanh(const Tensor& x) {
     const real u = kSqrt2OverPi * (v + kGeluCubic * v * v * v);
     return v * fastmath::sigmoid(2 * u);
   };
-  if (!any_requires_grad({x})) return map(x, f, kGrainTranscendental);
-  Tensor dydx;  // y'(x)
-  Tensor y = map_with_derivative(x, dydx, [&f](real v, real& d) {
+  const auto fd = [&f](real v, real& d) {
     const real u = kSqrt2OverPi * (v + kGeluCubic * v * v * v);
     const real du = kSqrt2OverPi * (1 + 3 * kGeluCubic * v * v);
     const real e = fastmath::exp(-2 * std::abs(u)), r = 1 / (1 + e), er = e * r;
     const real s = u >= 0 ? r : er;
     d = s + 2 * v * (er * r) * du;
     return f(v);
-  }, kGrainTranscendental);
+  };
   // y = x s, s = sigmoid(2u): y' = s + x s', s' = 2 s (1 - s) u', and
   // y'' = 2 s' + x (s' 2 u' (1 - 2 s) + 2 s (1 - s) u''),  u'' = 6 sqrt(2/pi) 0.044715 x
-  return record_derivative("gelu", y, x, dydx, [](real v) {
+  return map_recording_derivative("gelu", x, f, fd, [](real v) {
     const real u = kSqrt2OverPi * (v + kGeluCubic * v * v * v);
     const real du = kSqrt2OverPi * (1 + 3 * kGeluCubic * v * v);
     const real d2u = 6 * kSqrt2OverPi * kGeluCubic * v;
@@ -220,6 +195,33 @@ Tensor leaky_relu(const Tensor& x, real slope) {
       const real neg = slope * d;
       return v > 0 ? d : neg;
     });
+  });
+}
+
+// y = bx > t ? x : log(1 + e^(bx)) / b     dx = dy * (bx > t ? 1 : s),  s = e^(bx) / (1 + e^(bx))
+//                                           f'' = bx < t ? b s (1 - s) : 0
+// b = beta, t = threshold. PyTorch's softplus, its rule and its formulas: above the threshold
+// y is x itself (log(1 + e^(bx)) / b is x within e^-t there), so e^(bx) is only ever taken
+// of bx <= t and never overflows for the default t = 20; below, e^(bx) underflows to 0 and
+// log1p keeps its digits (y = e^(bx) / b, not 0). The threshold's own point (bx = t) takes
+// the log form for y and y' and 0 for f'', as PyTorch's softplus_double_backward.
+// Both sides are computed, then one is picked (as elu's): the loop vectorises.
+// y' = s is written in the forward pass (derivative.h), so the backward is one multiply.
+Tensor softplus(const Tensor& x, real beta, real threshold) {
+  HEED_CHECK(beta != 0 && std::isfinite(beta), "softplus", "beta must be finite and nonzero, got ", beta);
+  HEED_CHECK(!std::isnan(threshold), "softplus", "threshold must not be NaN");
+  const auto f = [beta, threshold](real v) {
+    const real bx = v * beta, soft = std::log1p(fastmath::exp(bx)) / beta;
+    return bx > threshold ? v : soft;
+  };
+  const auto fd = [beta, threshold, &f](real v, real& d) {
+    const real bx = v * beta, z = fastmath::exp(bx), s = z / (z + 1);
+    d = bx > threshold ? real(1) : s;
+    return f(v);
+  };
+  return map_recording_derivative("softplus", x, f, fd, [beta, threshold](real v) {
+    const real bx = v * beta, z = fastmath::exp(bx), q = z / ((z + 1) * (z + 1));  // s (1 - s)
+    return bx < threshold ? beta * q : real(0);
   });
 }
 

@@ -1,6 +1,6 @@
 // unary.h - elementwise functions of one tensor: exp log log1p sqrt tanh sigmoid relu gelu
-// elu leaky_relu abs clamp. Defaults follow PyTorch (gelu is the exact erf form, elu alpha = 1,
-// leaky_relu slope = 0.01).
+// elu leaky_relu softplus abs clamp. Defaults follow PyTorch (gelu is the exact erf form,
+// elu alpha = 1, leaky_relu slope = 0.01, softplus beta = 1 and threshold = 20).
 // Each op's derivative is written beside it in unary.cpp.
 #pragma once
 #include <limits>
@@ -23,6 +23,9 @@ Tensor gelu(const Tensor& x, const std::string& approximate = "none");
 Tensor elu(const Tensor& x, real alpha = 1);
 // x > 0 ? x : negative_slope * x (the slope may be any number, as PyTorch's)
 Tensor leaky_relu(const Tensor& x, real negative_slope = real(0.01));
+// log(1 + e^(beta x)) / beta, and x itself where beta x > threshold (PyTorch's rule): never
+// overflows, as log1p(exp(x)) composed does at x > 88 in float. beta must be finite and nonzero.
+Tensor softplus(const Tensor& x, real beta = 1, real threshold = 20);
 Tensor abs(const Tensor& x);
 // clamp to [lo, hi]; pass -inf / +inf for a one-sided clamp (or use clamp_min/clamp_max).
 Tensor clamp(const Tensor& x, real lo, real hi);

@@ -33,4 +33,13 @@ std::string LeakyReLUImpl::repr() const {
   return "LeakyReLU(negative_slope=" + detail::py_float(options.negative_slope()) + ")";
 }
 
+SoftplusImpl::SoftplusImpl(const SoftplusOptions& opts) : options(opts) {}
+Tensor SoftplusImpl::forward(const Tensor& x) {
+  return softplus(x, real(options.beta()), real(options.threshold()));
+}
+std::string SoftplusImpl::repr() const {
+  return "Softplus(beta=" + detail::py_float(options.beta()) +
+         ", threshold=" + detail::py_float(options.threshold()) + ")";
+}
+
 }  // namespace heed::nn

@@ -7,6 +7,7 @@
 //   Sigmoid   y = 1 / (1 + e^-x)
 //   ELU       y = x if x > 0 else alpha * (e^x - 1)           (Clevert et al. 2015)
 //   LeakyReLU y = x if x > 0 else negative_slope * x         (Maas et al. 2013)
+//   Softplus  y = log(1 + e^(beta x)) / beta, x where beta x > threshold   (Dugas et al. 2001)
 // Each forwards to the op of the same name in autograd/unary.h.
 //
 // Example:
@@ -81,5 +82,20 @@ class LeakyReLUImpl : public Cloneable<LeakyReLUImpl> {
   LeakyReLUOptions options;
 };
 HEED_MODULE(LeakyReLU);
+
+class SoftplusOptions {
+ public:
+  HEED_ARG(double, beta) = 1;
+  HEED_ARG(double, threshold) = 20;
+};
+
+class SoftplusImpl : public Cloneable<SoftplusImpl> {
+ public:
+  explicit SoftplusImpl(const SoftplusOptions& options = SoftplusOptions());
+  Tensor forward(const Tensor& x);
+  std::string repr() const override;  // Softplus(beta=1.0, threshold=20.0)
+  SoftplusOptions options;
+};
+HEED_MODULE(Softplus);
 
 }  // namespace heed::nn

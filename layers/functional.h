@@ -10,7 +10,7 @@
 //
 //   F::relu(x, ReLUFuncOptions)               F::gelu(x, GELUFuncOptions)
 //   F::elu(x, ELUFuncOptions)                 F::softmax(x, SoftmaxFuncOptions(dim))
-//   F::leaky_relu(x, LeakyReLUFuncOptions)
+//   F::leaky_relu(x, LeakyReLUFuncOptions)    F::softplus(x, SoftplusFuncOptions)
 //   F::log_softmax(x, LogSoftmaxFuncOptions(dim))
 //   F::dropout(x, DropoutFuncOptions)         F::embedding(ids, weight, EmbeddingFuncOptions)
 //   F::linear(x, weight, bias)                F::layer_norm(x, LayerNormFuncOptions(shape))
@@ -73,6 +73,12 @@ class LeakyReLUFuncOptions {
 };
 inline Tensor leaky_relu(Tensor x, const LeakyReLUFuncOptions& o = {}) {
   return detail::maybe_inplace(x, heed::leaky_relu(x, real(o.negative_slope())), o.inplace());
+}
+
+// libtorch's SoftplusFuncOptions is its SoftplusOptions (no inplace), and so is heed's.
+using SoftplusFuncOptions = SoftplusOptions;
+inline Tensor softplus(const Tensor& x, const SoftplusFuncOptions& o = {}) {
+  return heed::softplus(x, real(o.beta()), real(o.threshold()));
 }
 
 // The dim is required, as libtorch's; F::softmax(x, 1) also reads (the constructor is implicit).

@@ -80,6 +80,10 @@ TEST_CASE("gradgradcheck every unary op and activation") {
   check_gradgrad([](const V& v) { return gelu(v[0], "tanh"); }, {x});
   for (double alpha : {1.0, 0.5})
     check_gradgrad([alpha](const V& v) { return elu(v[0], real(alpha)); }, {off});
+  // softplus: f'' = beta s (1 - s) below the threshold, 0 above it (y = x; threshold -10)
+  check_gradgrad([](const V& v) { return softplus(v[0]); }, {x});
+  check_gradgrad([](const V& v) { return softplus(v[0], 2) * v[0]; }, {x});
+  check_gradgrad([](const V& v) { return softplus(v[0], 1, -10) * v[0]; }, {x});
   // piecewise linear: second derivative 0 in x, but the first is linear in dy
   check_gradgrad([](const V& v) { return relu(v[0]); }, {off});
   check_gradgrad([](const V& v) { return leaky_relu(v[0], 0.2) * v[0]; }, {off});

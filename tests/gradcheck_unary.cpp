@@ -106,6 +106,18 @@ TEST_CASE("gradcheck unary: leaky_relu for several slopes, away from 0") {
   check_grad([](const V& v) { return leaky_relu(v[0]) * v[0]; }, {x});
 }
 
+TEST_CASE("gradcheck unary: softplus for several betas, on both sides of the threshold") {
+  manual_seed(20);
+  // beta x kept away from the threshold, where softplus switches to x (a kink of size e^-t)
+  for (auto [beta, threshold] : {std::pair{1.0, 20.0}, {2.0, 1.0}, {0.5, 0.5}, {-1.5, 2.0}}) {
+    CAPTURE(beta);
+    Tensor x = param_away({3, 6}, {threshold / beta}, 2.0, 0.2);
+    check_grad([beta = beta, threshold = threshold](const V& v) {
+      return softplus(v[0], real(beta), real(threshold)) * v[0];
+    }, {x});
+  }
+}
+
 TEST_CASE("gradcheck unary: clamp, clamp_min, clamp_max away from the bounds") {
   manual_seed(16);
   Tensor x = param_away({5, 6}, {-0.5, 0.7}, 1.5);

@@ -283,6 +283,11 @@ TEST_CASE("catalogue: modules, autograd and threads") {
   kind("K91", [] { set_num_threads(-3); }, {"set_num_threads", "got -3"});
   // K92 GELU with an unknown approximation
   kind("K92", [] { gelu(zeros({2}), "fast"); }, {"gelu", "\"fast\""});
+  // K185 softplus with beta 0 (log1p(e^0) / 0), or an infinite beta
+  kind("K185", [] { softplus(zeros({2}), 0); }, {"softplus", "beta", "got 0"});
+  kind("K185", [] { nn::Softplus(nn::SoftplusOptions().beta(-INFINITY))(zeros({2})); }, {"softplus", "got -inf"});
+  // K186 softplus with a NaN threshold
+  kind("K186", [] { F::softplus(zeros({2}), F::SoftplusFuncOptions().threshold(NAN)); }, {"softplus", "threshold", "NaN"});
   // K93 an unknown init nonlinearity
   kind("K93", [] { nn::init::calculate_gain("swish"); }, {"calculate_gain", "'swish'"});
   // K94 Sequential index out of range

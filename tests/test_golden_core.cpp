@@ -103,6 +103,17 @@ TEST_CASE("golden: leaky_relu, slope 0.01 (the default) and 0.2, as function and
   });
 }
 
+TEST_CASE("golden: softplus, as op, function and module, in its linear region and both tails") {
+  check_case(core(), "softplus", {"x"}, [](const In& in) { return softplus(in[0]); });
+  check_case(core(), "softplus_beta2_t5", {"x"}, [](const In& in) {
+    return nn::functional::softplus(in[0], nn::functional::SoftplusFuncOptions().beta(2).threshold(5));
+  });
+  // e^-80 is 1.8e-35: relative error only (atol 0), so a softplus that rounds it to 0 fails
+  check_case(core(), "softplus_negative_tail", {"x"}, [](const In& in) { return nn::Softplus()(in[0]); },
+             golden::Tolerance().atol(0));
+  check_case(core(), "softplus_linear_region", {"x"}, [](const In& in) { return softplus(in[0]); });
+}
+
 // ---- reductions ----
 TEST_CASE("golden: var over dim 1, unbiased") {
   check_case(core(), "var_dim1_unbiased", {"x"}, [](const In& in) { return var(in[0], 1, true); });
@@ -120,7 +131,8 @@ TEST_CASE("golden: every case in core.bin is checked by this file") {
       "log_softmax_dim1", "softmax_masked", "softmax_large", "log_softmax_large",
       "matmul_3d_2d", "matmul_4d_3d", "matmul_2d_3d", "matmul_1d_2d", "matmul_2d_1d",
       "matmul_1d_1d", "matmul_q_kT", "gelu_exact", "gelu_tanh", "tanh", "sigmoid", "elu",
-      "elu_alpha0.5", "leaky_relu", "leaky_relu_0.2", "var_dim1_unbiased", "mean_dim1", "mean_dimneg1_keepdim"};
+      "elu_alpha0.5", "leaky_relu", "leaky_relu_0.2", "softplus", "softplus_beta2_t5",
+      "softplus_negative_tail", "softplus_linear_region", "var_dim1_unbiased", "mean_dim1", "mean_dimneg1_keepdim"};
   for (const std::string& name : core().cases())
     if (std::find(checked.begin(), checked.end(), name) == checked.end())
       FAIL_CHECK("core.bin case '" << name << "' has no check in test_golden_core.cpp");

@@ -117,3 +117,19 @@ TEST_CASE("stability: exp, log, sigmoid and tanh at their limits") {
   REQUIRE(all_finite(x.grad()));
   CHECK(x.grad().at({6}) == 0);
 }
+
+TEST_CASE("stability: softplus at +-1e4 is finite where log1p(exp(x)) composed overflows") {
+  Tensor x = from_vector({-1e4, -80, -20, 0, 20, 21, 88, 100, 1e4}, {9}).requires_grad_();
+  CHECK(log1p(exp(x.detach())).at({7}) == std::numeric_limits<real>::infinity());  // the trap
+  Tensor y = softplus(x);
+  REQUIRE(all_finite(y));
+  CHECK(y.at({0}) == 0);
+  CHECK(y.at({3}) == doctest::Approx(std::log(2.0)));
+  CHECK(y.at({5}) == 21);     // past the threshold, x itself
+  CHECK(y.at({8}) == real(1e4));
+  CHECK(std::fabs(y.at({1}) / std::exp(-80.0) - 1) < 1e-5);  // e^-80 to 5 digits, not 0
+  sum(y).backward();
+  REQUIRE(all_finite(x.grad()));
+  CHECK(x.grad().at({0}) == 0);
+  CHECK(x.grad().at({8}) == 1);
+}

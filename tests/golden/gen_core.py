@@ -66,6 +66,16 @@ w.case("elu", lambda x: F.elu(x), {"x": randn32((4, 5), 54, 2.0)}, seed=54)
 w.case("elu_alpha0.5", lambda x: F.elu(x, alpha=0.5), {"x": randn32((4, 5), 55, 2.0)}, seed=55)
 w.case("leaky_relu", lambda x: F.leaky_relu(x), {"x": randn32((4, 5), 56, 2.0)}, seed=56)
 w.case("leaky_relu_0.2", lambda x: F.leaky_relu(x, 0.2), {"x": randn32((4, 5), 57, 2.0)}, seed=57)
+# softplus: the default (beta 1, threshold 20), a beta and threshold whose linear region
+# (beta x > threshold) some inputs reach, and both tails: e^x tiny (log1p keeps it), and x
+# at and past the threshold up to where a composed log1p(exp(x)) overflows float.
+w.case("softplus", lambda x: F.softplus(x), {"x": randn32((4, 5), 58, 4.0)}, seed=58)
+w.case("softplus_beta2_t5", lambda x: F.softplus(x, beta=2, threshold=5),
+       {"x": randn32((4, 5), 59, 3.0)}, seed=59)
+w.case("softplus_negative_tail", lambda x: F.softplus(x),
+       {"x": torch.tensor([-80.0, -50.0, -30.0, -15.0, -5.0])}, seed=60)
+w.case("softplus_linear_region", lambda x: F.softplus(x),
+       {"x": torch.tensor([15.0, 19.5, 20.5, 30.0, 88.0, 100.0, 1000.0])}, seed=61)
 
 # ---- reductions ----
 w.case("var_dim1_unbiased", lambda x: torch.var(x, 1, unbiased=True), {"x": (3, 4, 5)}, seed=60)
