@@ -225,6 +225,24 @@ Tensor softplus(const Tensor& x, real beta, real threshold) {
   });
 }
 
+// y = x t,  t = tanh(sp),  sp = log(1 + e^x)     dx = dy * (t + x s (1 - t^2)),  s = sigmoid(x)
+//                                                 f'' = (1 - t^2) s (2 + x (1 - s) - 2 x s t)
+// Mish (Misra 2019), PyTorch's forward: log1p(e^x) without a threshold; past x = 88 e^x is inf
+// in float, t = tanh(inf) = 1 and y = x, as PyTorch's. s comes from fastmath::sigmoid (never
+// e^x / (1 + e^x) = inf / inf), so y' = 1 there too. (t' = (1 - t^2) s, s' = s (1 - s).)
+Tensor mish(const Tensor& x) {
+  const auto f = [](real v) { return v * fastmath::tanh(std::log1p(fastmath::exp(v))); };
+  const auto fd = [&f](real v, real& d) {
+    const real t = fastmath::tanh(std::log1p(fastmath::exp(v))), s = fastmath::sigmoid(v);
+    d = t + v * s * (1 - t * t);
+    return f(v);
+  };
+  return map_recording_derivative("mish", x, f, fd, [](real v) {
+    const real t = fastmath::tanh(std::log1p(fastmath::exp(v))), s = fastmath::sigmoid(v);
+    return (1 - t * t) * s * (2 + v * (1 - s) - 2 * v * s * t);
+  });
+}
+
 // y = |x|            dx = dy * sign(x)          (0 at x = 0, as PyTorch)
 Tensor abs(const Tensor& x) {
   Tensor y = map(x, [](real v) { return std::abs(v); });

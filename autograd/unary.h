@@ -1,5 +1,5 @@
 // unary.h - elementwise functions of one tensor: exp log log1p sqrt tanh sigmoid relu gelu
-// elu leaky_relu softplus abs clamp. Defaults follow PyTorch (gelu is the exact erf form,
+// elu leaky_relu softplus mish abs clamp. Defaults follow PyTorch (gelu is the exact erf form,
 // elu alpha = 1, leaky_relu slope = 0.01, softplus beta = 1 and threshold = 20).
 // Each op's derivative is written beside it in unary.cpp.
 #pragma once
@@ -26,6 +26,8 @@ Tensor leaky_relu(const Tensor& x, real negative_slope = real(0.01));
 // log(1 + e^(beta x)) / beta, and x itself where beta x > threshold (PyTorch's rule): never
 // overflows, as log1p(exp(x)) composed does at x > 88 in float. beta must be finite and nonzero.
 Tensor softplus(const Tensor& x, real beta = 1, real threshold = 20);
+// x * tanh(softplus(x)) (Mish, Misra 2019; PyTorch's F.mish)
+Tensor mish(const Tensor& x);
 Tensor abs(const Tensor& x);
 // clamp to [lo, hi]; pass -inf / +inf for a one-sided clamp (or use clamp_min/clamp_max).
 Tensor clamp(const Tensor& x, real lo, real hi);

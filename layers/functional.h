@@ -11,6 +11,7 @@
 //   F::relu(x, ReLUFuncOptions)               F::gelu(x, GELUFuncOptions)
 //   F::elu(x, ELUFuncOptions)                 F::softmax(x, SoftmaxFuncOptions(dim))
 //   F::leaky_relu(x, LeakyReLUFuncOptions)    F::softplus(x, SoftplusFuncOptions)
+//   F::mish(x)
 //   F::log_softmax(x, LogSoftmaxFuncOptions(dim))
 //   F::dropout(x, DropoutFuncOptions)         F::embedding(ids, weight, EmbeddingFuncOptions)
 //   F::linear(x, weight, bias)                F::layer_norm(x, LayerNormFuncOptions(shape))
@@ -80,6 +81,9 @@ using SoftplusFuncOptions = SoftplusOptions;
 inline Tensor softplus(const Tensor& x, const SoftplusFuncOptions& o = {}) {
   return heed::softplus(x, real(o.beta()), real(o.threshold()));
 }
+
+// libtorch's F::mish takes no options.
+inline Tensor mish(const Tensor& x) { return heed::mish(x); }
 
 // The dim is required, as libtorch's; F::softmax(x, 1) also reads (the constructor is implicit).
 class SoftmaxFuncOptions {

@@ -84,6 +84,8 @@ TEST_CASE("gradgradcheck every unary op and activation") {
   check_gradgrad([](const V& v) { return softplus(v[0]); }, {x});
   check_gradgrad([](const V& v) { return softplus(v[0], 2) * v[0]; }, {x});
   check_gradgrad([](const V& v) { return softplus(v[0], 1, -10) * v[0]; }, {x});
+  check_gradgrad([](const V& v) { return mish(v[0]); }, {x});
+  check_gradgrad([](const V& v) { return mish(v[0] * 3) * v[0]; }, {x});
   // piecewise linear: second derivative 0 in x, but the first is linear in dy
   check_gradgrad([](const V& v) { return relu(v[0]); }, {off});
   check_gradgrad([](const V& v) { return leaky_relu(v[0], 0.2) * v[0]; }, {off});

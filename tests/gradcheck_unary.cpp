@@ -118,6 +118,13 @@ TEST_CASE("gradcheck unary: softplus for several betas, on both sides of the thr
   }
 }
 
+TEST_CASE("gradcheck unary: mish, smooth everywhere") {
+  manual_seed(21);
+  Tensor x = param_away({3, 6}, {}, 3.0);
+  check_grad([](const V& v) { return mish(v[0]); }, {x});
+  check_grad([](const V& v) { return mish(v[0]) * v[0]; }, {x});
+}
+
 TEST_CASE("gradcheck unary: clamp, clamp_min, clamp_max away from the bounds") {
   manual_seed(16);
   Tensor x = param_away({5, 6}, {-0.5, 0.7}, 1.5);

@@ -1,4 +1,4 @@
-// test_golden_small_ops.cpp - log1p and normalize against PyTorch
+// test_golden_small_ops.cpp - log1p, normalize and mish against PyTorch
 // (tests/golden/small_ops.bin, made by tests/golden/gen_small_ops.py: outputs and gradients).
 #include "golden/golden.h"
 #include <heed/core/random.h>
@@ -6,6 +6,7 @@
 #include <heed/autograd/normalize.h>
 #include <heed/autograd/reduce.h>
 #include <heed/autograd/unary.h>
+#include <heed/layers/functional.h>
 #include "helpers.h"
 
 using namespace heed;
@@ -23,6 +24,12 @@ const golden::File& small_ops() {
 
 TEST_CASE("golden: log1p on (-0.9, 4), with tiny values") {
   check_case(small_ops(), "log1p", {"x"}, [](const In& in) { return log1p(in[0]); });
+}
+
+TEST_CASE("golden: mish on [-8, 8], past float's e^x overflow, and its negative tail") {
+  check_case(small_ops(), "mish", {"x"}, [](const In& in) { return mish(in[0]); });
+  check_case(small_ops(), "mish_negative_tail", {"x"}, [](const In& in) { return nn::functional::mish(in[0]); },
+             golden::Tolerance().atol(0));
 }
 
 TEST_CASE("golden: F.normalize, p = 2 over dims 1 and -1, p = 1 and 3, a zero row") {

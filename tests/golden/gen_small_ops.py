@@ -1,4 +1,4 @@
-"""gen_small_ops.py - PyTorch goldens for log1p and F.normalize -> tests/golden/small_ops.bin.
+"""gen_small_ops.py - PyTorch goldens for log1p, F.normalize and F.mish -> tests/golden/small_ops.bin.
 
 Run from the repo root:  /usr/bin/python3 tests/golden/gen_small_ops.py   (or `make goldens`)
 Checked by tests/test_golden_small_ops.cpp; the format and the rule are golden.py's.
@@ -29,5 +29,11 @@ w.case("normalize_p3_dim1", lambda x: F.normalize(x, p=3, dim=1), {"x": (4, 5)},
 z = torch.randn((3, 5), generator=torch.Generator().manual_seed(85), dtype=torch.float32)
 z[1] = 0
 w.case("normalize_zero_row", lambda x: F.normalize(x, dim=1), {"x": z}, seed=85)
+
+# mish on [-8, 8], past where e^x overflows float (x = 100: y = x), and its negative tail
+# (y = x e^x to 5 digits: checked with atol 0)
+m = torch.cat([torch.linspace(-8, 8, 33, dtype=torch.float32), torch.tensor([30.0, 88.5, 100.0])])
+w.case("mish", lambda x: F.mish(x), {"x": m}, seed=86)
+w.case("mish_negative_tail", lambda x: F.mish(x), {"x": torch.tensor([-30.0, -20.0, -15.0, -10.0])}, seed=87)
 
 w.write()
