@@ -243,6 +243,25 @@ Tensor mish(const Tensor& x) {
   });
 }
 
+// y = x > 0 ? x : w x,  w (1) for every element, or (C) along dim 1 of x (N, C, ...)
+// dx = dy * (x > 0 ? 1 : w)    dw = sum of dy * x where x <= 0 (over all but dim 1)
+// Composed (where, mul), so its backward and double backward are the ops'; at x = 0 the
+// gradient is w's side, as PyTorch's prelu_backward.
+Tensor prelu(const Tensor& x, const Tensor& weight) {
+  HEED_CHECK(x.defined() && weight.defined() && weight.dim() == 1, "prelu",
+             "weight must be 1-D (1 or C slopes), got ", weight.shape());
+  const int64_t n = weight.size(0);
+  Tensor w = weight;  // (1), or (C) viewed as (1, C, 1, ...) to broadcast along dim 1
+  if (n != 1) {
+    HEED_CHECK(x.dim() >= 2 && x.size(1) == n, "prelu", "weight ", weight.shape(),
+               " needs an input with ", n, " channels in dim 1, got ", x.shape());
+    std::vector<int64_t> s(x.dim(), 1);
+    s[1] = n;
+    w = weight.reshape(Shape(s));
+  }
+  return named("prelu", where(gt(x, real(0)), x, mul(w, x)), {x, weight});
+}
+
 // y = |x|            dx = dy * sign(x)          (0 at x = 0, as PyTorch)
 Tensor abs(const Tensor& x) {
   Tensor y = map(x, [](real v) { return std::abs(v); });

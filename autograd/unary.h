@@ -1,5 +1,5 @@
 // unary.h - elementwise functions of one tensor: exp log log1p sqrt tanh sigmoid relu gelu
-// elu leaky_relu softplus mish abs clamp. Defaults follow PyTorch (gelu is the exact erf form,
+// elu leaky_relu softplus mish prelu abs clamp. Defaults follow PyTorch (gelu is the exact erf form,
 // elu alpha = 1, leaky_relu slope = 0.01, softplus beta = 1 and threshold = 20).
 // Each op's derivative is written beside it in unary.cpp.
 #pragma once
@@ -28,6 +28,8 @@ Tensor leaky_relu(const Tensor& x, real negative_slope = real(0.01));
 Tensor softplus(const Tensor& x, real beta = 1, real threshold = 20);
 // x * tanh(softplus(x)) (Mish, Misra 2019; PyTorch's F.mish)
 Tensor mish(const Tensor& x);
+// x > 0 ? x : w x, weight (1) or (C) slopes along dim 1 of x (PyTorch's F.prelu)
+Tensor prelu(const Tensor& x, const Tensor& weight);
 Tensor abs(const Tensor& x);
 // clamp to [lo, hi]; pass -inf / +inf for a one-sided clamp (or use clamp_min/clamp_max).
 Tensor clamp(const Tensor& x, real lo, real hi);

@@ -3,6 +3,7 @@
 
 #include "../autograd/unary.h"
 #include "../core/error.h"
+#include "init.h"
 #include "repr.h"
 
 namespace heed::nn {
@@ -40,6 +41,18 @@ Tensor SoftplusImpl::forward(const Tensor& x) {
 std::string SoftplusImpl::repr() const {
   return "Softplus(beta=" + detail::py_float(options.beta()) +
          ", threshold=" + detail::py_float(options.threshold()) + ")";
+}
+
+PReLUImpl::PReLUImpl(const PReLUOptions& opts) : options(opts) {
+  HEED_CHECK(options.num_parameters() >= 1, "PReLU", "num_parameters must be >= 1, got ",
+             options.num_parameters());
+  weight = register_parameter("weight", empty({options.num_parameters()}));
+  reset_parameters();
+}
+void PReLUImpl::reset_parameters() { init::constant_(weight, options.init()); }
+Tensor PReLUImpl::forward(const Tensor& x) { return prelu(x, weight); }
+std::string PReLUImpl::repr() const {
+  return "PReLU(num_parameters=" + std::to_string(options.num_parameters()) + ")";
 }
 
 }  // namespace heed::nn

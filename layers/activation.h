@@ -1,4 +1,4 @@
-// activation.h - elementwise nonlinearities as modules, as torch::nn's (no parameters).
+// activation.h - elementwise nonlinearities as modules, as torch::nn's.
 //
 //   ReLU      y = max(0, x)
 //   GELU      y = x * Phi(x)   ("none", exact; Hendrycks & Gimpel 2016)
@@ -8,6 +8,8 @@
 //   ELU       y = x if x > 0 else alpha * (e^x - 1)           (Clevert et al. 2015)
 //   LeakyReLU y = x if x > 0 else negative_slope * x         (Maas et al. 2013)
 //   Softplus  y = log(1 + e^(beta x)) / beta, x where beta x > threshold   (Dugas et al. 2001)
+//   PReLU     y = x if x > 0 else w * x, w learned: one slope, or one per channel (dim 1)
+//             (He et al. 2015, "Delving Deep into Rectifiers"); the only one with parameters
 // Each forwards to the op of the same name in autograd/unary.h.
 //
 // Example:
@@ -97,5 +99,24 @@ class SoftplusImpl : public Cloneable<SoftplusImpl> {
   SoftplusOptions options;
 };
 HEED_MODULE(Softplus);
+
+class PReLUOptions {
+ public:
+  HEED_ARG(int64_t, num_parameters) = 1;  // 1, or the channel count C (dim 1 of the input)
+  HEED_ARG(double, init) = 0.25;          // every slope's starting value
+};
+
+class PReLUImpl : public Cloneable<PReLUImpl> {
+ public:
+  explicit PReLUImpl(const PReLUOptions& options = PReLUOptions());
+  // x: (N, C, ...) or any shape when num_parameters is 1 -> x's shape
+  Tensor forward(const Tensor& x);
+  std::string repr() const override;  // PReLU(num_parameters=1)
+  void reset_parameters();            // weight = init
+
+  PReLUOptions options;
+  Tensor weight;  // (num_parameters)
+};
+HEED_MODULE(PReLU);
 
 }  // namespace heed::nn

@@ -11,7 +11,7 @@
 //   F::relu(x, ReLUFuncOptions)               F::gelu(x, GELUFuncOptions)
 //   F::elu(x, ELUFuncOptions)                 F::softmax(x, SoftmaxFuncOptions(dim))
 //   F::leaky_relu(x, LeakyReLUFuncOptions)    F::softplus(x, SoftplusFuncOptions)
-//   F::mish(x)
+//   F::mish(x)                                F::prelu(x, weight)
 //   F::log_softmax(x, LogSoftmaxFuncOptions(dim))
 //   F::dropout(x, DropoutFuncOptions)         F::embedding(ids, weight, EmbeddingFuncOptions)
 //   F::linear(x, weight, bias)                F::layer_norm(x, LayerNormFuncOptions(shape))
@@ -84,6 +84,8 @@ inline Tensor softplus(const Tensor& x, const SoftplusFuncOptions& o = {}) {
 
 // libtorch's F::mish takes no options.
 inline Tensor mish(const Tensor& x) { return heed::mish(x); }
+// weight: (1) or (C), the slopes along dim 1 of x, as libtorch's F::prelu(input, weight)
+inline Tensor prelu(const Tensor& x, const Tensor& weight) { return heed::prelu(x, weight); }
 
 // The dim is required, as libtorch's; F::softmax(x, 1) also reads (the constructor is implicit).
 class SoftmaxFuncOptions {

@@ -136,3 +136,14 @@ TEST_CASE("gradcheck modules: Linear, and Sequential(Linear, Tanh, Linear, GELU)
   for (const Tensor& p : mlp->parameters()) inputs.push_back(p);
   check_grad([&mlp](const V& v) { return mlp->forward(v[0]); }, inputs);
 }
+
+TEST_CASE("gradcheck PReLU: one slope, and one per channel of (N, C, L), x away from 0") {
+  manual_seed(18);
+  Tensor x = randn({2, 3, 4});
+  for (int64_t i = 0; i < x.numel(); ++i) x.data()[i] += x.data()[i] >= 0 ? real(0.2) : real(-0.2);
+  x.requires_grad_();  // |x| >= 0.2: no element near the kink at 0
+  nn::PReLU one;
+  check_grad([one](const V& v) { return one->forward(v[0]); }, {x, one->weight});
+  nn::PReLU per_channel(nn::PReLUOptions().num_parameters(3).init(-0.4));
+  check_grad([per_channel](const V& v) { return per_channel->forward(v[0]) * v[0]; }, {x, per_channel->weight});
+}

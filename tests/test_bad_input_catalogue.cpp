@@ -288,6 +288,13 @@ TEST_CASE("catalogue: modules, autograd and threads") {
   kind("K185", [] { nn::Softplus(nn::SoftplusOptions().beta(-INFINITY))(zeros({2})); }, {"softplus", "got -inf"});
   // K186 softplus with a NaN threshold
   kind("K186", [] { F::softplus(zeros({2}), F::SoftplusFuncOptions().threshold(NAN)); }, {"softplus", "threshold", "NaN"});
+  // K187 PReLU with no slope
+  kind("K187", [] { nn::PReLU(nn::PReLUOptions().num_parameters(0)); }, {"PReLU", "num_parameters", "got 0"});
+  // K188 PReLU with C slopes on an input whose dim 1 is not C (or that has no dim 1)
+  kind("K188", [] { nn::PReLU(nn::PReLUOptions().num_parameters(3))(zeros({2, 4})); },
+       {"prelu", "(3)", "3 channels", "(2,4)"});
+  kind("K188", [] { F::prelu(zeros({3}), zeros({3})); }, {"prelu", "(3)"});
+  kind("K188", [] { F::prelu(zeros({3}), zeros({1, 1})); }, {"prelu", "1-D", "(1,1)"});
   // K93 an unknown init nonlinearity
   kind("K93", [] { nn::init::calculate_gain("swish"); }, {"calculate_gain", "'swish'"});
   // K94 Sequential index out of range

@@ -12,6 +12,7 @@
 #include <heed/autograd/layer_norm_op.h>
 #include <heed/autograd/linear_op.h>
 #include <heed/layers/activation.h>
+#include <heed/layers/functional.h>
 #include <heed/layers/embedding.h>
 #include <heed/layers/layer_norm.h>
 #include <heed/layers/linear.h>
@@ -123,4 +124,17 @@ TEST_CASE("golden layers: Sequential(Linear(4,6), GELU(), Linear(6,3), Tanh()), 
   load("mlp", *mlp, names);
   Tensor x = input("mlp");
   compare_all("mlp", *mlp, names, mlp->forward(x), x);
+}
+
+TEST_CASE("golden layers: PReLU(3) per channel, PReLU() with x = 0 and a negative slope") {
+  const Names w = {{"weight", "weight"}};
+  nn::PReLU per_channel(nn::PReLUOptions().num_parameters(3));
+  load("prelu_channels", *per_channel, w);
+  Tensor x = input("prelu_channels");
+  compare_all("prelu_channels", *per_channel, w, per_channel(x), x);
+
+  nn::PReLU one;
+  load("prelu_one", *one, w);
+  Tensor x2 = input("prelu_one");
+  compare_all("prelu_one", *one, w, nn::functional::prelu(x2, one->weight), x2);
 }

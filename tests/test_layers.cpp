@@ -347,6 +347,23 @@ TEST_CASE("layers: bad input is a heed::Error naming the layer and the problem")
   CHECK_THROWS_AS(nn::GELU(nn::GELUOptions().approximate("fast")), Error);
 }
 
+TEST_CASE("layers: PReLU's parameter, initial slopes, values, repr and clone") {
+  nn::PReLU act(nn::PReLUOptions().num_parameters(2).init(0.1));
+  REQUIRE(act->named_parameters().size() == 1);
+  CHECK(act->named_parameters()[0].first == "weight");
+  CHECK(act->weight.shape() == Shape{2});
+  CHECK(act->weight.to_vector() == std::vector<real>{real(0.1), real(0.1)});
+  CHECK(nn::PReLU()->weight.to_vector() == std::vector<real>{real(0.25)});
+  CHECK(act->repr() == "PReLU(num_parameters=2)");
+  // (1, 2, 2): channel 0 has slope 0.1, channel 1 slope -2 after the write below
+  { NoGradGuard g; act->weight.data()[1] = -2; }
+  Tensor y = act(from_vector({-1, 3, -0.5, 0}, {1, 2, 2}));
+  CHECK(y.to_vector() == std::vector<real>{real(-0.1), 3, 1, 0});
+  nn::PReLU copy = act->clone();
+  { NoGradGuard g; copy->weight.fill_(7); }
+  CHECK(act->weight.data()[1] == -2);  // the clone's parameter is its own
+}
+
 TEST_CASE("layers: ops on shapes large enough to run in parallel agree with plain loops") {
   manual_seed(24);
   // linear: (4, 300, 64) @ (200, 64)^T, forward and all three gradients

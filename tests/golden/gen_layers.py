@@ -67,4 +67,15 @@ w.case("mlp", lambda x, w0, b0, w2, b2: call(mlp, {"0.weight": w0, "0.bias": b0,
        {"x": (5, 4), "w0": randn32((6, 4), 151, 0.5), "b0": randn32((6,), 152, 0.5),
         "w2": randn32((3, 6), 153, 0.5), "b2": randn32((3,), 154, 0.5)}, seed=150)
 
+# ---- PReLU(3) on (2, 3, 4): one slope per channel (dim 1); PReLU() on (2, 5) with an exact
+# 0 in x (its gradient is w's side, as PyTorch's), and a negative slope ----
+prelu3 = nn.PReLU(3)
+w.case("prelu_channels", lambda x, weight: call(prelu3, {"weight": weight}, x),
+       {"x": (2, 3, 4), "weight": randn32((3,), 161, 0.5)}, seed=160)
+prelu1 = nn.PReLU()
+xz = randn32((2, 5), 171)
+xz[0, 2] = 0
+w.case("prelu_one", lambda x, weight: call(prelu1, {"weight": weight}, x),
+       {"x": xz, "weight": torch.tensor([-0.3])}, seed=170)
+
 w.write()
