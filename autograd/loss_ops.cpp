@@ -1,7 +1,7 @@
 // loss_ops.cpp - the losses of loss_ops.h. Each loss is one recorded op with a hand-written
 // backward:
 //   cross_entropy_loss, nll_loss   class-index losses over P = N * S positions (ClassProblem)
-//   mse_loss, binary_cross_entropy(_with_logits)   elementwise losses (pointwise_loss)
+//   mse_loss, binary_cross_entropy(_with_logits), soft_margin_loss   elementwise losses (pointwise_loss)
 // Sums run in double (as PyTorch's CPU kernels accumulate float in double), in a fixed
 // order, so a loss does not depend on the thread count.
 #include "loss_ops.h"
@@ -410,6 +410,18 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
         const Tensor l = (1 - y) * x + L * sp;
         return w.defined() ? w * l : l;
       });
+}
+
+// loss_i = softplus(-y_i x_i)    dx_i = -y_i sigmoid(-y_i x_i)    dy_i = -x_i sigmoid(-y_i x_i)
+Tensor soft_margin_loss(const Tensor& input, const Tensor& target, Reduction r) {
+  return pointwise_loss(
+      "soft_margin_loss", input, target, r,
+      [](int64_t, double x, double y) { return fastmath::softplus(-y * x); },
+      [](int64_t, double x, double y) {
+        const double s = fastmath::sigmoid(-y * x);
+        return std::make_pair(-y * s, -x * s);
+      },
+      [](const Tensor& x, const Tensor& y) { return softplus(-(y * x)); });
 }
 
 // loss_i = -w_i * [y_i * max(log p_i, -100) + (1 - y_i) * max(log(1 - p_i), -100)]

@@ -8,6 +8,7 @@
 //   mse_loss             input and target of one shape
 //   binary_cross_entropy_with_logits   logits and 0..1 targets of one shape
 //   binary_cross_entropy               probabilities in [0, 1] and targets of one shape
+//   soft_margin_loss                   input and +-1 targets of one shape
 //
 // The class dimension is dim 1, as in PyTorch. weight (C) and pos_weight are constants
 // (undefined: every weight 1). Reductions: None returns one loss per target position (the
@@ -57,6 +58,11 @@ Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction);
 Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target,
                                         const Tensor& weight, const Tensor& pos_weight,
                                         Reduction reduction);
+
+// loss_i = log(1 + e^(-y_i x_i)) = softplus(-y_i x_i)        y usually +-1 (any value works)
+//   dx_i = -s_i * y_i * sigmoid(-y_i x_i)     dy_i = -s_i * x_i * sigmoid(-y_i x_i)
+// The two-class logistic loss (PyTorch's soft_margin_loss); finite where e^(-y x) overflows.
+Tensor soft_margin_loss(const Tensor& input, const Tensor& target, Reduction reduction);
 
 // loss_i = -w_i * [y_i max(log p_i, -100) + (1 - y_i) max(log(1 - p_i), -100)]   p, y (any shape)
 //   dp_i = s_i * w_i * (p_i - y_i) / max((1 - p_i) p_i, 1e-12)

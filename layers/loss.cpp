@@ -32,6 +32,10 @@ Tensor mse_loss(const Tensor& input, const Tensor& target, const MSEOptions& o) 
   return heed::mse_loss(input, target, o.reduction());
 }
 
+Tensor soft_margin_loss(const Tensor& input, const Tensor& target, const SoftMarginLossOptions& o) {
+  return heed::soft_margin_loss(input, target, o.reduction());
+}
+
 Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target,
                                         const BCEWithLogitsOptions& o) {
   return heed::binary_cross_entropy_with_logits(input, target, o.weight(), o.pos_weight(),
@@ -132,6 +136,14 @@ Tensor BCELossImpl::forward(const Tensor& input, const Tensor& target) {
 }
 std::string BCELossImpl::repr() const {
   return ReprBuilder("BCELoss").tensor("weight", options.weight()).reduction(options.reduction()).str();
+}
+
+SoftMarginLossImpl::SoftMarginLossImpl(const SoftMarginLossOptions& opts) : options(opts) {}
+Tensor SoftMarginLossImpl::forward(const Tensor& input, const Tensor& target) {
+  return functional::soft_margin_loss(input, target, options);
+}
+std::string SoftMarginLossImpl::repr() const {
+  return ReprBuilder("SoftMarginLoss").reduction(options.reduction()).str();
 }
 
 }  // namespace heed::nn

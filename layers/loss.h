@@ -7,6 +7,7 @@
 //   mse_loss               input and target of one shape
 //   binary_cross_entropy_with_logits   logits and 0..1 targets of one shape
 //   binary_cross_entropy   probabilities in [0, 1] and 0..1 targets of one shape
+//   soft_margin_loss       input and +-1 targets of one shape
 //
 // The class dimension is dim 1, as in PyTorch: input (N, C, d1...) pairs with target
 // (N, d1...). Logits from a sequence model are (B, T, C), with C last, so flatten them first
@@ -94,6 +95,12 @@ class BCELossOptions {
   HEED_ARG(Reduction, reduction) = Reduction::Mean;
 };
 
+// soft_margin_loss:  loss_i = log(1 + exp(-y_i x_i)),  y_i = +-1
+class SoftMarginLossOptions {
+ public:
+  HEED_ARG(Reduction, reduction) = Reduction::Mean;
+};
+
 // libtorch's names for the same options.
 using CrossEntropyLossOptions = CrossEntropyOptions;
 using NLLLossOptions = NLLOptions;
@@ -109,6 +116,7 @@ using NLLLossFuncOptions = NLLOptions;
 using MSELossFuncOptions = MSEOptions;
 using BinaryCrossEntropyWithLogitsFuncOptions = BCEWithLogitsOptions;
 using BinaryCrossEntropyFuncOptions = BCELossOptions;
+using SoftMarginLossFuncOptions = SoftMarginLossOptions;
 
 // Log-softmax and NLL fused into one op (autograd/loss_ops.h):
 //   dx_i,c = s_i * (softmax(x_i)_c * ((1 - eps) * w_y + eps/C * sum_k w_k) - (1 - eps) * w_y * [c == y] - eps/C * w_c)
@@ -135,6 +143,11 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
 //   Tensor loss = F::binary_cross_entropy(sigmoid(x), y, F::BinaryCrossEntropyFuncOptions().reduction(kSum));
 Tensor binary_cross_entropy(const Tensor& input, const Tensor& target,
                             const BCELossOptions& options = {});
+
+// input and target of one shape; target may require grad.
+//   dx = -s * y * sigmoid(-y x)      dy = -s * x * sigmoid(-y x)
+Tensor soft_margin_loss(const Tensor& input, const Tensor& target,
+                        const SoftMarginLossOptions& options = {});
 
 }  // namespace functional
 
@@ -190,5 +203,14 @@ class BCELossImpl : public Cloneable<BCELossImpl> {
   BCELossOptions options;
 };
 HEED_MODULE(BCELoss);
+
+class SoftMarginLossImpl : public Cloneable<SoftMarginLossImpl> {
+ public:
+  explicit SoftMarginLossImpl(const SoftMarginLossOptions& options = {});
+  Tensor forward(const Tensor& input, const Tensor& target);
+  std::string repr() const override;  // SoftMarginLoss()
+  SoftMarginLossOptions options;
+};
+HEED_MODULE(SoftMarginLoss);
 
 }  // namespace heed::nn

@@ -103,7 +103,7 @@ TEST_CASE("gradgradcheck index_select, gather, embedding (repeated ids, padding)
   check_gradgrad([ids](const V& v) { return tanh(embedding(ids, v[0], 1)); }, {w});
 }
 
-TEST_CASE("gradgradcheck the losses: mse, cross_entropy with its options, nll, bce with logits and on probabilities") {
+TEST_CASE("gradgradcheck the losses: mse, cross_entropy with its options, nll, bce with logits and on probabilities, soft margin") {
   manual_seed(365);
   Tensor x = param({4, 3}), t = param({4, 3});
   for (Reduction r : {Reduction::Mean, Reduction::Sum, Reduction::None})
@@ -125,6 +125,8 @@ TEST_CASE("gradgradcheck the losses: mse, cross_entropy with its options, nll, b
   for (Reduction r : {Reduction::Mean, Reduction::None})
     check_gradgrad([r](const V& v) { return binary_cross_entropy(v[0], v[1], Tensor(), r); }, {q, y});
   check_gradgrad([](const V& v) { return binary_cross_entropy(sigmoid(v[0]), v[1], Tensor(), kSum); }, {x, y});
+  for (Reduction r : {Reduction::Mean, Reduction::None})  // the twin: softplus(-y x)
+    check_gradgrad([r](const V& v) { return soft_margin_loss(v[0], v[1], r); }, {x, y});
 }
 
 TEST_CASE("gradgradcheck LSTM cell (fused) and GRU cell (composed)") {

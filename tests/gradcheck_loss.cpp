@@ -118,6 +118,19 @@ TEST_CASE("gradcheck binary_cross_entropy_with_logits: reductions, pos_weight, w
   }
 }
 
+TEST_CASE("gradcheck soft_margin_loss: reductions, +-1 targets, and a target that requires grad") {
+  manual_seed(19);
+  Tensor x = param({4, 3}, 3.0);
+  Tensor sign = from_vector({1, -1, -1, 1, 1, 1, -1, 1, -1, -1, 1, -1}, {4, 3});
+  Tensor y = param({4, 3});  // any real target is differentiable here (PyTorch's is not)
+  for (Reduction r : kReductions) {
+    CAPTURE(nn::reduction_name(r));
+    const auto o = F::SoftMarginLossFuncOptions().reduction(r);
+    check_grad([&](const V& v) { return F::soft_margin_loss(v[0], sign, o); }, {x});
+    check_grad([&](const V& v) { return F::soft_margin_loss(v[0], v[1], o); }, {x, y});
+  }
+}
+
 TEST_CASE("gradcheck binary_cross_entropy on probabilities: reductions, weight, target") {
   manual_seed(18);
   Tensor p = (rand({4, 3}) * real(0.9) + real(0.05)).detach().requires_grad_();  // inside (0, 1)

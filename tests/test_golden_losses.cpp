@@ -94,6 +94,14 @@ TEST_CASE("golden: mse_loss, gradients into input and target") {
   }
 }
 
+TEST_CASE("golden: soft_margin_loss, each reduction (target a constant, as PyTorch's)") {
+  for (const Named& r : kReductions) {
+    const auto o = F::SoftMarginLossFuncOptions().reduction(r.reduction);
+    check_case(losses(), std::string("soft_margin_") + r.suffix, {"x", "y"},
+               [&](const In& in) { return nn::SoftMarginLoss(o)(in[0], in[1]); });
+  }
+}
+
 TEST_CASE("golden: binary_cross_entropy_with_logits, plain and with pos_weight and weight") {
   for (const Named& r : kReductions) {
     const auto o = nn::BCEWithLogitsOptions().reduction(r.reduction);

@@ -279,6 +279,26 @@ TEST_CASE("loss: binary_cross_entropy_with_logits values, pos_weight, extremes, 
   CHECK(allclose(big.grad(), from_vector({0, 0, 1, -1}, {4})));  // sigmoid(x) - y
 }
 
+TEST_CASE("loss: soft_margin_loss values, past float's e^x, the module and its repr") {
+  // log(1 + e^-1), log(1 + e^2) by hand; -y x = 100 and -100, where e^(-y x) is inf or 0 in float
+  Tensor x = from_vector({1, 2, -100, 100}, {4}).requires_grad_();
+  Tensor y = from_vector({1, -1, 1, 1}, {4});
+  Tensor l = F::soft_margin_loss(x, y, F::SoftMarginLossFuncOptions().reduction(kNone));
+  CHECK(l.at({0}) == doctest::Approx(std::log1p(std::exp(-1.0))));
+  CHECK(l.at({1}) == doctest::Approx(std::log1p(std::exp(2.0))));
+  CHECK(l.at({2}) == 100);  // PyTorch's log1p(exp(100)) is inf in float here
+  CHECK(std::fabs(l.at({3})) < 1e-40);  // e^-100
+  Tensor m = nn::SoftMarginLoss()(x, y);
+  CHECK(m.item() == doctest::Approx((l.at({0}) + l.at({1}) + 100) / 4));
+  m.backward();
+  CHECK(x.grad().at({2}) == doctest::Approx(-0.25));  // -y sigmoid(-y x) / 4, sigmoid(100) = 1
+  CHECK(std::fabs(x.grad().at({3})) < 1e-40);
+  CHECK(nn::SoftMarginLoss()->repr() == "SoftMarginLoss()");
+  CHECK(nn::SoftMarginLoss(nn::SoftMarginLossOptions().reduction(kSum))->repr() == "SoftMarginLoss(reduction='sum')");
+  const std::string e = heed::test::error_of([] { F::soft_margin_loss(zeros({2, 3}), zeros({3, 2})); });
+  CHECK_MESSAGE(e.find("soft_margin_loss: input (2,3) and target (3,2) do not match") == 0, e);
+}
+
 TEST_CASE("loss: binary_cross_entropy on probabilities: values, the -100 clamp at 0 and 1, errors") {
   // -(y log p + (1 - y) log(1 - p)), by hand
   Tensor p = from_vector({0.25, 0.5, 0.9}, {1, 3}).requires_grad_();

@@ -68,6 +68,9 @@ TEST_CASE("README one-line examples compile and run") {
   { Tensor x = logits, y = rand({3, 5});
     F::binary_cross_entropy(sigmoid(x), y, F::BinaryCrossEntropyFuncOptions().reduction(kSum)); nn::BCELoss(); }
   nn::LeakyReLU leaky; CHECK(leaky(-ones({2})).to_vector() == std::vector<real>(2, real(-0.01)));
+  CHECK(softplus(full({2}, 30)).to_vector() == std::vector<real>(2, 30)); CHECK(mish(zeros({1})).item() == 0);
+  nn::PReLU prelu; CHECK(prelu(-ones({2})).to_vector() == std::vector<real>(2, real(-0.25)));
+  { Tensor x = logits, y = ones({3, 5}); y.data()[1] = -1; CHECK(nn::SoftMarginLoss()(x, y).dim() == 0); }
   CHECK(randn_like(logits).shape() == logits.shape()); CHECK(rand_like(logits).numel() == 15);
   CHECK(full_like(logits, 2).sum().item() == 30);
   CHECK(logits.add(logits).sub(logits).mul(2).div(2).to_vector() == logits.to_vector());

@@ -106,4 +106,14 @@ w.case("bce_probs_weight_mean", lambda p, y, weight: F.binary_cross_entropy(p, y
        {"p": probs(183), "y": soft_targets(193)}, consts={"weight": f32([[1.0], [0.0], [2.0], [0.5]])},
        seed=183)
 
+# ---- soft_margin_loss, +-1 targets (a constant: PyTorch does not differentiate them), each reduction ----
+def signs(seed):
+    g = torch.Generator().manual_seed(seed)
+    return (torch.rand((4, 3), generator=g) < 0.5).float() * 2 - 1
+
+
+for i, red in enumerate(["mean", "sum", "none"]):
+    w.case(f"soft_margin_{red}", lambda x, y, red=red: F.soft_margin_loss(x, y, reduction=red),
+           {"x": logits(200 + i)}, consts={"y": signs(210 + i)}, seed=200 + i)
+
 w.write()
