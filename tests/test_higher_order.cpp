@@ -122,6 +122,25 @@ TEST_CASE("an op without double backward: first order works under create_graph, 
   CHECK(contains(e, "scaled_dot_product_attention"));
 }
 
+TEST_CASE("record_derivative (derivative.h): the second derivative is the hand-written f'', a third raises") {
+  // softplus: f'' = s (1 - s), s = sigmoid(x); gelu and mish are recorded the same way
+  Tensor x = from_vector({-2, 0.5f, 3}, {3}).requires_grad_();
+  Tensor g1 = autograd::grad({softplus(x).sum()}, {x}, {}, std::nullopt, true)[0];   // s
+  Tensor g2 = autograd::grad({g1.sum()}, {x}, {}, std::nullopt, true)[0];             // s (1 - s)
+  for (int64_t i = 0; i < 3; ++i) {
+    const double s = 1 / (1 + std::exp(-double(x.at({i}))));
+    CHECK(g1.at({i}) == doctest::Approx(s));
+    CHECK(g2.at({i}) == doctest::Approx(s * (1 - s)));
+  }
+  for (auto f : {+[](const Tensor& t) { return softplus(t); }, +[](const Tensor& t) { return mish(t); },
+                 +[](const Tensor& t) { return gelu(t); }}) {
+    Tensor d1 = autograd::grad({f(x).sum()}, {x}, {}, std::nullopt, true)[0];
+    Tensor d2 = autograd::grad({d1.sum()}, {x}, {}, std::nullopt, true)[0];
+    REQUIRE(d2.requires_grad());
+    CHECK_THROWS_AS(autograd::grad({d2.sum()}, {x}), Error);  // never a silent 0
+  }
+}
+
 TEST_CASE("the fused block-sparse, LSTM-layer and GRU-layer kernels raise when differentiated twice, naming the alternative") {
   manual_seed(36);
   Tensor q = randn({1, 1, 8, 4}).requires_grad_(), k = randn({1, 1, 8, 4}).requires_grad_(),
