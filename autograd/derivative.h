@@ -18,9 +18,9 @@
 // (autograd/README.md, step 1). gradgradcheck (gradcheck.h) checks f'' against finite
 // differences of f'.
 //
-// Example (autograd/unary.cpp, softplus with beta = 1, no threshold):
-//   // y = log(1 + e^x)    dx = dy * s,  s = sigmoid(x)    f'' = s (1 - s)
-//   return map_recording_derivative("softplus", x,
+// Example, the shape of every use (unary.cpp's gelu, softplus and mish are the real ones):
+//   // y = log(1 + e^x)    dx = dy * s,  s = sigmoid(x)    f'' = s (1 - s)   (no threshold)
+//   return map_recording_derivative("log1pexp", x,
 //       [](real v) { return std::log1p(std::exp(v)); },
 //       [](real v, real& d) { d = fastmath::sigmoid(v); return std::log1p(std::exp(v)); },
 //       [](real v) { const real s = fastmath::sigmoid(v); return s * (1 - s); });
