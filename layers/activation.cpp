@@ -43,6 +43,9 @@ std::string SoftplusImpl::repr() const {
          ", threshold=" + detail::py_float(options.threshold()) + ")";
 }
 
+Tensor MishImpl::forward(const Tensor& x) { return mish(x); }
+std::string MishImpl::repr() const { return "Mish()"; }
+
 PReLUImpl::PReLUImpl(const PReLUOptions& opts) : options(opts) {
   HEED_CHECK(options.num_parameters() >= 1, "PReLU", "num_parameters must be >= 1, got ",
              options.num_parameters());

@@ -8,6 +8,7 @@
 //   ELU       y = x if x > 0 else alpha * (e^x - 1)           (Clevert et al. 2015)
 //   LeakyReLU y = x if x > 0 else negative_slope * x         (Maas et al. 2013)
 //   Softplus  y = log(1 + e^(beta x)) / beta, x where beta x > threshold   (Dugas et al. 2001)
+//   Mish      y = x * tanh(softplus(x))                      (Misra 2019)
 //   PReLU     y = x if x > 0 else w * x, w learned: one slope, or one per channel (dim 1)
 //             (He et al. 2015, "Delving Deep into Rectifiers"); the only one with parameters
 // Each forwards to the op of the same name in autograd/unary.h.
@@ -99,6 +100,13 @@ class SoftplusImpl : public Cloneable<SoftplusImpl> {
   SoftplusOptions options;
 };
 HEED_MODULE(Softplus);
+
+class MishImpl : public Cloneable<MishImpl> {
+ public:
+  Tensor forward(const Tensor& x);
+  std::string repr() const override;  // Mish()
+};
+HEED_MODULE(Mish);
 
 class PReLUOptions {
  public:

@@ -28,6 +28,7 @@ TEST_CASE("golden: log1p on (-0.9, 4), with tiny values") {
 
 TEST_CASE("golden: mish on [-8, 8], past float's e^x overflow, and its negative tail") {
   check_case(small_ops(), "mish", {"x"}, [](const In& in) { return mish(in[0]); });
+  check_case(small_ops(), "mish", {"x"}, [](const In& in) { return nn::Mish()(in[0]); });
   check_case(small_ops(), "mish_negative_tail", {"x"}, [](const In& in) { return nn::functional::mish(in[0]); },
              golden::Tolerance().atol(0));
 }

@@ -304,6 +304,7 @@ TEST_CASE("layers: repr as PyTorch prints each module") {
   CHECK(nn::ELU()->repr() == "ELU(alpha=1.0)");
   CHECK(nn::ELU(nn::ELUOptions().alpha(0.5))->repr() == "ELU(alpha=0.5)");
   CHECK(nn::LeakyReLU()->repr() == "LeakyReLU(negative_slope=0.01)");
+  CHECK(nn::Mish()->repr() == "Mish()");
   // nn.Softplus(beta=1.0, threshold=20.0) in Python (its int defaults print as 1 and 20)
   CHECK(nn::Softplus()->repr() == "Softplus(beta=1.0, threshold=20.0)");
   CHECK(nn::Softplus(nn::SoftplusOptions().beta(0.5).threshold(5))->repr() == "Softplus(beta=0.5, threshold=5.0)");
