@@ -33,6 +33,7 @@ namespace {
 template <class F, class K>
 Tensor& compound(const char* op, Tensor& x, const Tensor& y, const F& f, const K& kernel) {
   const bool in_place = detail::update_in_place(op, x, y);
+  detail::check_no_overlap(op, x, y);
   if (y.defined())
     HEED_CHECK(is_broadcastable_to(y.shape(), x.shape()), op, "the right side's shape ", y.shape(),
                " does not broadcast to x's shape ", x.shape(), " (x is updated in place)");

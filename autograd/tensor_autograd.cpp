@@ -79,6 +79,11 @@ void Tensor::set_grad(const Tensor& g) const {
   if (!impl_) fail_undefined();
   HEED_CHECK(!g.defined() || g.shape() == shape(), "set_grad", "gradient shape ", g.shape(),
              " does not match tensor shape ", shape());
+  // libtorch's later accumulations (+= by backward, zero_) would write through a view into
+  // its input; into a view's copy they would write nothing the caller sees (core/tensor.h)
+  HEED_CHECK(!g.defined() || !g.impl()->view.op || g.impl()->view.shares, "set_grad",
+             "the gradient is a copy made by ", g.impl()->view.op, " (shape ", g.shape(),
+             "), not a view: backward's accumulations would not reach its input; pass .clone()");
   if (g.defined() || impl_->leaf) impl_->leaf_state().grad = g;
 }
 

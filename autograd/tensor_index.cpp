@@ -47,6 +47,24 @@ Tensor values_for(const char* op, const Region& r, const Tensor& v, const Tensor
 
 Tensor put_region(const Tensor& x, const Region& r, const Tensor& v);
 
+// x[r] = v is libtorch's set_item: a copy_ into the view x[r]. When that view is one
+// contiguous block of x and v (not broadcast) shares some but not all of its elements,
+// PyTorch refuses, as copy_ does (core/tensor.h, check_no_overlap). A strided region, or a
+// broadcast v, is read whole before x is written (values_for), as if cloned.
+void check_region_overlap(const char* op, const Tensor& x, const Region& r, const Tensor& v) {
+  if (!v.defined() || v.impl()->storage != x.impl()->storage || v.shape() != r.out) return;
+  const int64_t n = r.len.numel();
+  if (n == 0) return;
+  const Shape xs = contiguous_strides(r.x);
+  int64_t first = 0, last = 0;  // offsets in x of the region's first and last element
+  for (size_t d = 0; d < r.x.size(); ++d) {
+    first += r.start[d] * xs[d];
+    last += (r.start[d] + (r.len[d] - 1) * r.step[d]) * xs[d];
+  }
+  if (last - first + 1 != n) return;  // not one block
+  detail::check_no_overlap(op, x.detach().reshape(Shape{x.numel()}).narrow(0, first, n), v);
+}
+
 // y = x[r]           dx = dy put into zeros at r
 Tensor index_region(const Tensor& x, const Region& r) {
   Tensor y = empty(r.out);
@@ -97,6 +115,7 @@ Tensor& Tensor::index_put_(const std::vector<TensorIndex>& indices, const Tensor
   const char* op = "index_put_";
   const bool in_place = detail::update_in_place(op, *this, v);
   const Region r = resolve_region(op, shape(), indices);
+  check_region_overlap(op, *this, r, v);
   if (!in_place) return *this = put_region(*this, r, v);
   const Tensor vals = values_for(op, r, v, *this);
   bump_version();

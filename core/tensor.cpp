@@ -113,6 +113,18 @@ void detail::check_writable(const char* op, const Tensor& t) {
              "heed::NoGradGuard, or clone() first to write into a copy (shape ", t.shape(), ")");
 }
 
+void detail::check_no_overlap(const char* op, const Tensor& out, const Tensor& in, bool any_overlap) {
+  if (!out.defined() || !in.defined() || out.impl()->storage != in.impl()->storage) return;
+  // every tensor is a contiguous run of its storage: [begin, end) in elements
+  const int64_t a0 = out.impl()->offset, a1 = a0 + out.numel();
+  const int64_t b0 = in.impl()->offset, b1 = b0 + in.numel();
+  if (a0 == a1 || b0 == b1 || a1 <= b0 || b1 <= a0) return;  // nothing shared
+  if (!any_overlap && a0 == b0 && a1 == b1) return;           // the same elements
+  fail(op, "some elements of the input (shape ", in.shape(), ", storage elements [", b0, ", ",
+            b1, ")) and of the written-to tensor (shape ", out.shape(), ", storage elements [", a0,
+            ", ", a1, ")) are the same memory; clone() the input first (PyTorch refuses this too)");
+}
+
 void detail::mark_view(const Tensor& y, const char* op, int dim, bool shares) {
   y.impl()->view = ViewMark{op, dim, shares};
 }
@@ -138,8 +150,8 @@ const Tensor& Tensor::copy_(const Tensor& src) const {
   check_inplace("copy_", *this);
   HEED_CHECK(src.numel() == numel(), "copy_", "shapes ", shape(), " and ", src.shape(),
              " have different numbers of elements");
-  // memmove: src may be another view of the same storage, overlapping this one
-  if (src.data() != data()) std::memmove(data(), src.data(), sizeof(real) * numel());
+  detail::check_no_overlap("copy_", *this, src);
+  if (src.data() != data()) std::memcpy(data(), src.data(), sizeof(real) * numel());
   return *this;
 }
 

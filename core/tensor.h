@@ -141,6 +141,9 @@ class Tensor {
   //    since libtorch would have written x and heed cannot. Write x itself
   //    (x.index_put_({Slice(), Slice(a, b)}, v), or a narrow along dim 0), or clone() the
   //    copy to write it. Ops' outputs, clone() and contiguous() are not marked.
+  //  An in-place op that reads a tensor sharing some but not all of the elements it writes
+  //  (x.narrow(0, 1, 3).copy_(x.narrow(0, 0, 3)), x.add_(x[0])) raises, as PyTorch's
+  //  memory-overlap check; the same elements (x.add_(x)) or disjoint blocks are fine.
   Tensor reshape(const Shape& shape) const;   // one dim may be -1; shares storage
   Tensor view(const Shape& shape) const;      // same as reshape (all tensors are contiguous)
   Tensor transpose(int64_t d0, int64_t d1) const;
@@ -372,6 +375,12 @@ namespace detail {
 // made (the write would not reach its input), or a shared view in a graph being recorded
 // (t or its base requires grad, grad mode on). Returns normally otherwise.
 void check_writable(const char* op, const Tensor& t);
+// PyTorch's memory-overlap rule for an in-place op that reads `in` while writing `out`:
+// heed::Error naming op when the two share some of their elements but not all (the result
+// would depend on the order the loop runs in: x[1:4].copy_(x[0:3]), x.add_(x[0])), or, with
+// `any_overlap`, when they share any element (index_put_'s values). Same elements
+// (x.add_(x)) and disjoint blocks of one storage pass.
+void check_no_overlap(const char* op, const Tensor& out, const Tensor& in, bool any_overlap = false);
 // The mark ops put on their result (core/tensor.cpp): y's view mark is {op, dim, shares}.
 void mark_view(const Tensor& y, const char* op, int dim, bool shares);
 }  // namespace detail

@@ -194,10 +194,19 @@ TEST_CASE("index_put_: pe[:, 0::2] = sin(...), in place with a version bump, or 
   x.index_put_({0}, 7);
   x.index_put_({1, Slice(1, 3)}, from_vector({1, 2}, {2}));
   CHECK(x.to_vector() == std::vector<real>{7, 7, 7, 7, 0, 1, 2, 0});
-  // a value that is a view of x itself is read before it is overwritten
+  // a value that is a block of x itself (a shared view) partly overlapping the region is
+  // refused, as PyTorch's y[1:] = y[:3] ("some elements of the input tensor and the
+  // written-to tensor refer to a single memory location"); the same block, or a strided
+  // region, is fine; y.index(...) is a copy in heed (core/tensor.h, "Views"), read as one
   Tensor y = arange(4);
+  CHECK(contains(error_of([&] { y.index_put_({Slice(1, None)}, y.narrow(0, 0, 3)); }),
+                 "index_put_: some elements of the input (shape (3)"));
+  CHECK(y.to_vector() == std::vector<real>{0, 1, 2, 3});
+  y.index_put_({Slice(1, 3)}, y.narrow(0, 1, 2));
+  y.index_put_({Slice(0, None, 2)}, y.narrow(0, 1, 2));  // read whole, then written
+  CHECK(y.to_vector() == std::vector<real>{1, 1, 2, 3});
   y.index_put_({Slice(1, None)}, y.index({Slice(0, 3)}));
-  CHECK(y.to_vector() == std::vector<real>{0, 0, 1, 2});
+  CHECK(y.to_vector() == std::vector<real>{1, 1, 1, 2});
   Tensor same = arange(4);
   same.index_put_({Ellipsis}, same);
   CHECK(same.to_vector() == std::vector<real>{0, 1, 2, 3});
