@@ -9,7 +9,7 @@
 // Copying a Tensor copies the handle, not the data (as in libtorch); clone() copies data.
 //
 // Ownership: a tensor owns the Node that produced it, a Node owns the producers of its
-// inputs (autograd/node.h). Nothing owns its consumers, so graphs cannot form cycles.
+// inputs (autograd/engine/node.h). Nothing owns its consumers, so graphs cannot form cycles.
 //
 // Shape letters used in comments across heed: B batch, T time, C channels/features,
 // H heads, D head dim, V vocabulary, N rows. `// (B, T, C)` after a tensor is its shape.
@@ -40,7 +40,7 @@ namespace heed {
 struct Node;
 struct TensorImpl;
 class IndexTensor;
-struct ValuesIndices;  // autograd/reduce_minmax.h: what max/min over a dim and topk return
+struct ValuesIndices;  // autograd/ops/reduce_minmax.h: what max/min over a dim and topk return
 
 class Tensor {
  public:
@@ -78,7 +78,7 @@ class Tensor {
   real at(std::initializer_list<int64_t> index) const;  // one element, bounds-checked, may be negative
   std::vector<real> to_vector() const;
 
-  // ---- autograd (autograd/tensor_autograd.cpp; backward: autograd/engine.cpp) ----
+  // ---- autograd (autograd/engine/tensor_autograd.cpp; backward: autograd/engine/engine.cpp) ----
   bool requires_grad() const;
   Tensor& requires_grad_(bool on = true);   // only on leaves, as in PyTorch
   Tensor& set_requires_grad(bool on) { return requires_grad_(on); }  // libtorch's spelling
@@ -94,7 +94,7 @@ class Tensor {
   // Backpropagate from this tensor. A scalar needs no argument; otherwise pass dL/dthis.
   // retain_graph keeps the graph for another backward (default: create_graph). create_graph
   // records the pass itself, so the .grad() it leaves is differentiable (higher-order
-  // gradients; autograd::grad in autograd/autograd.h returns them without touching .grad()).
+  // gradients; autograd::grad in autograd/engine/engine.h returns them without touching .grad()).
   // Without create_graph, reading .grad() after backward(g, true) gives a plain number:
   // using it in a loss (a gradient penalty) contributes no gradient.
   void backward(const Tensor& grad = Tensor(), std::optional<bool> retain_graph = std::nullopt,
@@ -120,7 +120,7 @@ class Tensor {
   int64_t register_post_accumulate_grad_hook(std::function<void(const Tensor&)> hook) const;
   void remove_post_accumulate_grad_hook(int64_t handle) const;  // unknown handle: no-op
 
-  // ---- shape views (autograd/views.cpp) ----
+  // ---- shape views (autograd/ops/views.cpp) ----
   // Views. Every heed tensor is contiguous, so what libtorch returns as a view is one of two
   // things here:
   //  - a shared view, when its elements are one contiguous block of x: reshape, view,
@@ -152,8 +152,8 @@ class Tensor {
   // ---- ops as methods, as a libtorch user types them: x.sum(1), x.softmax(-1) ----
   // Each is one line calling the free function of the same name (heed::sum(x, 1), ...),
   // which holds the only implementation and its gradient. They are declared here and
-  // defined in autograd/tensor_methods.cpp, where the ops live: core/ includes nothing
-  // above it. Using max/min over a dim or topk needs autograd/reduce.h for ValuesIndices
+  // defined in autograd/ops/tensor_methods.cpp, where the ops live: core/ includes nothing
+  // above it. Using max/min over a dim or topk needs autograd/ops/reduce.h for ValuesIndices
   // (<heed/heed.h> has it).
   Tensor sum() const;                                        // shape ()
   Tensor sum(int64_t dim, bool keepdim = false) const;
@@ -174,7 +174,7 @@ class Tensor {
   Tensor narrow(int64_t dim, int64_t start, int64_t length) const;
   Tensor flatten(int64_t start_dim = 0, int64_t end_dim = -1) const;
   // `chunks` pieces along dim, as torch.chunk: each ceil(size / chunks) long, the last
-  // shorter, and fewer than `chunks` when the size runs out (autograd/shape_ops.h).
+  // shorter, and fewer than `chunks` when the size runs out (autograd/ops/shape.h).
   std::vector<Tensor> chunk(int64_t chunks, int64_t dim = 0) const;
   // Draws from the rows of these probabilities, as torch.multinomial (core/multinomial.h).
   IndexTensor multinomial(int64_t num_samples, bool replacement = false) const;
@@ -197,19 +197,19 @@ class Tensor {
   Device device() const { return kCPU; }
   Tensor sin() const;
   Tensor cos() const;
-  Tensor norm(double p = 2) const;                           // autograd/norm.h; shape ()
+  Tensor norm(double p = 2) const;                           // autograd/ops/norm.h; shape ()
   Tensor norm(double p, int64_t dim, bool keepdim = false) const;
   Tensor norm(double p, const std::vector<int64_t>& dims, bool keepdim = false) const;
   Tensor all() const;                                        // 0/1, shape ()
   Tensor all(int64_t dim, bool keepdim = false) const;
   Tensor any() const;
   Tensor any(int64_t dim, bool keepdim = false) const;
-  Tensor mm(const Tensor& other) const;                      // autograd/mm.h: 2-D only
+  Tensor mm(const Tensor& other) const;                      // autograd/ops/mm.h: 2-D only
   Tensor bmm(const Tensor& other) const;                     // 3-D only
   Tensor t() const;            // transpose(0, 1) of a 2-D tensor; a 0-D or 1-D one as it is
   Tensor expand(const Shape& shape) const;                   // broadcast up to shape (copies); -1 keeps a dim
   Tensor expand_as(const Tensor& other) const;               // expand(other.shape())
-  // 0/1 tensors (autograd/compare.h), never requiring grad: x.eq(y), logits.argmax... x.gt(0)
+  // 0/1 tensors (autograd/ops/compare.h), never requiring grad: x.eq(y), logits.argmax... x.gt(0)
   Tensor eq(const Tensor& other) const;
   Tensor ne(const Tensor& other) const;
   Tensor lt(const Tensor& other) const;
@@ -223,7 +223,7 @@ class Tensor {
   Tensor gt(real other) const;
   Tensor ge(real other) const;
   // x[:, 0::2] as x.index({Slice(), Slice(0, None, 2)}) (core/slice.h lists the forms),
-  // differentiable; autograd/tensor_index.h has the rules and the free functions.
+  // differentiable; autograd/ops/tensor_index.h has the rules and the free functions.
   Tensor index(const std::vector<indexing::TensorIndex>& indices) const;
 
   // ---- compound assignment and index_put_, as libtorch ----
@@ -250,7 +250,7 @@ class Tensor {
   Tensor& index_put_(const std::vector<indexing::TensorIndex>& indices, const Tensor& v);
   Tensor& index_put_(const std::vector<indexing::TensorIndex>& indices, real v);
 
-  // ---- in-place updates, as libtorch's (autograd/inplace.cpp) ----
+  // ---- in-place updates, as libtorch's (autograd/ops/inplace.cpp) ----
   // By the rule of x += y above: written in place (the version bumped) when no graph runs
   // through x or the argument; a leaf that requires grad is refused while grad mode is on;
   // otherwise the op is recorded and x refers to its result (x.add_(y) is x = x + alpha*y).
@@ -271,7 +271,7 @@ class Tensor {
   const Tensor& zero_() const;
   const Tensor& fill_(real v) const;
   const Tensor& copy_(const Tensor& src) const;       // same numel
-  // Out of place, one call to the op of that name (autograd/arith.h): x.add(y), x.mul(2).
+  // Out of place, one call to the op of that name (autograd/ops/arith.h): x.add(y), x.mul(2).
   Tensor add(const Tensor& other, real alpha = 1) const;
   Tensor add(real other) const;
   Tensor sub(const Tensor& other, real alpha = 1) const;

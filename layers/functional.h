@@ -6,7 +6,7 @@
 //   Tensor d = F::dropout(h, F::DropoutFuncOptions().p(0.1).training(is_training()));
 // Each is one call to the op in autograd/ that holds the forward, the backward and the
 // equations; bad input is that op's heed::Error. The losses (loss.h, smooth_l1_loss.h) and
-// F::normalize (autograd/normalize.h) come with this include.
+// F::normalize (autograd/ops/normalize.h) come with this include.
 //
 //   F::relu(x, ReLUFuncOptions)               F::gelu(x, GELUFuncOptions)
 //   F::elu(x, ELUFuncOptions)                 F::softmax(x, SoftmaxFuncOptions(dim))
@@ -25,13 +25,13 @@
 #include <optional>
 #include <vector>
 
-#include "../autograd/dropout_op.h"
-#include "../autograd/embedding_op.h"
-#include "../autograd/layer_norm_op.h"
-#include "../autograd/linear_op.h"
-#include "../autograd/normalize.h"
-#include "../autograd/softmax.h"
-#include "../autograd/unary.h"
+#include "../autograd/ops/dropout.h"
+#include "../autograd/ops/embedding.h"
+#include "../autograd/ops/layer_norm.h"
+#include "../autograd/ops/linear.h"
+#include "../autograd/ops/normalize.h"
+#include "../autograd/ops/softmax.h"
+#include "../autograd/ops/unary.h"
 #include "../core/arg.h"
 #include "activation.h"
 #include "loss.h"

@@ -1,6 +1,6 @@
 // loss.h - losses, in two layers as in libtorch: functions in heed::nn::functional and thin
 // modules in heed::nn that hold an options struct and call them. Both end in the fused ops
-// of autograd/loss_ops.h, where each loss's forward and hand-written backward are.
+// of autograd/ops/loss.h, where each loss's forward and hand-written backward are.
 //
 //   cross_entropy          logits (N, C) or (N, C, d1...)      target class ids (N) or (N, d1...)
 //   nll_loss               log-probs, same shapes as cross_entropy
@@ -36,13 +36,13 @@
 #include <cstdint>
 #include <string>
 
-#include "../autograd/loss_ops.h"
+#include "../autograd/ops/loss.h"
 #include "../core/tensor.h"
 #include "module.h"
 
 namespace heed::nn {
 
-using heed::Reduction;                    // autograd/loss_ops.h: None, Mean, Sum
+using heed::Reduction;                    // autograd/ops/loss.h: None, Mean, Sum
 const char* reduction_name(Reduction r);  // "none", "mean", "sum"
 
 // ---------------------------------------------------------------- options
@@ -110,7 +110,7 @@ using MSELossFuncOptions = MSEOptions;
 using BinaryCrossEntropyWithLogitsFuncOptions = BCEWithLogitsOptions;
 using BinaryCrossEntropyFuncOptions = BCELossOptions;
 
-// Log-softmax and NLL fused into one op (autograd/loss_ops.h):
+// Log-softmax and NLL fused into one op (autograd/ops/loss.h):
 //   dx_i,c = s_i * (softmax(x_i)_c * ((1 - eps) * w_y + eps/C * sum_k w_k) - (1 - eps) * w_y * [c == y] - eps/C * w_c)
 // with s_i the upstream gradient of position i times the reduction's scale. Positions whose
 // target is ignore_index contribute 0 to the loss and to the Mean's denominator, and get zero

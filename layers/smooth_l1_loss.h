@@ -1,11 +1,11 @@
 // smooth_l1_loss.h - nn::functional::smooth_l1_loss and huber_loss with libtorch's options
-// structs (the equations and gradients are in autograd/smooth_l1_loss.h):
+// structs (the equations and gradients are in autograd/ops/smooth_l1_loss.h):
 //   namespace F = heed::nn::functional;
 //   Tensor l1 = F::smooth_l1_loss(pred, y, F::SmoothL1LossFuncOptions().beta(0.5));
 //   Tensor l2 = F::huber_loss(pred, y, F::HuberLossFuncOptions().delta(2).reduction(nn::Reduction::Sum));
 // heed::Error naming the loss for a negative beta, a delta <= 0, or shapes that differ.
 #pragma once
-#include "../autograd/smooth_l1_loss.h"
+#include "../autograd/ops/smooth_l1_loss.h"
 #include "../core/arg.h"
 #include "../core/tensor.h"
 

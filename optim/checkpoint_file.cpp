@@ -10,7 +10,7 @@
 #include <set>
 #include <type_traits>
 
-#include "../autograd/grad_mode.h"
+#include "../autograd/engine/grad_mode.h"
 #include "../core/error.h"
 #include "atomic_file.h"
 

@@ -11,7 +11,7 @@
 #include <filesystem>
 #include <functional>
 
-#include <heed/autograd/to_dot.h>
+#include <heed/autograd/engine/to_dot.h>
 #include <heed/core/atomic_write.h>
 #include <heed/layers/linear.h>
 #include <heed/optim/checkpoint_file.h>
