@@ -4,8 +4,8 @@
 //   Tensor h = F::relu(x);                                              // x (B, C)
 //   Tensor lp = F::log_softmax(logits, F::LogSoftmaxFuncOptions(1));    // (B, V)
 //   Tensor d = F::dropout(h, F::DropoutFuncOptions().p(0.1).training(is_training()));
-// Each is one call to the op in autograd/ that holds the forward, the backward and the
-// equations; bad input is that op's heed::Error. The losses (loss.h, smooth_l1_loss.h) and
+// Each is one call to the op in autograd/ops/ that holds the forward, the backward and the
+// equations; bad input is that op's heed::Error. The losses (loss.h) and
 // F::normalize (autograd/ops/normalize.h) come with this include.
 //
 //   F::relu(x, ReLUFuncOptions)               F::gelu(x, GELUFuncOptions)
@@ -15,7 +15,7 @@
 //   F::dropout(x, DropoutFuncOptions)         F::embedding(ids, weight, EmbeddingFuncOptions)
 //   F::linear(x, weight, bias)                F::layer_norm(x, LayerNormFuncOptions(shape))
 //   F::normalize(x, NormalizeFuncOptions)     F::cross_entropy, nll_loss, mse_loss,
-//   binary_cross_entropy_with_logits, smooth_l1_loss, huber_loss (their headers)
+//   binary_cross_entropy_with_logits, smooth_l1_loss, huber_loss (loss.h)
 //
 // inplace(true), where libtorch has it, writes the result into x's storage and returns x;
 // it is refused (heed::Error from copy_) when x is part of a graph being recorded, where
@@ -35,7 +35,6 @@
 #include "../core/arg.h"
 #include "activation.h"
 #include "loss.h"
-#include "smooth_l1_loss.h"
 
 namespace heed::nn::functional {
 

@@ -11,8 +11,8 @@
 #include <type_traits>
 
 #include "../autograd/engine/grad_mode.h"
+#include "../core/atomic_file.h"
 #include "../core/error.h"
-#include "atomic_file.h"
 
 namespace heed {
 

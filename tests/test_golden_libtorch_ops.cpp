@@ -8,7 +8,7 @@
 #include <heed/autograd/ops/smooth_l1_loss.h>
 #include <heed/autograd/ops/tensor_index.h>
 #include <heed/autograd/ops/trig.h>
-#include <heed/layers/smooth_l1_loss.h>
+#include <heed/layers/loss.h>
 #include "helpers.h"
 
 using namespace heed;

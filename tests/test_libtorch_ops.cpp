@@ -38,7 +38,7 @@
 #include <heed/autograd/ops/unary.h>
 #include <heed/layers/init.h>
 #include <heed/layers/linear.h>
-#include <heed/layers/smooth_l1_loss.h>
+#include <heed/layers/loss.h>
 #include "helpers.h"
 
 using namespace heed;

@@ -6,7 +6,7 @@
 #include <sstream>
 #include <unordered_map>
 
-#include "../../core/atomic_write.h"
+#include "../../core/atomic_file.h"
 #include "../../core/error.h"
 #include "node.h"
 

@@ -47,7 +47,7 @@ class DotOptions {
 // The DOT text of root's graph (a `digraph`). heed::Error naming to_dot for an undefined root.
 std::string to_dot(const Tensor& root, const DotOptions& options = DotOptions());
 
-// to_dot written to a file, atomically and into the file `path` names (core/atomic_write.h:
+// to_dot written to a file, atomically and into the file `path` names (core/atomic_file.h:
 // a symlink is followed, a FIFO or device refused); heed::Error naming write_dot and the path
 // when it cannot be written.
 void write_dot(const std::string& path, const Tensor& root, const DotOptions& options = DotOptions());

@@ -1,5 +1,5 @@
 // smooth_l1_loss.h - the robust regression losses of torch.nn.functional, as heed::
-// functions (nn::functional's forms, with options structs, are in layers/smooth_l1_loss.h):
+// functions (nn::functional's forms, with options structs, are in layers/loss.h):
 //
 //   smooth_l1   l_i = 0.5 d_i^2 / beta       if |d_i| < beta      d = x - y
 //                     |d_i| - 0.5 beta       otherwise            (beta = 0: |d_i|)
