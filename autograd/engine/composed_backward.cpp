@@ -2,6 +2,7 @@
 #include "composed_backward.h"
 
 #include "../../core/error.h"
+#include "engine.h"
 
 namespace heed {
 

@@ -4,7 +4,7 @@
 // backward and a twin composed from heed ops that computes the same function (each tested
 // against the other). Under create_graph its backward calls composed_gradients: the twin is
 // run again on the saved inputs, with grad mode on, and differentiated against dy by a
-// recorded pass that stops at the inputs' nodes (detail::gradients_at, node.h), so the
+// recorded pass that stops at the inputs' nodes (detail::gradients_at, engine.h), so the
 // gradients are differentiable in the inputs and in dy. The first-order pass keeps the fused kernel.
 //
 //   if (g.create_graph())

@@ -18,6 +18,7 @@
 
 #include "../../core/error.h"
 #include "../../core/random.h"
+#include "engine.h"
 #include "grad_mode.h"
 #include "node.h"
 
