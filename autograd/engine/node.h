@@ -1,5 +1,8 @@
 // node.h - the autograd graph: one Node per recorded op, and record() that adds one
 // (node.cpp connects a node to its inputs' producers; engine.cpp runs the graph backward).
+// In this file: struct Node, the leaves' AccumulateGrad, Grads (what a backward fills),
+// SavedTensor (what it reads, version-checked), FunctionNode (a recorded op's node), and
+// record() with its helpers; NodeList, the edges' small vector, is node_list.h.
 //
 // How reverse mode works here (after micrograd's build_topo and PyTorch's Node/Edge):
 //   forward   each op computes its output, then record() attaches a Node to it holding
@@ -37,62 +40,67 @@
 #pragma once
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <iterator>
 #include <memory>
 #include <optional>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "../../core/allocator.h"
 #include "../../core/tensor.h"
 #include "grad_mode.h"
+#include "node_list.h"
 
 namespace heed {
 
-// A Node's edges: the producer of each input. Most ops have one or two inputs, so up to two
-// edges live inside the Node itself: recording such an op costs no allocation for its edge
-// list, and the engine finds a node's edges in the node's own cache lines. Ops with more
-// inputs (cat, stack, layer norm) keep them in an array from the caching allocator.
-// Only what the engine needs: push_back, indexing and iteration.
-class NodeList {
- public:
-  using Edge = std::shared_ptr<Node>;
-  NodeList() = default;
-  NodeList(const NodeList&) = delete;
-  NodeList& operator=(const NodeList&) = delete;
-  ~NodeList() { clear(); }
+class Grads;       // below: what a backward function fills
+class SavedTensor;  // below: what it reads
+class InputRef;    // below: an op's inputs as record() takes them
+struct GraphTask;  // one backward pass's state: counts and gradient sums per node (engine.cpp)
 
-  void reserve(std::size_t n) { while (cap_ < n) grow(); }
-  void push_back(Edge e) {
-    if (n_ == cap_) grow();
-    data()[n_++] = std::move(e);
+// libtorch's name of the node of heed op `op`, as grad_fn()->name() prints it: "add" ->
+// "AddBackward0", "reshape" -> "ViewBackward0" (the table in node_names.cpp, one place).
+std::string libtorch_node_name(const char* op);
+
+struct Node {
+  virtual ~Node();
+  // heed's short name of the op ("add", "mul", "mean"): what errors, anomaly messages and
+  // to_dot show, and what record()/named() were given.
+  virtual const char* op_name() const = 0;
+  // libtorch's name ("AddBackward0", "MulBackward0", "MeanBackward0"), as a ported
+  // program's grad_fn()->name() expects.
+  std::string name() const { return libtorch_node_name(op_name()); }
+  // Given dL/d(output), fill dL/d(input i) for each i with g.needs(i).
+  virtual void apply(const Tensor& grad_out, Grads& g) = 0;
+  virtual void release() {}  // free saved tensors once backward no longer needs them
+  virtual void rename(const char*) {}  // FunctionNode: name it after a composed op (named())
+
+  NodeList next;    // producer of each input's gradient; null where no grad is needed
+  Shape out_shape;  // shape of the output, to check the gradients the engine routes here
+  // 32 bits keep a recorded op's node, with its closure and the shared_ptr's control
+  // block, in three 64-byte blocks (tests/test_allocator.cpp).
+  std::uint32_t anomaly_index = 0;  // creation index #k while anomaly mode is on (anomaly_mode.h)
+  // apply() builds differentiable gradients under create_graph (recorded with kDoubleBackward)
+  bool double_backward = false;
+  SavedTensor* saved_tensors = nullptr;  // what the backward closure saved, linked by next_
+  // A backward pass's counts and sums live in that pass (GraphTask, engine.cpp), not here:
+  // passes on several threads, or one nested in another, may run through the same nodes.
+};
+
+// The node at the end of every path: adds the gradient into a leaf's .grad().
+// Under create_graph: leaf.grad = leaf.grad + g, recorded (out of place, as PyTorch).
+struct AccumulateGrad final : Node {
+  explicit AccumulateGrad(std::shared_ptr<TensorImpl> leaf) : leaf(std::move(leaf)) {
+    double_backward = true;
   }
-  void clear();  // drop every edge (and the heap array)
-  std::size_t size() const { return n_; }
-  Edge& operator[](std::size_t i) { return data()[i]; }
-  const Edge& operator[](std::size_t i) const { return data()[i]; }
-  Edge* begin() { return data(); }
-  Edge* end() { return data() + n_; }
-  const Edge* begin() const { return data(); }
-  const Edge* end() const { return data() + n_; }
-  std::reverse_iterator<const Edge*> rbegin() const { return std::reverse_iterator<const Edge*>(end()); }
-  std::reverse_iterator<const Edge*> rend() const { return std::reverse_iterator<const Edge*>(begin()); }
-
- private:
-  static constexpr std::size_t kInline = 2;
-  Edge* data() { return heap_ ? heap_ : inline_; }
-  const Edge* data() const { return heap_ ? heap_ : inline_; }
-  void grow();  // double the capacity, moving the edges to a new heap array
-
-  Edge inline_[kInline];
-  Edge* heap_ = nullptr;  // cap_ edges when more than kInline were needed
-  std::uint32_t n_ = 0, cap_ = kInline;
+  const char* op_name() const override { return "AccumulateGrad"; }
+  void apply(const Tensor& grad_out, Grads& g) override;
+  std::shared_ptr<TensorImpl> leaf;
 };
 
 using TensorVec = std::vector<Tensor, CachingAllocator<Tensor>>;
-
-class InputRef;  // below
-struct GraphTask;  // one backward pass's state: counts and gradient sums per node (engine.cpp)
 
 // The gradients a backward function fills: g[i] = dL/d(input i), where g.needs(i).
 class Grads {
@@ -215,46 +223,6 @@ struct SavedTensors : std::vector<SavedTensor> {
   SavedTensors& operator=(const SavedTensors&) = delete;
 };
 
-// libtorch's name of the node of heed op `op`, as grad_fn()->name() prints it: "add" ->
-// "AddBackward0", "reshape" -> "ViewBackward0" (the table in node_names.cpp, one place).
-std::string libtorch_node_name(const char* op);
-
-struct Node {
-  virtual ~Node();
-  // heed's short name of the op ("add", "mul", "mean"): what errors, anomaly messages and
-  // to_dot show, and what record()/named() were given.
-  virtual const char* op_name() const = 0;
-  // libtorch's name ("AddBackward0", "MulBackward0", "MeanBackward0"), as a ported
-  // program's grad_fn()->name() expects.
-  std::string name() const { return libtorch_node_name(op_name()); }
-  // Given dL/d(output), fill dL/d(input i) for each i with g.needs(i).
-  virtual void apply(const Tensor& grad_out, Grads& g) = 0;
-  virtual void release() {}  // free saved tensors once backward no longer needs them
-  virtual void rename(const char*) {}  // FunctionNode: name it after a composed op (named())
-
-  NodeList next;    // producer of each input's gradient; null where no grad is needed
-  Shape out_shape;  // shape of the output, to check the gradients the engine routes here
-  // 32 bits keep a recorded op's node, with its closure and the shared_ptr's control
-  // block, in three 64-byte blocks (tests/test_allocator.cpp).
-  std::uint32_t anomaly_index = 0;  // creation index #k while anomaly mode is on (anomaly_mode.h)
-  // apply() builds differentiable gradients under create_graph (recorded with kDoubleBackward)
-  bool double_backward = false;
-  SavedTensor* saved_tensors = nullptr;  // what the backward closure saved, linked by next_
-  // A backward pass's counts and sums live in that pass (GraphTask, engine.cpp), not here:
-  // passes on several threads, or one nested in another, may run through the same nodes.
-};
-
-// The node at the end of every path: adds the gradient into a leaf's .grad().
-// Under create_graph: leaf.grad = leaf.grad + g, recorded (out of place, as PyTorch).
-struct AccumulateGrad final : Node {
-  explicit AccumulateGrad(std::shared_ptr<TensorImpl> leaf) : leaf(std::move(leaf)) {
-    double_backward = true;
-  }
-  const char* op_name() const override { return "AccumulateGrad"; }
-  void apply(const Tensor& grad_out, Grads& g) override;
-  std::shared_ptr<TensorImpl> leaf;
-};
-
 namespace detail {
 // The node a gradient for t goes to: its grad_fn, or for a leaf that requires grad its
 // AccumulateGrad (made on first use); null when t needs no gradient (node.cpp).
@@ -340,30 +308,22 @@ inline bool any_requires_grad(std::initializer_list<InputRef> inputs) {
     if (t->defined() && t->requires_grad()) return true;
   return false;
 }
+inline bool any_requires_grad(const std::vector<Tensor>& inputs) {
+  bool any = false;
+  if (GradMode::enabled())
+    for (const Tensor& t : inputs) any = any || t.requires_grad();
+  return any;
+}
 
 // Link `node` into the graph: edges to each input's producer, and out.grad_fn = node (the
 // node is moved there: out owns it).
 void connect(std::shared_ptr<Node> node, const Tensor& out, const InputRef* inputs, int n);
 void connect(std::shared_ptr<Node> node, const Tensor& out, const Tensor* inputs, int n);
 
-namespace detail {
-// For a backward that runs a pass of its own (checkpoint's re-run, a composed twin): y was
-// computed again, with grad mode on, from tensors whose nodes are `at` (nodes of the
-// enclosing graph, or stand-in leaves). Returns, per entry of `at`, the gradient dy sends
-// through y's graph to that node, taken there: the nodes of `at` and everything beyond
-// them are the enclosing pass's and are neither run nor counted, so no .grad() changes
-// and no gradient reaches a leaf twice. Undefined for a null entry, a node y's graph does
-// not reach, and a repeated node (the first entry for a node gets its whole gradient: an
-// op given one tensor twice). Under create_graph the pass records, and the gradients are
-// differentiable (engine.cpp).
-std::vector<Tensor> gradients_at(const Tensor& y, const Tensor& dy,
-                                 const std::vector<std::shared_ptr<Node>>& at, bool create_graph);
-// The same with at = the node's edges (g.edge(i)), filling g[i] for each i with g.needs(i)
-// (zeros where undefined); create_graph as the pass.
-void gradients_to_edges(const Tensor& y, const Tensor& dy, Grads& g);
-}  // namespace detail
-
-// Given to record() by an op whose backward supports double backward (above).
+// Given to record() for a backward that supports double backward (above); a backward that
+// does not is recorded without a tag, which is kFirstOrder.
+struct FirstOrder {};
+inline constexpr FirstOrder kFirstOrder{};
 struct DoubleBackward {};
 inline constexpr DoubleBackward kDoubleBackward{};
 
@@ -384,55 +344,40 @@ std::shared_ptr<Node> make_node(const char* op, F&& backward, bool twice, const 
 #endif
   return node;
 }
+
+// record()'s one body. Inputs is std::initializer_list<InputRef> (`{a, b}`) or
+// std::vector<Tensor> (cat, stack); Order is FirstOrder or DoubleBackward.
+template <class Inputs, class Order, class F>
+Tensor record_with(const char* op, const Tensor& out, const Inputs& inputs, Order, F&& backward) {
+  static_assert(std::is_same_v<Order, FirstOrder> || std::is_same_v<Order, DoubleBackward>,
+                "record(op, out, inputs, [kDoubleBackward,] backward)");
+  if (!any_requires_grad(inputs)) return out;
+  const int n = static_cast<int>(inputs.size());
+  connect(make_node(op, std::forward<F>(backward), std::is_same_v<Order, DoubleBackward>,
+                    std::data(inputs), n),
+          out, std::data(inputs), n);
+  return out;
+}
+template <class Inputs, class F>
+Tensor record_with(const char* op, const Tensor& out, const Inputs& inputs, F&& backward) {
+  return record_with(op, out, inputs, kFirstOrder, std::forward<F>(backward));
+}
 }  // namespace detail
 
 // record(op, out, {inputs...}, backward): attach a Node to `out` if any input requires
 // grad (and grad mode is on). backward is `void(const Tensor& dy, Grads& g)`.
 // record(op, out, {inputs...}, kDoubleBackward, backward): the same for a backward that
-// supports create_graph (above).
-template <class F>
-Tensor record(const char* op, const Tensor& out, std::initializer_list<InputRef> inputs, F&& backward) {
-  if (!any_requires_grad(inputs)) return out;
-  const int n = static_cast<int>(inputs.size());
-  connect(detail::make_node(op, std::forward<F>(backward), false, inputs.begin(), n), out,
-          inputs.begin(), n);
-  return out;
-}
-
-template <class F>
+// supports create_graph (above). The inputs are a braced list or, for ops with a variable
+// number of inputs (cat, stack), a std::vector<Tensor>.
+template <class... OrderAndBackward>
 Tensor record(const char* op, const Tensor& out, std::initializer_list<InputRef> inputs,
-              DoubleBackward, F&& backward) {
-  if (!any_requires_grad(inputs)) return out;
-  const int n = static_cast<int>(inputs.size());
-  connect(detail::make_node(op, std::forward<F>(backward), true, inputs.begin(), n), out,
-          inputs.begin(), n);
-  return out;
+              OrderAndBackward&&... backward) {
+  return detail::record_with(op, out, inputs, std::forward<OrderAndBackward>(backward)...);
 }
-
-// The same for ops with a variable number of inputs (cat, stack).
-template <class F>
-Tensor record(const char* op, const Tensor& out, const std::vector<Tensor>& inputs, F&& backward) {
-  bool any = false;
-  if (GradMode::enabled())
-    for (const Tensor& t : inputs) any = any || t.requires_grad();
-  if (!any) return out;
-  const int n = static_cast<int>(inputs.size());
-  connect(detail::make_node(op, std::forward<F>(backward), false, inputs.data(), n), out,
-          inputs.data(), n);
-  return out;
-}
-
-template <class F>
+template <class... OrderAndBackward>
 Tensor record(const char* op, const Tensor& out, const std::vector<Tensor>& inputs,
-              DoubleBackward, F&& backward) {
-  bool any = false;
-  if (GradMode::enabled())
-    for (const Tensor& t : inputs) any = any || t.requires_grad();
-  if (!any) return out;
-  const int n = static_cast<int>(inputs.size());
-  connect(detail::make_node(op, std::forward<F>(backward), true, inputs.data(), n), out,
-          inputs.data(), n);
-  return out;
+              OrderAndBackward&&... backward) {
+  return detail::record_with(op, out, inputs, std::forward<OrderAndBackward>(backward)...);
 }
 
 // An op composed of others names its output's node after itself, as PyTorch names
