@@ -86,7 +86,7 @@ void Tensor::bump_version() const {
 
 // Every in-place update starts here: refuses a tensor in a graph being recorded, and bumps
 // the version counter (a backward that saved this storage will see the write). It reads
-// TensorImpl's inline requires_grad(), not Tensor's (autograd/engine.cpp), so core/ calls
+// TensorImpl's inline requires_grad(), not Tensor's (autograd/engine/engine.cpp), so core/ calls
 // nothing defined above it; bump_version() reports an undefined tensor.
 static void check_inplace(const char* op, const Tensor& t) {
   detail::check_writable(op, t);
@@ -129,7 +129,7 @@ void detail::mark_view(const Tensor& y, const char* op, int dim, bool shares) {
   y.impl()->view = ViewMark{op, dim, shares};
 }
 
-// add_, mul_ and the other updates that may be recorded are in autograd/inplace.cpp.
+// add_, mul_ and the other updates that may be recorded are in autograd/ops/inplace.cpp.
 static void fill_in_place(const char* op, const Tensor& t, real v) {
   check_inplace(op, t);
   real* p = t.data();

@@ -7,7 +7,7 @@
 //   Sigmoid   y = 1 / (1 + e^-x)
 //   ELU       y = x if x > 0 else alpha * (e^x - 1)           (Clevert et al. 2015)
 //   LeakyReLU y = x if x > 0 else negative_slope * x         (Maas et al. 2013)
-// Each forwards to the op of the same name in autograd/unary.h.
+// Each forwards to the op of the same name in autograd/ops/unary.h.
 //
 // Example:
 //   auto act = nn::GELU(nn::GELUOptions().approximate("tanh"));

@@ -2,12 +2,12 @@
 // (narrow/slice/chunk along dim 0, select(0, i), x[i], views of these) writes its base and
 // follows it; a view's copy (transpose, permute, narrow along a later dim, ...) refuses every
 // in-place op, naming the op; the version counter and grad mode rules hold through views.
-#include <heed/autograd/arith.h>
-#include <heed/autograd/grad_mode.h>
-#include <heed/autograd/reduce.h>
-#include <heed/autograd/shape_ops.h>
-#include <heed/autograd/tensor_index.h>
-#include <heed/autograd/views.h>
+#include <heed/autograd/engine/grad_mode.h>
+#include <heed/autograd/ops/arith.h>
+#include <heed/autograd/ops/reduce.h>
+#include <heed/autograd/ops/shape.h>
+#include <heed/autograd/ops/tensor_index.h>
+#include <heed/autograd/ops/views.h>
 #include <heed/layers/init.h>
 #include "helpers.h"
 
