@@ -100,7 +100,7 @@ LIB_DIRS  := core autograd layers optim
 # Files named *_mpi.{h,cpp} need MPI: they stay out of libheed.a and the umbrella header,
 # and go into libheed_mpi.a (optim/mpi.mk). Headers named *_compat.h are opt-in spellings
 # (layers/torch_compat.h: TORCH_MODULE, namespace torch): installed, never in the umbrella.
-# Each folder and its subfolders (autograd/attention/, layers/attention/), bottom layer first.
+# Each folder and its subfolders (autograd/ops/attention/, layers/attention/), bottom layer first.
 find_in    = $(foreach d,$(LIB_DIRS),$(sort $(shell find $(d) -name '$(1)')))
 LIB_SRCS  := $(filter-out %_mpi.cpp,$(call find_in,*.cpp))
 HEADERS   := $(filter-out %_mpi.h %_compat.h,$(call find_in,*.h))

@@ -17,7 +17,7 @@
 // through data() without bump_version() (a custom initialiser, a data() pointer kept across
 // steps), or written while requires_grad was off. Outside every scope, bf16_cached(w) rounds w
 // afresh at each call, so whatever wrote w, the next GEMM reads its current values. heed opens
-// a scope for each backward pass (autograd/engine.cpp: one rounding per parameter per pass);
+// a scope for each backward pass (autograd/engine/engine.cpp: one rounding per parameter per pass);
 // open one around a loop that reads unchanged weights many times, such as a decoding loop:
 //
 //   { heed::Bf16CacheScope keep;  for (...) next = model(tokens); }   // rounds each weight once

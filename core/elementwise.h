@@ -8,7 +8,7 @@
 // where i' and i'' are i with broadcast dims pinned to 0. They allocate the output,
 // run in parallel above `grain` elements (kGrainElementwise unless given; pass
 // kGrainTranscendental when f evaluates exp, tanh...), and record nothing: autograd ops
-// (autograd/arith.cpp, autograd/unary.cpp) call them for both forward and backward.
+// (autograd/ops/arith.cpp, autograd/ops/unary.cpp) call them for both forward and backward.
 // f is usually a fastmath:: function (core/fastmath.h), which the loops vectorise.
 //
 //   row_max(x, n)          max_k x[k], NaN if any x[k] is NaN

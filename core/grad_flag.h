@@ -2,7 +2,7 @@
 //
 // It sits in core/ because Tensor's in-place writes (tensor.cpp) read it: they refuse to change
 // a tensor that requires grad while recording is on. autograd/ reads it before recording an
-// op, and autograd/grad_mode.h holds the guard that switches it off (NoGradGuard).
+// op, and autograd/engine/grad_mode.h holds the guard that switches it off (NoGradGuard).
 #pragma once
 
 namespace heed {

@@ -25,7 +25,7 @@
 // AVX512_BF16, the same blocking on bf16 dot products. The panel layout is the same for every
 // level. The kernel itself is in core/packed_gemm_kernel.inc.
 //
-// Flash attention (autograd/attention/flash_attention.cpp) multiplies its tiles with the same kernel:
+// Flash attention (autograd/ops/attention/flash_attention.cpp) multiplies its tiles with the same kernel:
 // there A is read transposed for two of the backward's products (P^T dO_i, dS^T Q_i).
 //
 // gemm_naive() (core/blas.h) is the plain triple loop gemm_packed() must agree with

@@ -5,7 +5,7 @@
 // numbers with any compiler or standard library. manual_seed(s) makes a run repeat.
 //
 // get_rng_state() / set_rng_state() copy the whole generator out and back in, so a
-// computation can be replayed with the same random numbers (autograd/recompute.h re-runs
+// computation can be replayed with the same random numbers (autograd/engine/recompute.h re-runs
 // a checkpointed block's dropout in backward this way), as torch.get_rng_state().
 //
 // Threads. As libtorch's default CPU generator, the one generator serves every thread and a

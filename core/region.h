@@ -1,6 +1,6 @@
 // region.h - internal: an index list of integers, Slices, None and Ellipsis (core/slice.h)
 // resolved against a shape, and the walk over the elements it picks. Shared by Tensor's
-// index / index_put (autograd/tensor_index.cpp) and IndexTensor's index (core/index_tensor.cpp).
+// index / index_put (autograd/ops/tensor_index.cpp) and IndexTensor's index (core/index_tensor.cpp).
 //
 // A Region holds, for each dim of the indexed tensor, a start, a step and a count (1 for an
 // integer index), and the shape index() returns (integer dims removed, None's 1s added).

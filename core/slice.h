@@ -11,7 +11,7 @@
 // negative (counted from the end) and are clamped to the size, step must be positive (as
 // PyTorch's); None as a bound means "from the start" / "to the end". Ellipsis (or "...")
 // stands for every dim not indexed otherwise; dims after the listed ones are taken whole.
-// Indices are checked where they are used (autograd/tensor_index.h), against the shape.
+// Indices are checked where they are used (autograd/ops/tensor_index.h), against the shape.
 #pragma once
 #include <cstdint>
 #include <optional>

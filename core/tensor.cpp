@@ -86,7 +86,7 @@ void Tensor::bump_version() const {
 
 // Every in-place update starts here: refuses a tensor in a graph being recorded, and bumps
 // the version counter (a backward that saved this storage will see the write). It reads
-// TensorImpl's inline requires_grad(), not Tensor's (autograd/engine.cpp), so core/ calls
+// TensorImpl's inline requires_grad(), not Tensor's (autograd/engine/engine.cpp), so core/ calls
 // nothing defined above it; bump_version() reports an undefined tensor.
 static void check_inplace(const char* op, const Tensor& t) {
   detail::check_writable(op, t);
@@ -113,11 +113,23 @@ void detail::check_writable(const char* op, const Tensor& t) {
              "heed::NoGradGuard, or clone() first to write into a copy (shape ", t.shape(), ")");
 }
 
+void detail::check_no_overlap(const char* op, const Tensor& out, const Tensor& in, bool any_overlap) {
+  if (!out.defined() || !in.defined() || out.impl()->storage != in.impl()->storage) return;
+  // every tensor is a contiguous run of its storage: [begin, end) in elements
+  const int64_t a0 = out.impl()->offset, a1 = a0 + out.numel();
+  const int64_t b0 = in.impl()->offset, b1 = b0 + in.numel();
+  if (a0 == a1 || b0 == b1 || a1 <= b0 || b1 <= a0) return;  // nothing shared
+  if (!any_overlap && a0 == b0 && a1 == b1) return;           // the same elements
+  fail(op, "some elements of the input (shape ", in.shape(), ", storage elements [", b0, ", ",
+            b1, ")) and of the written-to tensor (shape ", out.shape(), ", storage elements [", a0,
+            ", ", a1, ")) are the same memory; clone() the input first (PyTorch refuses this too)");
+}
+
 void detail::mark_view(const Tensor& y, const char* op, int dim, bool shares) {
   y.impl()->view = ViewMark{op, dim, shares};
 }
 
-// add_, mul_ and the other updates that may be recorded are in autograd/inplace.cpp.
+// add_, mul_ and the other updates that may be recorded are in autograd/ops/inplace.cpp.
 static void fill_in_place(const char* op, const Tensor& t, real v) {
   check_inplace(op, t);
   real* p = t.data();
@@ -138,8 +150,8 @@ const Tensor& Tensor::copy_(const Tensor& src) const {
   check_inplace("copy_", *this);
   HEED_CHECK(src.numel() == numel(), "copy_", "shapes ", shape(), " and ", src.shape(),
              " have different numbers of elements");
-  // memmove: src may be another view of the same storage, overlapping this one
-  if (src.data() != data()) std::memmove(data(), src.data(), sizeof(real) * numel());
+  detail::check_no_overlap("copy_", *this, src);
+  if (src.data() != data()) std::memcpy(data(), src.data(), sizeof(real) * numel());
   return *this;
 }
 

@@ -9,7 +9,11 @@
 // Copying a Tensor copies the handle, not the data (as in libtorch); clone() copies data.
 //
 // Ownership: a tensor owns the Node that produced it, a Node owns the producers of its
-// inputs (autograd/node.h). Nothing owns its consumers, so graphs cannot form cycles.
+// inputs (autograd/engine/node.h). Nothing owns its consumers, so graphs cannot form cycles.
+//
+// The file reads top-down: the data model (Storage, ViewMark, TensorImpl; a leaf's
+// GradState after Tensor, since it holds one), then Tensor's API, then the factories and
+// printing. Integer ids are IndexTensor (core/index_tensor.h, included at the end).
 //
 // Shape letters used in comments across heed: B batch, T time, C channels/features,
 // H heads, D head dim, V vocabulary, N rows. `// (B, T, C)` after a tensor is its shape.
@@ -38,9 +42,62 @@
 namespace heed {
 
 struct Node;
-struct TensorImpl;
+class Tensor;
+struct GradState;
 class IndexTensor;
-struct ValuesIndices;  // autograd/reduce_minmax.h: what max/min over a dim and topk return
+struct ValuesIndices;  // autograd/ops/reduce_minmax.h: what max/min over a dim and topk return
+
+// ---- the data model: a buffer, and a tensor's view of it ----
+
+// A contiguous buffer from the caching allocator (core/allocator.h). A buffer of at most
+// kInlineBytes (a handful of numbers: scalars, biases of tiny layers, the tensors of a
+// long chain of tiny ops) lives inside the Storage itself, so such a tensor costs one
+// allocation fewer; its Storage, with the shared_ptr's control block, still fits in one
+// 64-byte block.
+struct Storage {
+  static constexpr int64_t kInlineBytes = 32;
+  explicit Storage(int64_t numel);
+  // Memory the caller owns (from_blob): never freed here; heap_numel is kBorrowed.
+  struct Borrowed {};
+  static constexpr int64_t kBorrowed = -1;
+  Storage(real* external, Borrowed) : data(external), heap_numel(kBorrowed) {}
+  ~Storage();
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+  real* data;  // inline_ or a block of its own
+  // In-place writes so far (Tensor::version). Relaxed: two threads writing disjoint views of
+  // one storage at once may lose one bump, but each leaves the counter changed.
+  std::atomic<uint64_t> version{0};
+  union {
+    int64_t heap_numel;  // the block's size in elements, when data is not inline_
+    alignas(16) unsigned char inline_[kInlineBytes];
+  };
+  void bump() {
+    version.store(version.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
+};
+
+// How a tensor came from a view op (Tensor's "Views" comment, below). A shared view's
+// in-place ops write its base; a copy's refuse, naming op and dim.
+struct ViewMark {
+  const char* op = nullptr;  // "narrow", "select", "transpose", ...; null: not a view's result
+  int32_t dim = -1;          // the dim op worked along (-1: several, as permute)
+  bool shares = false;       // true: storage is the base's, at offset; false: a copy
+};
+
+struct TensorImpl {
+  std::shared_ptr<Storage> storage;
+  int64_t offset = 0;  // where element 0 lives in storage (non-zero for a view of a block)
+  Shape shape;
+  ViewMark view;
+  std::shared_ptr<Node> grad_fn;      // the op that produced this tensor (null for leaves)
+  std::unique_ptr<GradState> leaf;    // null until requires_grad_() or set_grad() (after Tensor)
+  // An op's output requires grad (record() gave it a grad_fn); a leaf when it was asked to.
+  bool requires_grad() const;
+  GradState& leaf_state();  // leaf, made on first use
+};
+
+// ---- Tensor: the handle programs hold ----
 
 class Tensor {
  public:
@@ -78,7 +135,7 @@ class Tensor {
   real at(std::initializer_list<int64_t> index) const;  // one element, bounds-checked, may be negative
   std::vector<real> to_vector() const;
 
-  // ---- autograd (autograd/tensor_autograd.cpp; backward: autograd/engine.cpp) ----
+  // ---- autograd (autograd/engine/tensor_autograd.cpp; backward: autograd/engine/engine.cpp) ----
   bool requires_grad() const;
   Tensor& requires_grad_(bool on = true);   // only on leaves, as in PyTorch
   Tensor& set_requires_grad(bool on) { return requires_grad_(on); }  // libtorch's spelling
@@ -94,7 +151,7 @@ class Tensor {
   // Backpropagate from this tensor. A scalar needs no argument; otherwise pass dL/dthis.
   // retain_graph keeps the graph for another backward (default: create_graph). create_graph
   // records the pass itself, so the .grad() it leaves is differentiable (higher-order
-  // gradients; autograd::grad in autograd/autograd.h returns them without touching .grad()).
+  // gradients; autograd::grad in autograd/engine/engine.h returns them without touching .grad()).
   // Without create_graph, reading .grad() after backward(g, true) gives a plain number:
   // using it in a loss (a gradient penalty) contributes no gradient.
   void backward(const Tensor& grad = Tensor(), std::optional<bool> retain_graph = std::nullopt,
@@ -120,7 +177,7 @@ class Tensor {
   int64_t register_post_accumulate_grad_hook(std::function<void(const Tensor&)> hook) const;
   void remove_post_accumulate_grad_hook(int64_t handle) const;  // unknown handle: no-op
 
-  // ---- shape views (autograd/views.cpp) ----
+  // ---- shape views (autograd/ops/views.cpp) ----
   // Views. Every heed tensor is contiguous, so what libtorch returns as a view is one of two
   // things here:
   //  - a shared view, when its elements are one contiguous block of x: reshape, view,
@@ -141,6 +198,9 @@ class Tensor {
   //    since libtorch would have written x and heed cannot. Write x itself
   //    (x.index_put_({Slice(), Slice(a, b)}, v), or a narrow along dim 0), or clone() the
   //    copy to write it. Ops' outputs, clone() and contiguous() are not marked.
+  //  An in-place op that reads a tensor sharing some but not all of the elements it writes
+  //  (x.narrow(0, 1, 3).copy_(x.narrow(0, 0, 3)), x.add_(x[0])) raises, as PyTorch's
+  //  memory-overlap check; the same elements (x.add_(x)) or disjoint blocks are fine.
   Tensor reshape(const Shape& shape) const;   // one dim may be -1; shares storage
   Tensor view(const Shape& shape) const;      // same as reshape (all tensors are contiguous)
   Tensor transpose(int64_t d0, int64_t d1) const;
@@ -152,8 +212,8 @@ class Tensor {
   // ---- ops as methods, as a libtorch user types them: x.sum(1), x.softmax(-1) ----
   // Each is one line calling the free function of the same name (heed::sum(x, 1), ...),
   // which holds the only implementation and its gradient. They are declared here and
-  // defined in autograd/tensor_methods.cpp, where the ops live: core/ includes nothing
-  // above it. Using max/min over a dim or topk needs autograd/reduce.h for ValuesIndices
+  // defined in autograd/ops/tensor_methods.cpp, where the ops live: core/ includes nothing
+  // above it. Using max/min over a dim or topk needs autograd/ops/reduce.h for ValuesIndices
   // (<heed/heed.h> has it).
   Tensor sum() const;                                        // shape ()
   Tensor sum(int64_t dim, bool keepdim = false) const;
@@ -174,7 +234,7 @@ class Tensor {
   Tensor narrow(int64_t dim, int64_t start, int64_t length) const;
   Tensor flatten(int64_t start_dim = 0, int64_t end_dim = -1) const;
   // `chunks` pieces along dim, as torch.chunk: each ceil(size / chunks) long, the last
-  // shorter, and fewer than `chunks` when the size runs out (autograd/shape_ops.h).
+  // shorter, and fewer than `chunks` when the size runs out (autograd/ops/shape.h).
   std::vector<Tensor> chunk(int64_t chunks, int64_t dim = 0) const;
   // Draws from the rows of these probabilities, as torch.multinomial (core/multinomial.h).
   IndexTensor multinomial(int64_t num_samples, bool replacement = false) const;
@@ -197,19 +257,19 @@ class Tensor {
   Device device() const { return kCPU; }
   Tensor sin() const;
   Tensor cos() const;
-  Tensor norm(double p = 2) const;                           // autograd/norm.h; shape ()
+  Tensor norm(double p = 2) const;                           // autograd/ops/norm.h; shape ()
   Tensor norm(double p, int64_t dim, bool keepdim = false) const;
   Tensor norm(double p, const std::vector<int64_t>& dims, bool keepdim = false) const;
   Tensor all() const;                                        // 0/1, shape ()
   Tensor all(int64_t dim, bool keepdim = false) const;
   Tensor any() const;
   Tensor any(int64_t dim, bool keepdim = false) const;
-  Tensor mm(const Tensor& other) const;                      // autograd/mm.h: 2-D only
+  Tensor mm(const Tensor& other) const;                      // autograd/ops/mm.h: 2-D only
   Tensor bmm(const Tensor& other) const;                     // 3-D only
   Tensor t() const;            // transpose(0, 1) of a 2-D tensor; a 0-D or 1-D one as it is
   Tensor expand(const Shape& shape) const;                   // broadcast up to shape (copies); -1 keeps a dim
   Tensor expand_as(const Tensor& other) const;               // expand(other.shape())
-  // 0/1 tensors (autograd/compare.h), never requiring grad: x.eq(y), logits.argmax... x.gt(0)
+  // 0/1 tensors (autograd/ops/compare.h), never requiring grad: x.eq(y), logits.argmax... x.gt(0)
   Tensor eq(const Tensor& other) const;
   Tensor ne(const Tensor& other) const;
   Tensor lt(const Tensor& other) const;
@@ -223,7 +283,7 @@ class Tensor {
   Tensor gt(real other) const;
   Tensor ge(real other) const;
   // x[:, 0::2] as x.index({Slice(), Slice(0, None, 2)}) (core/slice.h lists the forms),
-  // differentiable; autograd/tensor_index.h has the rules and the free functions.
+  // differentiable; autograd/ops/tensor_index.h has the rules and the free functions.
   Tensor index(const std::vector<indexing::TensorIndex>& indices) const;
 
   // ---- compound assignment and index_put_, as libtorch ----
@@ -250,7 +310,7 @@ class Tensor {
   Tensor& index_put_(const std::vector<indexing::TensorIndex>& indices, const Tensor& v);
   Tensor& index_put_(const std::vector<indexing::TensorIndex>& indices, real v);
 
-  // ---- in-place updates, as libtorch's (autograd/inplace.cpp) ----
+  // ---- in-place updates, as libtorch's (autograd/ops/inplace.cpp) ----
   // By the rule of x += y above: written in place (the version bumped) when no graph runs
   // through x or the argument; a leaf that requires grad is refused while grad mode is on;
   // otherwise the op is recorded and x refers to its result (x.add_(y) is x = x + alpha*y).
@@ -271,7 +331,7 @@ class Tensor {
   const Tensor& zero_() const;
   const Tensor& fill_(real v) const;
   const Tensor& copy_(const Tensor& src) const;       // same numel
-  // Out of place, one call to the op of that name (autograd/arith.h): x.add(y), x.mul(2).
+  // Out of place, one call to the op of that name (autograd/ops/arith.h): x.add(y), x.mul(2).
   Tensor add(const Tensor& other, real alpha = 1) const;
   Tensor add(real other) const;
   Tensor sub(const Tensor& other, real alpha = 1) const;
@@ -287,34 +347,6 @@ class Tensor {
  private:
   [[noreturn]] static void fail_undefined();  // heed::Error: "use of an undefined tensor"
   std::shared_ptr<TensorImpl> impl_;
-};
-
-// A contiguous buffer from the caching allocator (core/allocator.h). A buffer of at most
-// kInlineBytes (a handful of numbers: scalars, biases of tiny layers, the tensors of a
-// long chain of tiny ops) lives inside the Storage itself, so such a tensor costs one
-// allocation fewer; its Storage, with the shared_ptr's control block, still fits in one
-// 64-byte block.
-struct Storage {
-  static constexpr int64_t kInlineBytes = 32;
-  explicit Storage(int64_t numel);
-  // Memory the caller owns (from_blob): never freed here; heap_numel is kBorrowed.
-  struct Borrowed {};
-  static constexpr int64_t kBorrowed = -1;
-  Storage(real* external, Borrowed) : data(external), heap_numel(kBorrowed) {}
-  ~Storage();
-  Storage(const Storage&) = delete;
-  Storage& operator=(const Storage&) = delete;
-  real* data;  // inline_ or a block of its own
-  // In-place writes so far (Tensor::version). Relaxed: two threads writing disjoint views of
-  // one storage at once may lose one bump, but each leaves the counter changed.
-  std::atomic<uint64_t> version{0};
-  union {
-    int64_t heap_numel;  // the block's size in elements, when data is not inline_
-    alignas(16) unsigned char inline_[kInlineBytes];
-  };
-  void bump() {
-    version.store(version.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-  }
 };
 
 // What only a leaf that requires grad (a parameter), or a tensor given .set_grad(), carries:
@@ -333,28 +365,11 @@ struct GradState {
   std::vector<std::pair<int64_t, std::function<void(const Tensor&)>>> post_accumulate_hooks;
 };
 
-// How a tensor came from a view op (Tensor's "Views" comment above). A shared view's
-// in-place ops write its base; a copy's refuse, naming op and dim.
-struct ViewMark {
-  const char* op = nullptr;  // "narrow", "select", "transpose", ...; null: not a view's result
-  int32_t dim = -1;          // the dim op worked along (-1: several, as permute)
-  bool shares = false;       // true: storage is the base's, at offset; false: a copy
-};
-
-struct TensorImpl {
-  std::shared_ptr<Storage> storage;
-  int64_t offset = 0;  // where element 0 lives in storage (non-zero for a view of a block)
-  Shape shape;
-  ViewMark view;
-  std::shared_ptr<Node> grad_fn;      // the op that produced this tensor (null for leaves)
-  std::unique_ptr<GradState> leaf;    // null until requires_grad_() or set_grad()
-  // An op's output requires grad (record() gave it a grad_fn); a leaf when it was asked to.
-  bool requires_grad() const { return grad_fn || (leaf && leaf->requires_grad); }
-  GradState& leaf_state() {
-    if (!leaf) leaf = std::make_unique<GradState>();
-    return *leaf;
-  }
-};
+inline bool TensorImpl::requires_grad() const { return grad_fn || (leaf && leaf->requires_grad); }
+inline GradState& TensorImpl::leaf_state() {
+  if (!leaf) leaf = std::make_unique<GradState>();
+  return *leaf;
+}
 
 inline const Shape& Tensor::shape() const {
   if (!impl_) fail_undefined();
@@ -372,6 +387,12 @@ namespace detail {
 // made (the write would not reach its input), or a shared view in a graph being recorded
 // (t or its base requires grad, grad mode on). Returns normally otherwise.
 void check_writable(const char* op, const Tensor& t);
+// PyTorch's memory-overlap rule for an in-place op that reads `in` while writing `out`:
+// heed::Error naming op when the two share some of their elements but not all (the result
+// would depend on the order the loop runs in: x[1:4].copy_(x[0:3]), x.add_(x[0])), or, with
+// `any_overlap`, when they share any element (index_put_'s values). Same elements
+// (x.add_(x)) and disjoint blocks of one storage pass.
+void check_no_overlap(const char* op, const Tensor& out, const Tensor& in, bool any_overlap = false);
 // The mark ops put on their result (core/tensor.cpp): y's view mark is {op, dim, shares}.
 void mark_view(const Tensor& y, const char* op, int dim, bool shares);
 }  // namespace detail
@@ -442,7 +463,7 @@ inline Tensor from_vector(const std::vector<real>& values, const Shape& s, const
 // An integer scalar (heed::tensor(label), int64_t or int) is an id, as libtorch's kLong
 // tensor: a 0-D IndexTensor, what a dataset's Example<Tensor, IndexTensor> target takes.
 // Its options must say kLong (the default); tensor(double(label)) is the float scalar.
-// (The integer form is declared after IndexTensor, below.)
+// (The integer form is declared with IndexTensor, core/index_tensor.h.)
 Tensor tensor(double value, const TensorOptions& o = {});
 Tensor tensor(std::initializer_list<double> values, const TensorOptions& o = {});
 Tensor tensor(std::initializer_list<std::initializer_list<double>> rows, const TensorOptions& o = {});
@@ -497,134 +518,6 @@ T Tensor::item() const {
 // (nn::Module::named_parameters), an optimizer's state, a checkpoint's contents.
 using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
 
-// ---- integer indices: token ids, class targets, gather indices ----
-// A plain value type of int64 ids with a shape. Ops that take one (index_select, gather,
-// embedding, cross_entropy) check every id against the size it indexes. Unlike Tensor, a
-// copy copies the ids: select, reshape and the other shape methods return new IndexTensors
-// (never views), and fill_ changes only the one it is called on.
-//
-// The operations a training loop does on ids (core/index_tensor.cpp), each a heed::Error
-// naming the op and the offending values when out of range:
-//   IndexTensor y_t = target.select(1, t);               // (B, T) -> (B): teacher forcing
-//   IndexTensor top = logits.argmax(-1);                 // (B, V) -> (B); topk(...).indices too
-//   int64_t hits = top.eq(y_t).sum().item<int64_t>();    // correct guesses
-//   double acc = top.eq(y_t).mean().item();              // a float Tensor scalar
-//   IndexTensor next = cat({prefix, top.unsqueeze(1)}, 1);
-// A default-constructed IndexTensor is undefined (defined() false, no ids): "none given".
-class IndexTensor {
- public:
-  IndexTensor() = default;
-  IndexTensor(std::vector<int64_t> ids);                  // 1-D
-  IndexTensor(std::vector<int64_t> ids, const Shape& shape);
-  bool defined() const { return defined_; }
-  const Shape& shape() const { return shape_; }
-  int dim() const { return shape_.size(); }
-  int64_t size(int64_t d) const;
-  int64_t numel() const { return static_cast<int64_t>(ids_.size()); }
-  const int64_t* data() const { return ids_.data(); }
-  int64_t* data() { return ids_.data(); }
-  // Id i of the ids in row-major order (negative: from the end, as PyTorch counts);
-  // heed::Error naming the index and numel() outside [-numel(), numel()).
-  int64_t operator[](int64_t i) const {
-    return ids_[i >= 0 && i < numel() ? i : wrap_index("IndexTensor[]", i, numel())];
-  }
-  const std::vector<int64_t>& vec() const { return ids_; }
-  // Throws heed::Error naming `op` if any id is outside [0, bound).
-  void check_range(const char* op, int64_t bound) const;
-
-  int64_t item() const;  // the id of a one-element IndexTensor
-  template <class T>
-  T item() const;        // x.item<int64_t>(), as libtorch; a T too small for the id: heed::Error
-  int64_t at(std::initializer_list<int64_t> index) const;  // one id, bounds-checked, may be negative
-
-  // ---- shape: the same rules and messages as Tensor's ----
-  IndexTensor reshape(const Shape& shape) const;  // one dim may be -1
-  IndexTensor view(const Shape& shape) const;     // = reshape
-  IndexTensor flatten(int64_t start_dim = 0, int64_t end_dim = -1) const;
-  IndexTensor squeeze(int64_t d) const;           // as it is when size(d) != 1, as PyTorch
-  IndexTensor squeeze() const;
-  IndexTensor unsqueeze(int64_t d) const;
-  IndexTensor transpose(int64_t d0, int64_t d1) const;
-  IndexTensor permute(const std::vector<int64_t>& dims) const;
-  IndexTensor select(int64_t dim, int64_t index) const;     // dim removed; index may be negative
-  IndexTensor narrow(int64_t dim, int64_t start, int64_t length) const;
-  // Elements start, start+step, ... < end along dim, Python's clamping (heed::slice's rules).
-  IndexTensor slice(int64_t dim, int64_t start = 0, int64_t end = std::numeric_limits<int64_t>::max(),
-                    int64_t step = 1) const;
-  IndexTensor index(const std::vector<indexing::TensorIndex>& indices) const;  // core/slice.h
-
-  // ---- values ----
-  // 0/1 ids where the ids are equal / differ; the two broadcast as Tensors do.
-  IndexTensor eq(const IndexTensor& other) const;
-  IndexTensor ne(const IndexTensor& other) const;
-  IndexTensor eq(int64_t id) const;
-  IndexTensor ne(int64_t id) const;
-  IndexTensor sum() const;                                      // shape ()
-  IndexTensor sum(int64_t dim, bool keepdim = false) const;
-  Tensor mean() const;  // a float Tensor of shape (): accuracy is eq(...).mean()
-  Tensor to_tensor() const;  // the ids as reals, same shape (libtorch's .to(torch::kFloat))
-  IndexTensor& fill_(int64_t id);
-  IndexTensor t() const;     // transpose(0, 1) of a 2-D IndexTensor; a 0-D or 1-D one as it is
-  // As Tensor's: ids live on the CPU, so to(kCPU) and cpu() return a copy of *this and
-  // another device is a heed::Error; to(kLong) is the same ids, to(kFloat) is to_tensor()'s
-  // work spelled libtorch's way and so is refused here with the name to use.
-  IndexTensor to(const Device& device) const;
-  IndexTensor to(ScalarType type) const;
-  IndexTensor cpu() const { return *this; }
-  Device device() const { return kCPU; }
-
-  // ---- factories: torch::empty / torch::full / torch::zeros with torch::kLong ----
-  static IndexTensor empty(const Shape& shape);  // ids set to 0 (a vector has no uninitialised form)
-  static IndexTensor full(const Shape& shape, int64_t id);
-  static IndexTensor zeros(const Shape& shape) { return full(shape, 0); }
-  // torch::from_blob(data, sizes, torch::kLong): unlike a Tensor, an IndexTensor owns its ids,
-  // so this copies them, and calls the deleter (if any) at once; o.dtype() must be kLong.
-  static IndexTensor from_blob(const int64_t* data, const Shape& shape, const TensorOptions& o = TensorOptions(kLong));
-  static IndexTensor from_blob(const int64_t* data, const Shape& shape,
-                               const std::function<void(void*)>& deleter,
-                               const TensorOptions& o = TensorOptions(kLong));
-
- private:
-  std::vector<int64_t> ids_;
-  Shape shape_;
-  bool defined_ = false;
-};
-
-// Joined along an existing dim (cat) or a new one (stack), as heed::cat / heed::stack.
-IndexTensor cat(const std::vector<IndexTensor>& xs, int64_t dim = 0);
-IndexTensor stack(const std::vector<IndexTensor>& xs, int64_t dim = 0);
-
-// torch::from_blob over int64 ids (torch::kLong): IndexTensor::from_blob, a copy.
-inline IndexTensor from_blob(int64_t* data, const Shape& shape, const TensorOptions& o = TensorOptions(kLong)) {
-  return IndexTensor::from_blob(data, shape, o);
-}
-inline IndexTensor from_blob(int64_t* data, const Shape& shape, const std::function<void(void*)>& deleter,
-                             const TensorOptions& o = TensorOptions(kLong)) {
-  return IndexTensor::from_blob(data, shape, deleter, o);
-}
-
-// heed::tensor(label) for an integer label: a 0-D IndexTensor (declared with tensor(double)).
-namespace detail {
-IndexTensor id_scalar(int64_t value, const TensorOptions& o);
-}
-template <class I, std::enable_if_t<std::is_integral_v<I> && !std::is_same_v<I, bool>, int> = 0>
-IndexTensor tensor(I value, const TensorOptions& o = TensorOptions(kLong)) {
-  return detail::id_scalar(int64_t(value), o);
-}
-
-// Nested, one row a line, as a Tensor prints: "IndexTensor(2,2)\n[[1, 2],\n [3, 4]]".
-std::ostream& operator<<(std::ostream& os, const IndexTensor& t);
-
-template <class T>
-T IndexTensor::item() const {
-  static_assert(std::is_arithmetic_v<T>, "item<T>(): T must be a number type (int64_t, int, ...)");
-  const int64_t v = item();
-  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-    if (v < int64_t(std::numeric_limits<T>::min()) ||
-        (v > 0 && uint64_t(v) > uint64_t(std::numeric_limits<T>::max())))
-      detail::fail_item_range(double(v), "the requested integer type");
-  }
-  return static_cast<T>(v);
-}
-
 }  // namespace heed
+
+#include "index_tensor.h"  // IndexTensor: after Tensor, which it needs

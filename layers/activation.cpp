@@ -1,7 +1,7 @@
-// activation.cpp - the activation modules: each forward is one op from autograd/unary.h.
+// activation.cpp - the activation modules: each forward is one op from autograd/ops/unary.h.
 #include "activation.h"
 
-#include "../autograd/unary.h"
+#include "../autograd/ops/unary.h"
 #include "../core/error.h"
 #include "init.h"
 #include "repr.h"

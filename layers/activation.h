@@ -11,7 +11,7 @@
 //   Mish      y = x * tanh(softplus(x))                      (Misra 2019)
 //   PReLU     y = x if x > 0 else w * x, w learned: one slope, or one per channel (dim 1)
 //             (He et al. 2015, "Delving Deep into Rectifiers"); the only one with parameters
-// Each forwards to the op of the same name in autograd/unary.h.
+// Each forwards to the op of the same name in autograd/ops/unary.h.
 //
 // Example:
 //   auto act = nn::GELU(nn::GELUOptions().approximate("tanh"));

@@ -1,7 +1,7 @@
 // dropout.cpp - nn::Dropout: checks p, and applies heed::dropout while training.
 #include "dropout.h"
 
-#include "../autograd/dropout_op.h"
+#include "../autograd/ops/dropout.h"
 #include "../core/error.h"
 #include "repr.h"
 

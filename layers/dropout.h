@@ -4,7 +4,7 @@
 //
 // Zeroes each element with probability p while training and scales the survivors so the
 // expected value is unchanged; in eval() it is the identity. The mask comes from heed's
-// seeded generator (heed::manual_seed). The op itself is heed::dropout (autograd/dropout_op.h).
+// seeded generator (heed::manual_seed). The op itself is heed::dropout (autograd/ops/dropout.h).
 //
 // Example:
 //   auto drop = nn::Dropout(0.1);

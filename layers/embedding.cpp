@@ -1,7 +1,7 @@
 // embedding.cpp - nn::Embedding: the table, its initialisation, padding_idx, from_pretrained.
 #include "embedding.h"
 
-#include "../autograd/embedding_op.h"
+#include "../autograd/ops/embedding.h"
 #include "../core/error.h"
 #include "init.h"
 

@@ -1,7 +1,7 @@
 // feed_forward.cpp - FFN(x) = linear2(dropout(act(linear1(x)))), and its module.
 #include "feed_forward.h"
 
-#include "../autograd/unary.h"
+#include "../autograd/ops/unary.h"
 #include "../core/error.h"
 #include "repr.h"
 

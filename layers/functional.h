@@ -4,9 +4,9 @@
 //   Tensor h = F::relu(x);                                              // x (B, C)
 //   Tensor lp = F::log_softmax(logits, F::LogSoftmaxFuncOptions(1));    // (B, V)
 //   Tensor d = F::dropout(h, F::DropoutFuncOptions().p(0.1).training(is_training()));
-// Each is one call to the op in autograd/ that holds the forward, the backward and the
-// equations; bad input is that op's heed::Error. The losses (loss.h, smooth_l1_loss.h) and
-// F::normalize (autograd/normalize.h) come with this include.
+// Each is one call to the op in autograd/ops/ that holds the forward, the backward and the
+// equations; bad input is that op's heed::Error. The losses (loss.h) and
+// F::normalize (autograd/ops/normalize.h) come with this include.
 //
 //   F::relu(x, ReLUFuncOptions)               F::gelu(x, GELUFuncOptions)
 //   F::elu(x, ELUFuncOptions)                 F::softmax(x, SoftmaxFuncOptions(dim))
@@ -16,7 +16,7 @@
 //   F::dropout(x, DropoutFuncOptions)         F::embedding(ids, weight, EmbeddingFuncOptions)
 //   F::linear(x, weight, bias)                F::layer_norm(x, LayerNormFuncOptions(shape))
 //   F::normalize(x, NormalizeFuncOptions)     F::cross_entropy, nll_loss, mse_loss,
-//   binary_cross_entropy_with_logits, smooth_l1_loss, huber_loss (their headers)
+//   binary_cross_entropy_with_logits, smooth_l1_loss, huber_loss (loss.h)
 //
 // inplace(true), where libtorch has it, writes the result into x's storage and returns x;
 // it is refused (heed::Error from copy_) when x is part of a graph being recorded, where
@@ -26,17 +26,16 @@
 #include <optional>
 #include <vector>
 
-#include "../autograd/dropout_op.h"
-#include "../autograd/embedding_op.h"
-#include "../autograd/layer_norm_op.h"
-#include "../autograd/linear_op.h"
-#include "../autograd/normalize.h"
-#include "../autograd/softmax.h"
-#include "../autograd/unary.h"
+#include "../autograd/ops/dropout.h"
+#include "../autograd/ops/embedding.h"
+#include "../autograd/ops/layer_norm.h"
+#include "../autograd/ops/linear.h"
+#include "../autograd/ops/normalize.h"
+#include "../autograd/ops/softmax.h"
+#include "../autograd/ops/unary.h"
 #include "../core/arg.h"
 #include "activation.h"
 #include "loss.h"
-#include "smooth_l1_loss.h"
 
 namespace heed::nn::functional {
 

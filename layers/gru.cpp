@@ -1,12 +1,12 @@
 // gru.cpp - nn::GRUCell and nn::GRU: forward and repr (the parameters and their PyTorch
 // initialisation are recurrent_base.cpp's, shared with nn::LSTM).
 // GRUCell's step is heed::gru_cell_reference, composed from heed ops; each direction of each
-// GRU layer is one fused heed::gru_layer (autograd/gru_layer_op.h: the input projection of
+// GRU layer is one fused heed::gru_layer (autograd/ops/gru_layer.h: the input projection of
 // every step as one GEMM). Layers, directions, lengths and initial states are
 // recurrent_scan.cpp's (shared with nn::LSTM).
 #include "gru.h"
 
-#include "../autograd/gru_layer_op.h"
+#include "../autograd/ops/gru_layer.h"
 #include "../core/error.h"
 #include "recurrent_scan.h"
 

@@ -7,7 +7,7 @@
 // (Cho et al. 2014, "Learning Phrase Representations using RNN Encoder-Decoder".)
 // GRUCell's step is composed from heed ops (heed::gru_cell_reference: two heed::linear,
 // narrow, sigmoid, tanh, mul, add), so its backward is theirs; each direction of each GRU
-// layer is one fused op over the whole sequence, heed::gru_layer (autograd/gru_layer_op.h:
+// layer is one fused op over the whole sequence, heed::gru_layer (autograd/ops/gru_layer.h:
 // the input projection of every step as one GEMM, a hand-written backward).
 //
 // Parameters have PyTorch's names, shapes and gate order [r | z | n]:

@@ -9,7 +9,7 @@
 #include <limits>
 #include <vector>
 
-#include "../autograd/grad_mode.h"
+#include "../autograd/engine/grad_mode.h"
 #include "../core/error.h"
 #include "../core/random.h"
 

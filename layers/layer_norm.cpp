@@ -1,7 +1,7 @@
 // layer_norm.cpp - nn::LayerNorm: affine parameters and the fused op.
 #include "layer_norm.h"
 
-#include "../autograd/layer_norm_op.h"
+#include "../autograd/ops/layer_norm.h"
 #include "../core/error.h"
 #include "init.h"
 #include "repr.h"

@@ -4,7 +4,7 @@
 //
 // E and Var over the trailing normalized_shape dims of each sample, Var biased (divided
 // by the count, not count - 1), as PyTorch. w (ones) and b (zeros) have normalized_shape
-// and exist when elementwise_affine. The op is heed::layer_norm (autograd/layer_norm_op.h).
+// and exist when elementwise_affine. The op is heed::layer_norm (autograd/ops/layer_norm.h).
 //
 // Example:
 //   auto ln = nn::LayerNorm(nn::LayerNormOptions({512}).eps(1e-6));

@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "../autograd/linear_op.h"
+#include "../autograd/ops/linear.h"
 #include "../core/error.h"
 #include "init.h"
 #include "repr.h"

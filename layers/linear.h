@@ -4,7 +4,7 @@
 //
 // Initialised as PyTorch: W ~ kaiming_uniform_(a = sqrt(5)), which is U(-1/sqrt(in),
 // 1/sqrt(in)), and b ~ U(-1/sqrt(in), 1/sqrt(in)). The product runs as one gemm over all
-// leading dims with W read transposed in place (heed::linear, autograd/linear_op.h).
+// leading dims with W read transposed in place (heed::linear, autograd/ops/linear.h).
 //
 // Example:
 //   auto fc = nn::Linear(nn::LinearOptions(784, 10).bias(false));

@@ -1,5 +1,5 @@
 // loss.cpp - the functions and modules of loss.h: each unpacks its options and calls the fused
-// op of autograd/loss_ops.h, where the forward and hand-written backward of every loss are.
+// op of autograd/ops/loss.h, where the forward and hand-written backward of every loss are.
 #include "loss.h"
 
 #include <string>

@@ -1,12 +1,14 @@
 // loss.h - losses, in two layers as in libtorch: functions in heed::nn::functional and thin
 // modules in heed::nn that hold an options struct and call them. Both end in the fused ops
-// of autograd/loss_ops.h, where each loss's forward and hand-written backward are.
+// of autograd/ops/loss.h, where each loss's forward and hand-written backward are.
 //
 //   cross_entropy          logits (N, C) or (N, C, d1...)      target class ids (N) or (N, d1...)
 //   nll_loss               log-probs, same shapes as cross_entropy
 //   mse_loss               input and target of one shape
 //   binary_cross_entropy_with_logits   logits and 0..1 targets of one shape
 //   binary_cross_entropy   probabilities in [0, 1] and 0..1 targets of one shape
+//   smooth_l1_loss, huber_loss   input and target of one shape (composed ops, no module:
+//                          autograd/ops/smooth_l1_loss.h has the equations and gradients)
 //   soft_margin_loss       input and +-1 targets of one shape
 //
 // The class dimension is dim 1, as in PyTorch: input (N, C, d1...) pairs with target
@@ -37,13 +39,14 @@
 #include <cstdint>
 #include <string>
 
-#include "../autograd/loss_ops.h"
+#include "../autograd/ops/loss.h"
+#include "../autograd/ops/smooth_l1_loss.h"
 #include "../core/tensor.h"
 #include "module.h"
 
 namespace heed::nn {
 
-using heed::Reduction;                    // autograd/loss_ops.h: None, Mean, Sum
+using heed::Reduction;                    // autograd/ops/loss.h: None, Mean, Sum
 const char* reduction_name(Reduction r);  // "none", "mean", "sum"
 
 // ---------------------------------------------------------------- options
@@ -95,6 +98,22 @@ class BCELossOptions {
   HEED_ARG(Reduction, reduction) = Reduction::Mean;
 };
 
+// smooth_l1_loss and huber_loss (autograd/ops/smooth_l1_loss.h); heed::Error naming the loss
+// for a negative beta, a delta <= 0, or shapes that differ.
+//   Tensor l1 = F::smooth_l1_loss(pred, y, F::SmoothL1LossFuncOptions().beta(0.5));
+//   Tensor l2 = F::huber_loss(pred, y, F::HuberLossFuncOptions().delta(2).reduction(nn::Reduction::Sum));
+class SmoothL1LossOptions {
+ public:
+  HEED_ARG(Reduction, reduction) = Reduction::Mean;
+  HEED_ARG(double, beta) = 1.0;  // >= 0; 0 is the L1 loss
+};
+
+class HuberLossOptions {
+ public:
+  HEED_ARG(Reduction, reduction) = Reduction::Mean;
+  HEED_ARG(double, delta) = 1.0;  // > 0
+};
+
 // soft_margin_loss:  loss_i = log(1 + exp(-y_i x_i)),  y_i = +-1
 class SoftMarginLossOptions {
  public:
@@ -116,9 +135,11 @@ using NLLLossFuncOptions = NLLOptions;
 using MSELossFuncOptions = MSEOptions;
 using BinaryCrossEntropyWithLogitsFuncOptions = BCEWithLogitsOptions;
 using BinaryCrossEntropyFuncOptions = BCELossOptions;
+using SmoothL1LossFuncOptions = SmoothL1LossOptions;
+using HuberLossFuncOptions = HuberLossOptions;
 using SoftMarginLossFuncOptions = SoftMarginLossOptions;
 
-// Log-softmax and NLL fused into one op (autograd/loss_ops.h):
+// Log-softmax and NLL fused into one op (autograd/ops/loss.h):
 //   dx_i,c = s_i * (softmax(x_i)_c * ((1 - eps) * w_y + eps/C * sum_k w_k) - (1 - eps) * w_y * [c == y] - eps/C * w_c)
 // with s_i the upstream gradient of position i times the reduction's scale. Positions whose
 // target is ignore_index contribute 0 to the loss and to the Mean's denominator, and get zero
@@ -143,6 +164,14 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
 //   Tensor loss = F::binary_cross_entropy(sigmoid(x), y, F::BinaryCrossEntropyFuncOptions().reduction(kSum));
 Tensor binary_cross_entropy(const Tensor& input, const Tensor& target,
                             const BCELossOptions& options = {});
+inline Tensor smooth_l1_loss(const Tensor& input, const Tensor& target,
+                             const SmoothL1LossOptions& options = {}) {
+  return heed::smooth_l1_loss(input, target, options.reduction(), options.beta());
+}
+inline Tensor huber_loss(const Tensor& input, const Tensor& target,
+                         const HuberLossOptions& options = {}) {
+  return heed::huber_loss(input, target, options.reduction(), options.delta());
+}
 
 // input and target of one shape; target may require grad.
 //   dx = -s * y * sigmoid(-y x)      dy = -s * x * sigmoid(-y x)

@@ -1,12 +1,12 @@
 // lstm.cpp - nn::LSTMCell and nn::LSTM: forward and repr (the parameters and their PyTorch
 // initialisation are recurrent_base.cpp's, shared with nn::GRU).
 // LSTMCell's step is the fused heed::lstm_cell; each direction of each LSTM layer is one fused
-// heed::lstm_layer (autograd/lstm_layer_op.h: the input projection of every step as one GEMM).
+// heed::lstm_layer (autograd/ops/lstm_layer.h: the input projection of every step as one GEMM).
 // Layers, directions, lengths and initial states are recurrent_scan.cpp's (shared with nn::GRU).
 #include "lstm.h"
 
-#include "../autograd/lstm_cell_op.h"
-#include "../autograd/lstm_layer_op.h"
+#include "../autograd/ops/lstm_cell.h"
+#include "../autograd/ops/lstm_layer.h"
 #include "../core/error.h"
 #include "recurrent_scan.h"
 

@@ -6,9 +6,9 @@
 //   o = sigmoid(x W_io^T + b_io + h W_ho^T + b_ho)     output gate
 //   c' = f * c + i * g          h' = o * tanh(c')
 // (Hochreiter & Schmidhuber 1997, "Long Short-Term Memory"; the forget gate is Gers et
-// al. 2000.) LSTMCell's step is one fused op, heed::lstm_cell (autograd/lstm_cell_op.h); each
+// al. 2000.) LSTMCell's step is one fused op, heed::lstm_cell (autograd/ops/lstm_cell.h); each
 // direction of each LSTM layer is one fused op over the whole sequence, heed::lstm_layer
-// (autograd/lstm_layer_op.h: the input projection of every step as one GEMM).
+// (autograd/ops/lstm_layer.h: the input projection of every step as one GEMM).
 //
 // Parameters have PyTorch's names, shapes and gate order [i | f | g | o], so a state dict
 // copies over one to one; layer k >= 1 reads the previous layer's (B, T, dirs * H) output:

@@ -8,7 +8,7 @@
 #include <typeinfo>
 #include <unordered_set>
 
-#include "../autograd/grad_mode.h"
+#include "../autograd/engine/grad_mode.h"
 #include "../core/error.h"
 
 namespace heed::nn {

@@ -5,11 +5,11 @@
 #include <cmath>
 #include <memory>
 
-#include "../autograd/attention/attention_mask.h"
-#include "../autograd/compare.h"
-#include "../autograd/dropout_op.h"
-#include "../autograd/node.h"
-#include "../autograd/shape_ops.h"
+#include "../autograd/engine/node.h"
+#include "../autograd/ops/attention/attention_mask.h"
+#include "../autograd/ops/compare.h"
+#include "../autograd/ops/dropout.h"
+#include "../autograd/ops/shape.h"
 #include "../core/error.h"
 #include "init.h"
 #include "repr.h"

@@ -4,7 +4,7 @@
 // LSTM and GRU share, written once here:
 //   scan        one direction of one layer over a padded batch, one recorded cell per step:
 //               the composed reference for the fused layers nn::LSTM and nn::GRU run
-//               (autograd/lstm_layer_op.h, autograd/gru_layer_op.h: a whole direction in
+//               (autograd/ops/lstm_layer.h, autograd/ops/gru_layer.h: a whole direction in
 //               one op), used by their tests
 //   run_layers  num_layers of a direction, each bidirectional or not, dropout in between
 //   checks      input rank and width, lengths, initial-state shapes, a padding mask

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "../autograd/shape_ops.h"
+#include "../autograd/ops/shape.h"
 #include "../core/error.h"
 
 namespace heed::nn::utils {

@@ -16,7 +16,7 @@
 //                                   got false. message..." when cond is false
 //   torch::optional, c10::optional  std::optional (and nullopt), so a custom dataset's
 //                                   `torch::optional<size_t> size() const override` compiles
-//   torch::kSum, kMean, kNone       heed::Reduction's values (autograd/loss_ops.h), in heed already
+//   torch::kSum, kMean, kNone       heed::Reduction's values (autograd/ops/loss.h), in heed already
 #pragma once
 #include <optional>
 

@@ -19,7 +19,7 @@
 // end in a final LayerNorm (TransformerEncoderOptions::norm).
 //
 // Batch-first by default: (B, T, E), as PyTorch's layers with batch_first=True (PyTorch's
-// default is False); batch_first(false) takes and returns (T, B, E) as PyTorch's default. Masks follow heed's convention (autograd/attention/attention_mask.h:
+// default is False); batch_first(false) takes and returns (T, B, E) as PyTorch's default. Masks follow heed's convention (autograd/ops/attention/attention_mask.h:
 // 1 = may attend), NOT PyTorch's (True = ignore): a PyTorch src_key_padding_mask `pad` is
 // heed's AttentionMask().key_padding(1 - pad), and a causal tgt_mask is .causal().
 //

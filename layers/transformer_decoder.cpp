@@ -2,7 +2,7 @@
 // post-norm), and the stack of them. The equations are in transformer_decoder.h.
 #include "transformer_decoder.h"
 
-#include "../autograd/arith.h"
+#include "../autograd/ops/arith.h"
 #include "../core/error.h"
 #include "feed_forward.h"
 

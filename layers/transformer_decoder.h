@@ -62,7 +62,7 @@
 #include <string>
 #include <vector>
 
-#include "../autograd/attention/attend.h"
+#include "../autograd/ops/attention/attend.h"
 #include "dropout.h"
 #include "attention/kv_cache.h"
 #include "layer_norm.h"

@@ -2,7 +2,7 @@
 // and the stack of them. The equations are in transformer_encoder.h.
 #include "transformer_encoder.h"
 
-#include "../autograd/arith.h"
+#include "../autograd/ops/arith.h"
 #include "../core/error.h"
 #include "feed_forward.h"
 

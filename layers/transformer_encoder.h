@@ -42,7 +42,7 @@
 #include <memory>
 #include <string>
 
-#include "../autograd/attention/attend.h"
+#include "../autograd/ops/attention/attend.h"
 #include "dropout.h"
 #include "layer_norm.h"
 #include "linear.h"

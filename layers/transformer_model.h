@@ -12,7 +12,7 @@
 // The inputs are embeddings: token embeddings, positions and the output projection to a
 // vocabulary are the caller's (as in PyTorch; examples/common/transformer_seq2seq.h adds them).
 //
-// Masks are heed's AttentionMasks (1 = may attend; autograd/attention/attention_mask.h), one per
+// Masks are heed's AttentionMasks (1 = may attend; autograd/ops/attention/attention_mask.h), one per
 // attention, each holding what PyTorch splits in two:
 //   PyTorch                                         heed
 //   src_mask (S, S) + src_key_padding_mask (B, S)   src_mask    .mask(..) .key_padding(..)

@@ -10,9 +10,9 @@
 #include <set>
 #include <type_traits>
 
-#include "../autograd/grad_mode.h"
+#include "../autograd/engine/grad_mode.h"
+#include "../core/atomic_file.h"
 #include "../core/error.h"
-#include "atomic_file.h"
 
 namespace heed {
 

@@ -23,7 +23,7 @@
 // the problem; the model and optimizer are then untouched. Every length in the file is
 // checked against the bytes that remain before anything is allocated for it.
 //
-// Saving writes the file atomically into the file `path` names (core/atomic_write.h): a
+// Saving writes the file atomically into the file `path` names (core/atomic_file.h): a
 // symlink is followed and stays a link, an existing path that is not a regular file (a
 // directory, FIFO or device) is refused and left alone, and a crash or error mid-save leaves
 // the previous checkpoint as it was, with no temporary file behind.

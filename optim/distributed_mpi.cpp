@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "../autograd/grad_mode.h"
+#include "../autograd/engine/grad_mode.h"
 #include "../core/error.h"
 #include "checkpoint_file.h"
 

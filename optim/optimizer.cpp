@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <map>
 
-#include "../autograd/grad_mode.h"
+#include "../autograd/engine/grad_mode.h"
 #include "../core/error.h"
 
 namespace heed::optim {

@@ -13,8 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../core/atomic_file.h"
 #include "../core/error.h"
-#include "atomic_file.h"
 
 namespace heed::safetensors {
 

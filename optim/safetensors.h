@@ -17,7 +17,7 @@
 //
 // Saving writes heed's real type: F32 (F64 in the -DHEED_DOUBLE build), the tensors in the
 // order given, atomically into the file the path names (a temporary file beside it, fsync,
-// rename; a symlink is followed, a FIFO or device refused: core/atomic_write.h). Loading
+// rename; a symlink is followed, a FIFO or device refused: core/atomic_file.h). Loading
 // converts F32, F64, F16 and BF16 to heed's real; any other dtype (I64, U8, BOOL, ...) is a
 // heed::Error naming the tensor and the dtype.
 //

@@ -1,13 +1,13 @@
 // gradcheck_arith.cpp - finite-difference checks (double build) of arithmetic, matmul,
 // sum/mean/sum_to/expand and the views.
 #include <heed/core/random.h>
-#include <heed/autograd/arith.h>
-#include <heed/autograd/pow.h>
-#include <heed/autograd/grad_mode.h>
-#include <heed/autograd/linalg.h>
-#include <heed/autograd/reduce.h>
-#include <heed/autograd/unary.h>
-#include <heed/autograd/views.h>
+#include <heed/autograd/ops/arith.h>
+#include <heed/autograd/ops/pow.h>
+#include <heed/autograd/engine/grad_mode.h>
+#include <heed/autograd/ops/linalg.h>
+#include <heed/autograd/ops/reduce.h>
+#include <heed/autograd/ops/unary.h>
+#include <heed/autograd/ops/views.h>
 #include "helpers.h"
 
 using namespace heed;

@@ -3,14 +3,14 @@
 // dot-product attention on top of it. Each check differentiates the context and the
 // weights together (both flattened into one output), w.r.t. scores/q/k and values.
 #include <heed/core/random.h>
-#include <heed/autograd/arith.h>
-#include <heed/autograd/attention/attend.h>
-#include <heed/autograd/attention/attention_mask.h>
-#include <heed/autograd/dropout_op.h>
-#include <heed/autograd/reduce.h>
-#include <heed/autograd/attention/scaled_dot_product_op.h>
-#include <heed/autograd/shape_ops.h>
-#include <heed/autograd/views.h>
+#include <heed/autograd/ops/arith.h>
+#include <heed/autograd/ops/attention/attend.h>
+#include <heed/autograd/ops/attention/attention_mask.h>
+#include <heed/autograd/ops/dropout.h>
+#include <heed/autograd/ops/reduce.h>
+#include <heed/autograd/ops/attention/scaled_dot_product.h>
+#include <heed/autograd/ops/shape.h>
+#include <heed/autograd/ops/views.h>
 #include <heed/layers/attention/scaled_dot_product.h>
 #include "helpers.h"
 

@@ -1,13 +1,13 @@
 // gradcheck_block_sparse_attention.cpp - finite-difference checks (double build) of
-// block-sparse attention's backward (autograd/attention/block_sparse_attention.h) on small shapes:
+// block-sparse attention's backward (autograd/ops/attention/block_sparse_attention.h) on small shapes:
 // each generator, per-head layouts, partial blocks, blocks that do not divide T, Tq != Tk,
 // key padding and causal, both backward schedules; and block-sparse == composed to 1e-12.
 #include <heed/core/random.h>
-#include <heed/autograd/attention/attention_mask.h>
-#include <heed/autograd/attention/block_layout.h>
-#include <heed/autograd/attention/block_sparse_attention.h>
-#include <heed/autograd/compare.h>
-#include <heed/autograd/attention/flash_attention.h>
+#include <heed/autograd/ops/attention/attention_mask.h>
+#include <heed/autograd/ops/attention/block_layout.h>
+#include <heed/autograd/ops/attention/block_sparse_attention.h>
+#include <heed/autograd/ops/compare.h>
+#include <heed/autograd/ops/attention/flash_attention.h>
 #include <heed/layers/attention/ops.h>
 #include "helpers.h"
 

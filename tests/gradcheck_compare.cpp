@@ -1,8 +1,8 @@
 // gradcheck_compare.cpp - finite-difference checks (double build) of where, masked_fill,
 // triu and tril, with broadcast masks and operands. The masks never require grad.
 #include <heed/core/random.h>
-#include <heed/autograd/arith.h>
-#include <heed/autograd/compare.h>
+#include <heed/autograd/ops/arith.h>
+#include <heed/autograd/ops/compare.h>
 #include "helpers.h"
 
 using namespace heed;

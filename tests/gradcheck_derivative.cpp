@@ -1,4 +1,4 @@
-// gradcheck_derivative.cpp - autograd/derivative.h used from outside the library, as a new
+// gradcheck_derivative.cpp - autograd/ops/derivative.h used from outside the library, as a new
 // op in any file uses it (double build): an op written here with map_recording_derivative
 // passes gradcheck and gradgradcheck, its third derivative raises, and a program that needs
 // no gradient gets f alone (no node).
@@ -6,11 +6,11 @@
 
 #include <heed/core/fastmath.h>
 #include <heed/core/random.h>
-#include <heed/autograd/derivative.h>
-#include <heed/autograd/autograd.h>
-#include <heed/autograd/gradcheck.h>
-#include <heed/autograd/grad_mode.h>
-#include <heed/autograd/reduce.h>
+#include <heed/autograd/ops/derivative.h>
+#include <heed/autograd/engine/engine.h>
+#include <heed/autograd/engine/gradcheck.h>
+#include <heed/autograd/engine/grad_mode.h>
+#include <heed/autograd/ops/reduce.h>
 #include "helpers.h"
 
 using namespace heed;

@@ -1,17 +1,17 @@
 // gradcheck_double_backward.cpp - gradgradcheck (double build) of every op whose backward
 // supports create_graph: the second derivative against finite differences of the first, in
-// the inputs and in the incoming gradient (autograd/gradcheck.h). Inputs stay away from
+// the inputs and in the incoming gradient (autograd/engine/gradcheck.h). Inputs stay away from
 // kinks (relu, abs, clamp, max ties) and inside each op's domain, as in the gradchecks.
 #include <heed/core/random.h>
-#include <heed/autograd/arith.h>
-#include <heed/autograd/pow.h>
-#include <heed/autograd/broadcast.h>
-#include <heed/autograd/linalg.h>
-#include <heed/autograd/linear_op.h>
-#include <heed/autograd/reduce.h>
-#include <heed/autograd/shape_ops.h>
-#include <heed/autograd/unary.h>
-#include <heed/autograd/views.h>
+#include <heed/autograd/ops/arith.h>
+#include <heed/autograd/ops/pow.h>
+#include <heed/autograd/ops/broadcast.h>
+#include <heed/autograd/ops/linalg.h>
+#include <heed/autograd/ops/linear.h>
+#include <heed/autograd/ops/reduce.h>
+#include <heed/autograd/ops/shape.h>
+#include <heed/autograd/ops/unary.h>
+#include <heed/autograd/ops/views.h>
 #include "helpers.h"
 
 using namespace heed;

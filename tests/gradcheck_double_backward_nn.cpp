@@ -3,29 +3,29 @@
 // masked_fill, index_select, gather, embedding, the losses, LSTM and GRU cells, the
 // composed attention paths, linear attention, rotary and relative positions. Fused ops
 // (layer_norm, the losses, lstm_cell) differentiate their composed twin under create_graph
-// (autograd/composed_backward.h); these checks hold them to finite differences.
+// (autograd/engine/composed_backward.h); these checks hold them to finite differences.
 #include <heed/core/random.h>
-#include <heed/autograd/arith.h>
-#include <heed/autograd/function.h>
-#include <heed/autograd/attention/linear_attention_op.h>
-#include <heed/autograd/attention/relative_position_op.h>
-#include <heed/autograd/attention/rope_op.h>
-#include <heed/autograd/attention/scaled_dot_product_op.h>
-#include <heed/autograd/normalize.h>
+#include <heed/autograd/ops/arith.h>
+#include <heed/autograd/engine/function.h>
+#include <heed/autograd/ops/attention/linear_attention.h>
+#include <heed/autograd/ops/attention/relative_position.h>
+#include <heed/autograd/ops/attention/rope.h>
+#include <heed/autograd/ops/attention/scaled_dot_product.h>
+#include <heed/autograd/ops/normalize.h>
 #include <heed/layers/attention/multihead_attention.h>
-#include <heed/autograd/broadcast.h>
-#include <heed/autograd/compare.h>
-#include <heed/autograd/dropout_op.h>
-#include <heed/autograd/embedding_op.h>
-#include <heed/autograd/gru_layer_op.h>
-#include <heed/autograd/indexing.h>
-#include <heed/autograd/layer_norm_op.h>
-#include <heed/autograd/loss_ops.h>
-#include <heed/autograd/lstm_cell_op.h>
-#include <heed/autograd/reduce.h>
-#include <heed/autograd/shape_ops.h>
-#include <heed/autograd/softmax.h>
-#include <heed/autograd/unary.h>
+#include <heed/autograd/ops/broadcast.h>
+#include <heed/autograd/ops/compare.h>
+#include <heed/autograd/ops/dropout.h>
+#include <heed/autograd/ops/embedding.h>
+#include <heed/autograd/ops/gru_layer.h>
+#include <heed/autograd/ops/indexing.h>
+#include <heed/autograd/ops/layer_norm.h>
+#include <heed/autograd/ops/loss.h>
+#include <heed/autograd/ops/lstm_cell.h>
+#include <heed/autograd/ops/reduce.h>
+#include <heed/autograd/ops/shape.h>
+#include <heed/autograd/ops/softmax.h>
+#include <heed/autograd/ops/unary.h>
 #include "helpers.h"
 
 using namespace heed;

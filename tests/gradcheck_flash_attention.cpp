@@ -5,11 +5,11 @@
 #include <utility>
 
 #include <heed/core/random.h>
-#include <heed/autograd/arith.h>
-#include <heed/autograd/attention/attention_mask.h>
-#include <heed/autograd/compare.h>
-#include <heed/autograd/attention/flash_attention.h>
-#include <heed/autograd/reduce.h>
+#include <heed/autograd/ops/arith.h>
+#include <heed/autograd/ops/attention/attention_mask.h>
+#include <heed/autograd/ops/compare.h>
+#include <heed/autograd/ops/attention/flash_attention.h>
+#include <heed/autograd/ops/reduce.h>
 #include <heed/layers/attention/ops.h>
 #include "helpers.h"
 

@@ -1,10 +1,10 @@
 // gradcheck_gru_layer.cpp - finite-difference check (double build) of the fused GRU layer op
-// that nn::GRU runs (autograd/gru_layer_op.h): padded batch, both directions, with and
+// that nn::GRU runs (autograd/ops/gru_layer.h): padded batch, both directions, with and
 // without biases, with respect to every input.
 #include <heed/core/random.h>
-#include <heed/autograd/gru_layer_op.h>
-#include <heed/autograd/shape_ops.h>
-#include <heed/autograd/views.h>
+#include <heed/autograd/ops/gru_layer.h>
+#include <heed/autograd/ops/shape.h>
+#include <heed/autograd/ops/views.h>
 #include "helpers.h"
 
 using namespace heed;

@@ -3,8 +3,8 @@
 #include <random>
 
 #include <heed/core/random.h>
-#include <heed/autograd/arith.h>
-#include <heed/autograd/indexing.h>
+#include <heed/autograd/ops/arith.h>
+#include <heed/autograd/ops/indexing.h>
 #include "helpers.h"
 
 using namespace heed;

@@ -1,14 +1,14 @@
 // gradcheck_layers.cpp - finite-difference checks (double build) of the layer ops:
 // linear, embedding, layer_norm (and its composed twin), dropout; and of whole modules.
 #include <heed/core/random.h>
-#include <heed/autograd/arith.h>
-#include <heed/autograd/dropout_op.h>
-#include <heed/autograd/embedding_op.h>
-#include <heed/autograd/layer_norm_op.h>
-#include <heed/autograd/linalg.h>
-#include <heed/autograd/linear_op.h>
-#include <heed/autograd/reduce.h>
-#include <heed/autograd/shape_ops.h>
+#include <heed/autograd/ops/arith.h>
+#include <heed/autograd/ops/dropout.h>
+#include <heed/autograd/ops/embedding.h>
+#include <heed/autograd/ops/layer_norm.h>
+#include <heed/autograd/ops/linalg.h>
+#include <heed/autograd/ops/linear.h>
+#include <heed/autograd/ops/reduce.h>
+#include <heed/autograd/ops/shape.h>
 #include <heed/layers/activation.h>
 #include <heed/layers/linear.h>
 #include <heed/layers/sequential.h>

@@ -4,14 +4,14 @@
 // and huber_loss, chunk (with gradgradcheck). Inputs stay away from kinks (|x| at 0, ties of
 // the inf norm, the loss's |d| = beta seam is smooth).
 #include <heed/core/random.h>
-#include <heed/autograd/arith.h>
-#include <heed/autograd/mm.h>
-#include <heed/autograd/norm.h>
-#include <heed/autograd/reduce.h>
-#include <heed/autograd/shape_ops.h>
-#include <heed/autograd/smooth_l1_loss.h>
-#include <heed/autograd/tensor_index.h>
-#include <heed/autograd/trig.h>
+#include <heed/autograd/ops/arith.h>
+#include <heed/autograd/ops/mm.h>
+#include <heed/autograd/ops/norm.h>
+#include <heed/autograd/ops/reduce.h>
+#include <heed/autograd/ops/shape.h>
+#include <heed/autograd/ops/smooth_l1_loss.h>
+#include <heed/autograd/ops/tensor_index.h>
+#include <heed/autograd/ops/trig.h>
 #include "helpers.h"
 
 using namespace heed;
@@ -134,7 +134,7 @@ TEST_CASE("gradcheck smooth_l1_loss and huber_loss, every reduction, beta 0 and 
   }
 }
 
-// Second derivatives (autograd/gradcheck.h's gradgradcheck) of the ops above whose backward
+// Second derivatives (autograd/engine/gradcheck.h's gradgradcheck) of the ops above whose backward
 // is written in heed ops: sin, cos, norm, index and index_put; mm, bmm, t, expand_as and the
 // two losses are composed of ops checked in gradcheck_double_backward.cpp, and are checked
 // here too as users call them.

@@ -2,8 +2,8 @@
 // attention op's hand-written backward (causal and not, padding, Tq != Tk, 3-D and 4-D),
 // of its quadratic reference, and of nn::LinearAttention.
 #include <heed/core/random.h>
-#include <heed/autograd/attention/attention_mask.h>
-#include <heed/autograd/attention/linear_attention_op.h>
+#include <heed/autograd/ops/attention/attention_mask.h>
+#include <heed/autograd/ops/attention/linear_attention.h>
 #include <heed/layers/attention/linear_attention.h>
 #include "helpers.h"
 

@@ -2,16 +2,16 @@
 // sliding-window and sparse attention w.r.t. q, k and v, with key padding, causal masks
 // and queries whose every key is masked (zero context, zero gradient).
 #include <heed/core/random.h>
-#include <heed/autograd/arith.h>
-#include <heed/autograd/attention/attend.h>
-#include <heed/autograd/attention/attention_mask.h>
-#include <heed/autograd/attention/chunked_attention_op.h>
-#include <heed/autograd/compare.h>
-#include <heed/autograd/reduce.h>
-#include <heed/autograd/shape_ops.h>
-#include <heed/autograd/attention/sliding_window_attention_op.h>
-#include <heed/autograd/attention/sparse_attention_op.h>
-#include <heed/autograd/views.h>
+#include <heed/autograd/ops/arith.h>
+#include <heed/autograd/ops/attention/attend.h>
+#include <heed/autograd/ops/attention/attention_mask.h>
+#include <heed/autograd/ops/attention/chunked_attention.h>
+#include <heed/autograd/ops/compare.h>
+#include <heed/autograd/ops/reduce.h>
+#include <heed/autograd/ops/shape.h>
+#include <heed/autograd/ops/attention/sliding_window_attention.h>
+#include <heed/autograd/ops/attention/sparse_attention.h>
+#include <heed/autograd/ops/views.h>
 #include <heed/layers/attention/chunked_attention.h>
 #include <heed/layers/attention/sliding_window_attention.h>
 #include <heed/layers/attention/sparse_attention.h>

@@ -3,10 +3,10 @@
 // class weights and the (N, C, d...) layout; nll_loss; mse_loss; bce with logits and on
 // probabilities.
 #include <heed/core/random.h>
-#include <heed/autograd/arith.h>
-#include <heed/autograd/linalg.h>
-#include <heed/autograd/loss_ops.h>
-#include <heed/autograd/unary.h>
+#include <heed/autograd/ops/arith.h>
+#include <heed/autograd/ops/linalg.h>
+#include <heed/autograd/ops/loss.h>
+#include <heed/autograd/ops/unary.h>
 #include <heed/layers/loss.h>
 #include "helpers.h"
 

@@ -1,9 +1,9 @@
 // gradcheck_lstm.cpp - finite-difference checks (double build) of the fused LSTM cell op,
 // its composed reference, nn::LSTM (2 layers, bidirectional, padded batch) and nn::GRU.
 #include <heed/core/random.h>
-#include <heed/autograd/lstm_cell_op.h>
-#include <heed/autograd/shape_ops.h>
-#include <heed/autograd/views.h>
+#include <heed/autograd/ops/lstm_cell.h>
+#include <heed/autograd/ops/shape.h>
+#include <heed/autograd/ops/views.h>
 #include <heed/layers/gru.h>
 #include <heed/layers/lstm.h>
 #include "helpers.h"

@@ -1,10 +1,10 @@
 // gradcheck_lstm_layer.cpp - finite-difference check (double build) of the fused LSTM layer
-// op that nn::LSTM runs (autograd/lstm_layer_op.h): padded batch, both directions, with and
+// op that nn::LSTM runs (autograd/ops/lstm_layer.h): padded batch, both directions, with and
 // without biases, with respect to every input.
 #include <heed/core/random.h>
-#include <heed/autograd/lstm_layer_op.h>
-#include <heed/autograd/shape_ops.h>
-#include <heed/autograd/views.h>
+#include <heed/autograd/ops/lstm_layer.h>
+#include <heed/autograd/ops/shape.h>
+#include <heed/autograd/ops/views.h>
 #include "helpers.h"
 
 using namespace heed;

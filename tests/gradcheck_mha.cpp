@@ -5,12 +5,12 @@
 // weights, separate d_k / d_v and kdim / vdim, no bias, and dropout with a fixed seed;
 // and the flash path (need_weights = false), packed self-attention and cross-attention.
 #include <heed/core/random.h>
-#include <heed/autograd/attention/attend.h>
-#include <heed/autograd/attention/attention_mask.h>
-#include <heed/autograd/dropout_op.h>
-#include <heed/autograd/grad_mode.h>
-#include <heed/autograd/shape_ops.h>
-#include <heed/autograd/views.h>
+#include <heed/autograd/ops/attention/attend.h>
+#include <heed/autograd/ops/attention/attention_mask.h>
+#include <heed/autograd/ops/dropout.h>
+#include <heed/autograd/engine/grad_mode.h>
+#include <heed/autograd/ops/shape.h>
+#include <heed/autograd/ops/views.h>
 #include <heed/layers/module.h>
 #include <heed/layers/attention/multihead_attention.h>
 #include <heed/layers/attention/self_attention.h>

@@ -1,8 +1,8 @@
 // gradcheck_normalize.cpp - finite-difference checks (double build) of log1p and normalize.
 #include <heed/core/random.h>
-#include <heed/autograd/arith.h>
-#include <heed/autograd/normalize.h>
-#include <heed/autograd/unary.h>
+#include <heed/autograd/ops/arith.h>
+#include <heed/autograd/ops/normalize.h>
+#include <heed/autograd/ops/unary.h>
 #include "helpers.h"
 
 using namespace heed;

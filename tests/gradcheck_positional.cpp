@@ -3,12 +3,12 @@
 // ops, Shaw's key and value terms, RelativeSelfAttention (inputs and tables, with padding,
 // causal and fully masked rows), and the learned and sinusoidal modules.
 #include <heed/core/random.h>
-#include <heed/autograd/arith.h>
-#include <heed/autograd/attention/attention_mask.h>
-#include <heed/autograd/reduce.h>
-#include <heed/autograd/attention/relative_position_terms.h>
-#include <heed/autograd/attention/relative_position_op.h>
-#include <heed/autograd/attention/rope_op.h>
+#include <heed/autograd/ops/arith.h>
+#include <heed/autograd/ops/attention/attention_mask.h>
+#include <heed/autograd/ops/reduce.h>
+#include <heed/autograd/ops/attention/relative_position_terms.h>
+#include <heed/autograd/ops/attention/relative_position.h>
+#include <heed/autograd/ops/attention/rope.h>
 #include <heed/layers/attention/absolute_position.h>
 #include <heed/layers/attention/positional.h>
 #include <heed/layers/attention/relative_position.h>

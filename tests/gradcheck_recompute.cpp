@@ -1,11 +1,11 @@
 // gradcheck_recompute.cpp - finite-difference checks (double build) through checkpoint():
 // inputs, a captured parameter, a non-leaf input, nesting, and linear attention inside.
 #include <heed/core/random.h>
-#include <heed/autograd/arith.h>
-#include <heed/autograd/linalg.h>
-#include <heed/autograd/attention/linear_attention_op.h>
-#include <heed/autograd/recompute.h>
-#include <heed/autograd/unary.h>
+#include <heed/autograd/ops/arith.h>
+#include <heed/autograd/ops/linalg.h>
+#include <heed/autograd/ops/attention/linear_attention.h>
+#include <heed/autograd/engine/recompute.h>
+#include <heed/autograd/ops/unary.h>
 #include "helpers.h"
 
 using namespace heed;

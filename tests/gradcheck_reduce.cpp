@@ -1,9 +1,9 @@
 // gradcheck_reduce.cpp - finite-difference checks (double build) of max, min and var,
 // over all elements and over each dim, with and without keepdim.
 #include <heed/core/random.h>
-#include <heed/autograd/arith.h>
-#include <heed/autograd/reduce.h>
-#include <heed/autograd/reduce_minmax.h>
+#include <heed/autograd/ops/arith.h>
+#include <heed/autograd/ops/reduce.h>
+#include <heed/autograd/ops/reduce_minmax.h>
 #include "helpers.h"
 
 using namespace heed;

@@ -4,16 +4,16 @@
 // parameter, with a 2-D (decoder step) and a 3-D query, Tq != Tk, and a key padding mask
 // whose last sequence is all padding (a fully masked row: zero context, zero gradient).
 #include <heed/core/random.h>
-#include <heed/autograd/attention/additive_score.h>
-#include <heed/autograd/arith.h>
-#include <heed/autograd/attention/attend.h>
-#include <heed/autograd/attention/attention_mask.h>
-#include <heed/autograd/grad_mode.h>
-#include <heed/autograd/attention/local_attention_op.h>
-#include <heed/autograd/reduce.h>
-#include <heed/autograd/shape_ops.h>
-#include <heed/autograd/unary.h>
-#include <heed/autograd/views.h>
+#include <heed/autograd/ops/attention/additive_score.h>
+#include <heed/autograd/ops/arith.h>
+#include <heed/autograd/ops/attention/attend.h>
+#include <heed/autograd/ops/attention/attention_mask.h>
+#include <heed/autograd/engine/grad_mode.h>
+#include <heed/autograd/ops/attention/local_attention.h>
+#include <heed/autograd/ops/reduce.h>
+#include <heed/autograd/ops/shape.h>
+#include <heed/autograd/ops/unary.h>
+#include <heed/autograd/ops/views.h>
 #include <heed/layers/attention/additive_attention.h>
 #include <heed/layers/attention/local_attention.h>
 #include <heed/layers/attention/luong_attention.h>

@@ -1,8 +1,8 @@
 // gradcheck_select_topk.cpp - finite-difference checks (double build) of select and topk
 // (its values: the gradient goes back to the chosen entries only).
 #include <heed/core/random.h>
-#include <heed/autograd/shape_ops.h>
-#include <heed/autograd/topk.h>
+#include <heed/autograd/ops/shape.h>
+#include <heed/autograd/ops/topk.h>
 #include "helpers.h"
 
 using namespace heed;

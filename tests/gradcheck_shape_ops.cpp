@@ -1,8 +1,8 @@
 // gradcheck_shape_ops.cpp - finite-difference checks (double build) of transpose, permute,
 // slice, narrow, cat and stack.
 #include <heed/core/random.h>
-#include <heed/autograd/arith.h>
-#include <heed/autograd/shape_ops.h>
+#include <heed/autograd/ops/arith.h>
+#include <heed/autograd/ops/shape.h>
 #include "helpers.h"
 
 using namespace heed;

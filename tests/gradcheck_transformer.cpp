@@ -7,8 +7,8 @@
 #include <string>
 
 #include <heed/core/random.h>
-#include <heed/autograd/attention/attention_mask.h>
-#include <heed/autograd/dropout_op.h>
+#include <heed/autograd/ops/attention/attention_mask.h>
+#include <heed/autograd/ops/dropout.h>
 #include <heed/layers/feed_forward.h>
 #include <heed/layers/transformer.h>
 #include <heed/layers/transformer_decoder.h>

@@ -1,11 +1,11 @@
 // gradcheck_unary.cpp - finite-difference checks (double build) of the elementwise
-// functions in autograd/unary.h. Inputs are kept away from each op's kinks (relu, abs,
+// functions in autograd/ops/unary.h. Inputs are kept away from each op's kinks (relu, abs,
 // elu and clamp are not differentiable there) and inside each op's domain (log, sqrt).
 #include <initializer_list>
 
 #include <heed/core/random.h>
-#include <heed/autograd/arith.h>
-#include <heed/autograd/unary.h>
+#include <heed/autograd/ops/arith.h>
+#include <heed/autograd/ops/unary.h>
 #include "helpers.h"
 
 using namespace heed;

@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include <heed/autograd/gradcheck.h>
+#include <heed/autograd/engine/gradcheck.h>
 #include <heed/core/error.h>
 #include <heed/core/parallel.h>
 #include <heed/core/tensor.h>

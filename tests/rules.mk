@@ -39,7 +39,7 @@ test: $(BUILD)/tests_f32 $(BUILD)/tests_f64 $(SMOKE_EXAMPLES:%=$(BUILD)/examples
 
 # Every test file begins with #include "helpers.h" (doctest, the standard headers and the few
 # heed headers the helpers use: core/tensor.h, core/error.h, core/parallel.h and
-# autograd/gradcheck.h). It is precompiled once per build (-x c++-header, same flags) and
+# autograd/engine/gradcheck.h). It is precompiled once per build (-x c++-header, same flags) and
 # given to each test file with -include, so the test files skip parsing it; main.cpp defines
 # doctest's runner before its include, so it has its own rule.
 # Each test file includes the other heed headers it uses by name, not the umbrella, and -MMD

@@ -9,11 +9,11 @@
 
 #include <heed/core/allocator.h>
 #include <heed/core/random.h>
-#include <heed/autograd/arith.h>
-#include <heed/autograd/grad_mode.h>
-#include <heed/autograd/linalg.h>
-#include <heed/autograd/reduce.h>
-#include <heed/autograd/unary.h>
+#include <heed/autograd/ops/arith.h>
+#include <heed/autograd/engine/grad_mode.h>
+#include <heed/autograd/ops/linalg.h>
+#include <heed/autograd/ops/reduce.h>
+#include <heed/autograd/ops/unary.h>
 #include "helpers.h"
 
 using namespace heed;

@@ -3,13 +3,13 @@
 #include <memory>
 #include <string>
 
-#include <heed/autograd/anomaly_mode.h>
-#include <heed/autograd/arith.h>
-#include <heed/autograd/compare.h>
-#include <heed/autograd/node.h>
-#include <heed/autograd/reduce.h>
-#include <heed/autograd/softmax.h>
-#include <heed/autograd/unary.h>
+#include <heed/autograd/engine/anomaly_mode.h>
+#include <heed/autograd/engine/node.h>
+#include <heed/autograd/ops/arith.h>
+#include <heed/autograd/ops/compare.h>
+#include <heed/autograd/ops/reduce.h>
+#include <heed/autograd/ops/softmax.h>
+#include <heed/autograd/ops/unary.h>
 #include "helpers.h"
 
 using namespace heed;

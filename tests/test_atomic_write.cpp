@@ -1,4 +1,4 @@
-// test_atomic_write.cpp - every file heed writes goes where the user pointed (core/atomic_write.h):
+// test_atomic_write.cpp - every file heed writes goes where the user pointed (core/atomic_file.h):
 // through a symlink into its target, never over a FIFO, a device or a directory, and whole
 // or not at all. Each writer is tried: write_file_atomically itself, safetensors::save_file,
 // save_checkpoint, write_dot and the examples' plot::write_png.
@@ -11,8 +11,8 @@
 #include <filesystem>
 #include <functional>
 
-#include <heed/autograd/to_dot.h>
-#include <heed/core/atomic_write.h>
+#include <heed/autograd/engine/to_dot.h>
+#include <heed/core/atomic_file.h>
 #include <heed/layers/linear.h>
 #include <heed/optim/checkpoint_file.h>
 #include <heed/optim/safetensors.h>

@@ -7,18 +7,18 @@
 #include <string>
 
 #include <heed/core/random.h>
-#include <heed/autograd/arith.h>
-#include <heed/autograd/attention/attend.h>
-#include <heed/autograd/attention/attention_mask.h>
-#include <heed/autograd/dropout_op.h>
-#include <heed/autograd/linalg.h>
-#include <heed/autograd/reduce.h>
-#include <heed/autograd/reduce_minmax.h>
-#include <heed/autograd/attention/scaled_dot_product_op.h>
-#include <heed/autograd/shape_ops.h>
-#include <heed/autograd/softmax.h>
-#include <heed/autograd/unary.h>
-#include <heed/autograd/views.h>
+#include <heed/autograd/ops/arith.h>
+#include <heed/autograd/ops/attention/attend.h>
+#include <heed/autograd/ops/attention/attention_mask.h>
+#include <heed/autograd/ops/dropout.h>
+#include <heed/autograd/ops/linalg.h>
+#include <heed/autograd/ops/reduce.h>
+#include <heed/autograd/ops/reduce_minmax.h>
+#include <heed/autograd/ops/attention/scaled_dot_product.h>
+#include <heed/autograd/ops/shape.h>
+#include <heed/autograd/ops/softmax.h>
+#include <heed/autograd/ops/unary.h>
+#include <heed/autograd/ops/views.h>
 #include <heed/layers/attention/scaled_dot_product.h>
 #include "helpers.h"
 

@@ -7,11 +7,11 @@
 #include <tuple>
 #include <vector>
 
-#include <heed/autograd/grad_mode.h>
-#include <heed/autograd/arith.h>
-#include <heed/autograd/linear_op.h>
-#include <heed/autograd/lstm_cell_op.h>
-#include <heed/autograd/reduce.h>
+#include <heed/autograd/engine/grad_mode.h>
+#include <heed/autograd/ops/arith.h>
+#include <heed/autograd/ops/linear.h>
+#include <heed/autograd/ops/lstm_cell.h>
+#include <heed/autograd/ops/reduce.h>
 #include <heed/core/random.h>
 #include <heed/core/bf16_cache.h>
 #include <heed/core/blas.h>

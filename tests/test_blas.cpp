@@ -10,8 +10,8 @@
 #include <heed/core/blas.h>
 #include <heed/core/gemm_engine.h>
 #include <heed/core/onednn_matmul.h>
-#include <heed/autograd/reduce_minmax.h>
-#include <heed/autograd/unary.h>
+#include <heed/autograd/ops/reduce_minmax.h>
+#include <heed/autograd/ops/unary.h>
 #include "gemm_engine_scope.h"
 #include "helpers.h"
 

@@ -1,13 +1,13 @@
 // test_block_layout_checks.cpp - BlockLayout refuses what it cannot answer: an undefined
-// layout, an index outside the grid, a size it cannot hold (autograd/attention/block_layout.h).
+// layout, an index outside the grid, a size it cannot hold (autograd/ops/attention/block_layout.h).
 #include <cstdint>
 #include <limits>
 #include <string>
 
-#include <heed/autograd/attention/block_layout.h>
-#include <heed/autograd/attention/flash_attention.h>
+#include <heed/autograd/ops/attention/block_layout.h>
+#include <heed/autograd/ops/attention/flash_attention.h>
 #include <heed/layers/attention/multihead_attention.h>
-#include <heed/autograd/grad_mode.h>
+#include <heed/autograd/engine/grad_mode.h>
 #include <heed/core/random.h>
 #include "helpers.h"
 

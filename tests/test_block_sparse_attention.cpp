@@ -1,5 +1,5 @@
-// test_block_sparse_attention.cpp - block layouts (autograd/attention/block_layout.h) stand for the
-// patterns they are built from, and block-sparse attention (autograd/attention/block_sparse_attention.h)
+// test_block_sparse_attention.cpp - block layouts (autograd/ops/attention/block_layout.h) stand for the
+// patterns they are built from, and block-sparse attention (autograd/ops/attention/block_sparse_attention.h)
 // equals the dense masked reference in outputs and gradients for every generator, causal or
 // not, with key padding, Tq != Tk, partial blocks and blocks that do not divide T; a dropped
 // block is never visited (tiles counted) nor read (NaN keys in it change nothing).
@@ -9,17 +9,17 @@
 #include <heed/core/allocator.h>
 #include <heed/core/cpu.h>
 #include <heed/core/random.h>
-#include <heed/autograd/arith.h>
-#include <heed/autograd/attention/attend.h>
-#include <heed/autograd/attention/attention_mask.h>
-#include <heed/autograd/attention/block_layout.h>
-#include <heed/autograd/attention/block_sparse_attention.h>
-#include <heed/autograd/compare.h>
-#include <heed/autograd/attention/flash_attention.h>
-#include <heed/autograd/reduce.h>
-#include <heed/autograd/reduce_minmax.h>
-#include <heed/autograd/attention/sparse_attention_op.h>
-#include <heed/autograd/unary.h>
+#include <heed/autograd/ops/arith.h>
+#include <heed/autograd/ops/attention/attend.h>
+#include <heed/autograd/ops/attention/attention_mask.h>
+#include <heed/autograd/ops/attention/block_layout.h>
+#include <heed/autograd/ops/attention/block_sparse_attention.h>
+#include <heed/autograd/ops/compare.h>
+#include <heed/autograd/ops/attention/flash_attention.h>
+#include <heed/autograd/ops/reduce.h>
+#include <heed/autograd/ops/reduce_minmax.h>
+#include <heed/autograd/ops/attention/sparse_attention.h>
+#include <heed/autograd/ops/unary.h>
 #include <heed/layers/attention/multihead_attention.h>
 #include <heed/layers/attention/sparse_attention.h>
 #include "helpers.h"

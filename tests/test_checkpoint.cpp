@@ -11,8 +11,8 @@
 #include <iterator>
 
 #include <heed/core/random.h>
-#include <heed/autograd/linear_op.h>
-#include <heed/autograd/loss_ops.h>
+#include <heed/autograd/ops/linear.h>
+#include <heed/autograd/ops/loss.h>
 #include <heed/layers/activation.h>
 #include <heed/layers/linear.h>
 #include <heed/layers/loss.h>

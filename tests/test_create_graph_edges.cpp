@@ -11,21 +11,21 @@
 #include <vector>
 
 #include <heed/core/random.h>
-#include <heed/autograd/arith.h>
-#include <heed/autograd/attention/linear_attention_op.h>
-#include <heed/autograd/pow.h>
-#include <heed/autograd/autograd.h>
-#include <heed/autograd/layer_norm_op.h>
-#include <heed/autograd/linalg.h>
-#include <heed/autograd/loss_ops.h>
-#include <heed/autograd/norm.h>
-#include <heed/autograd/normalize.h>
-#include <heed/autograd/reduce.h>
-#include <heed/autograd/reduce_minmax.h>
-#include <heed/autograd/smooth_l1_loss.h>
-#include <heed/autograd/softmax.h>
-#include <heed/autograd/trig.h>
-#include <heed/autograd/unary.h>
+#include <heed/autograd/ops/arith.h>
+#include <heed/autograd/ops/attention/linear_attention.h>
+#include <heed/autograd/ops/pow.h>
+#include <heed/autograd/engine/engine.h>
+#include <heed/autograd/ops/layer_norm.h>
+#include <heed/autograd/ops/linalg.h>
+#include <heed/autograd/ops/loss.h>
+#include <heed/autograd/ops/norm.h>
+#include <heed/autograd/ops/normalize.h>
+#include <heed/autograd/ops/reduce.h>
+#include <heed/autograd/ops/reduce_minmax.h>
+#include <heed/autograd/ops/smooth_l1_loss.h>
+#include <heed/autograd/ops/softmax.h>
+#include <heed/autograd/ops/trig.h>
+#include <heed/autograd/ops/unary.h>
 #include "helpers.h"
 
 using namespace heed;

@@ -1,15 +1,15 @@
-// test_custom_function.cpp - heed::autograd::Function and AutogradContext (autograd/function.h):
+// test_custom_function.cpp - heed::autograd::Function and AutogradContext (autograd/engine/function.h):
 // forward without recording, backward's gradients per argument, saved tensors with the
 // version check, saved_data, mark_non_differentiable, and double backward through a
 // backward written with heed ops.
 #include <heed/core/elementwise.h>
-#include <heed/autograd/arith.h>
-#include <heed/autograd/autograd.h>
-#include <heed/autograd/function.h>
-#include <heed/autograd/linalg.h>
-#include <heed/autograd/reduce.h>
-#include <heed/autograd/shape_ops.h>
-#include <heed/autograd/unary.h>
+#include <heed/autograd/ops/arith.h>
+#include <heed/autograd/engine/engine.h>
+#include <heed/autograd/engine/function.h>
+#include <heed/autograd/ops/linalg.h>
+#include <heed/autograd/ops/reduce.h>
+#include <heed/autograd/ops/shape.h>
+#include <heed/autograd/ops/unary.h>
 #include "helpers.h"
 
 using namespace heed;

@@ -5,8 +5,8 @@
 #include <string>
 #include <utility>
 
-#include <heed/autograd/grad_mode.h>
-#include <heed/autograd/shape_ops.h>
+#include <heed/autograd/engine/grad_mode.h>
+#include <heed/autograd/ops/shape.h>
 #include <heed/core/random.h>
 #include <heed/layers/attention/kv_cache.h>
 #include <heed/layers/attention/multihead_attention.h>

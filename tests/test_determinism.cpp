@@ -10,10 +10,10 @@
 #include <vector>
 
 #include <heed/core/random.h>
-#include <heed/autograd/arith.h>
-#include <heed/autograd/attention/attention_mask.h>
-#include <heed/autograd/unary.h>
-#include <heed/autograd/views.h>
+#include <heed/autograd/ops/arith.h>
+#include <heed/autograd/ops/attention/attention_mask.h>
+#include <heed/autograd/ops/unary.h>
+#include <heed/autograd/ops/views.h>
 #include <heed/layers/dropout.h>
 #include <heed/layers/embedding.h>
 #include <heed/layers/linear.h>

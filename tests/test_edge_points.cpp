@@ -9,11 +9,11 @@
 #include <utility>
 #include <vector>
 
-#include <heed/autograd/arith.h>
-#include <heed/autograd/pow.h>
-#include <heed/autograd/compare.h>
-#include <heed/autograd/reduce_minmax.h>
-#include <heed/autograd/unary.h>
+#include <heed/autograd/ops/arith.h>
+#include <heed/autograd/ops/pow.h>
+#include <heed/autograd/ops/compare.h>
+#include <heed/autograd/ops/reduce_minmax.h>
+#include <heed/autograd/ops/unary.h>
 #include "helpers.h"
 
 using namespace heed;

@@ -7,12 +7,12 @@
 
 #include <heed/core/allocator.h>
 #include <heed/core/random.h>
-#include <heed/autograd/arith.h>
-#include <heed/autograd/linalg.h>
-#include <heed/autograd/linear_op.h>
-#include <heed/autograd/reduce.h>
-#include <heed/autograd/softmax.h>
-#include <heed/autograd/views.h>
+#include <heed/autograd/ops/arith.h>
+#include <heed/autograd/ops/linalg.h>
+#include <heed/autograd/ops/linear.h>
+#include <heed/autograd/ops/reduce.h>
+#include <heed/autograd/ops/softmax.h>
+#include <heed/autograd/ops/views.h>
 #include <heed/layers/attention/multihead_attention.h>
 #include "helpers.h"
 

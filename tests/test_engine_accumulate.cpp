@@ -1,19 +1,19 @@
 // test_engine_accumulate.cpp - the engine sums a node's incoming gradients in place only
-// when it owns the buffer (autograd/engine.cpp, accumulate_pending).
+// when it owns the buffer (autograd/engine/engine.cpp, accumulate_pending).
 #include <heed/core/allocator.h>
 #include <heed/core/random.h>
-#include <heed/autograd/attention/additive_score.h>
-#include <heed/autograd/anomaly_mode.h>
-#include <heed/autograd/arith.h>
-#include <heed/autograd/linalg.h>
-#include <heed/autograd/linear_op.h>
-#include <heed/autograd/lstm_cell_op.h>
-#include <heed/autograd/node.h>
-#include <heed/autograd/reduce.h>
-#include <heed/autograd/shape_ops.h>
-#include <heed/autograd/softmax.h>
-#include <heed/autograd/unary.h>
-#include <heed/autograd/views.h>
+#include <heed/autograd/ops/attention/additive_score.h>
+#include <heed/autograd/engine/anomaly_mode.h>
+#include <heed/autograd/ops/arith.h>
+#include <heed/autograd/ops/linalg.h>
+#include <heed/autograd/ops/linear.h>
+#include <heed/autograd/ops/lstm_cell.h>
+#include <heed/autograd/engine/node.h>
+#include <heed/autograd/ops/reduce.h>
+#include <heed/autograd/ops/shape.h>
+#include <heed/autograd/ops/softmax.h>
+#include <heed/autograd/ops/unary.h>
+#include <heed/autograd/ops/views.h>
 
 #include <optional>
 

@@ -1,9 +1,9 @@
 // test_engine_passes.cpp - each backward() call keeps its counts and sums in a state of its
-// own (autograd/engine.cpp, GraphTask), so a pass nested inside a node's backward runs
+// own (autograd/engine/engine.cpp, GraphTask), so a pass nested inside a node's backward runs
 // through nodes the outer pass shares without disturbing it.
-#include <heed/autograd/arith.h>
-#include <heed/autograd/node.h>
-#include <heed/autograd/reduce.h>
+#include <heed/autograd/engine/node.h>
+#include <heed/autograd/ops/arith.h>
+#include <heed/autograd/ops/reduce.h>
 
 #include "helpers.h"
 

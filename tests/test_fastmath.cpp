@@ -18,10 +18,10 @@
 #include <heed/core/cpu.h>
 #include <heed/core/fastmath.h>
 #include <heed/core/random.h>
-#include <heed/autograd/layer_norm_op.h>
-#include <heed/autograd/reduce.h>
-#include <heed/autograd/reduce_minmax.h>
-#include <heed/autograd/unary.h>
+#include <heed/autograd/ops/layer_norm.h>
+#include <heed/autograd/ops/reduce.h>
+#include <heed/autograd/ops/reduce_minmax.h>
+#include <heed/autograd/ops/unary.h>
 #include <heed/layers/loss.h>
 #include "helpers.h"
 
@@ -354,7 +354,7 @@ TEST_CASE("fastmath ops: exp tanh sigmoid gelu elu and their gradients match std
 }
 
 TEST_CASE("gelu: the derivative saved by the forward pass is the float formula of x, bit for bit") {
-  // gelu's forward writes y' beside y and the backward multiplies by it (autograd/unary.cpp);
+  // gelu's forward writes y' beside y and the backward multiplies by it (autograd/ops/unary.cpp);
   // the reference is the backward that re-evaluated the kernels from x, in float
   manual_seed(6);
   Tensor x = randn({50000});
@@ -400,7 +400,7 @@ TEST_CASE("gelu: the derivative saved by the forward pass is the float formula o
 namespace {
 
 // Naive double-precision references for the laned row kernels built on fastmath
-// (softmax.cpp, autograd/loss_ops.cpp, layer_norm_op.cpp, reduce.cpp): straight loops, std::exp.
+// (softmax.cpp, autograd/ops/loss.cpp, layer_norm.cpp, reduce.cpp): straight loops, std::exp.
 double lse_ref(const real* x, int64_t n) {
   double m = -INFINITY, s = 0;
   for (int64_t k = 0; k < n; ++k) m = std::max(m, double(x[k]));

@@ -1,4 +1,4 @@
-// test_flash_attention.cpp - the tiled kernel (autograd/attention/flash_attention.h) equals its
+// test_flash_attention.cpp - the tiled kernel (autograd/ops/attention/flash_attention.h) equals its
 // composed twin in outputs and in the gradients of q, k and v (float build), also when it
 // reads the heads side by side or from one packed (B, T, 3E) projection, and its
 // working memory is O(T d), not O(T^2): causal T = 16384, 4 heads, head dim 64.
@@ -11,18 +11,18 @@
 #include <heed/core/allocator.h>
 #include <heed/core/cpu.h>
 #include <heed/core/random.h>
-#include <heed/autograd/arith.h>
-#include <heed/autograd/attention/attend.h>
-#include <heed/autograd/attention/attention_mask.h>
-#include <heed/autograd/compare.h>
-#include <heed/autograd/attention/flash_attention.h>
-#include <heed/autograd/grad_mode.h>
-#include <heed/autograd/linalg.h>
-#include <heed/autograd/node.h>
-#include <heed/autograd/reduce.h>
-#include <heed/autograd/reduce_minmax.h>
-#include <heed/autograd/shape_ops.h>
-#include <heed/autograd/views.h>
+#include <heed/autograd/ops/arith.h>
+#include <heed/autograd/ops/attention/attend.h>
+#include <heed/autograd/ops/attention/attention_mask.h>
+#include <heed/autograd/ops/compare.h>
+#include <heed/autograd/ops/attention/flash_attention.h>
+#include <heed/autograd/engine/grad_mode.h>
+#include <heed/autograd/ops/linalg.h>
+#include <heed/autograd/engine/node.h>
+#include <heed/autograd/ops/reduce.h>
+#include <heed/autograd/ops/reduce_minmax.h>
+#include <heed/autograd/ops/shape.h>
+#include <heed/autograd/ops/views.h>
 #include <heed/layers/attention/ops.h>
 #include "helpers.h"
 
@@ -334,7 +334,7 @@ TEST_CASE("flash attention rejects shapes and masks that do not fit, naming itse
 // gradients. Peak of the allocator's live bytes, minus those tensors (and dO, which is
 // the output's gradient). The op's own share is measured too, by calling its backward
 // node directly: the rest is autograd's, which copies a gradient into a leaf's .grad
-// (AccumulateGrad in autograd/engine.cpp) while the op's gradient is still alive.
+// (AccumulateGrad in autograd/engine/engine.cpp) while the op's gradient is still alive.
 TEST_CASE("flash attention: causal T = 16384, 4 heads, head dim 64 in O(T d) memory") {
   manual_seed(17);
   const int64_t T = 16384, H = 4, D = 64;

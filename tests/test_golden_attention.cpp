@@ -12,12 +12,12 @@
 #include <functional>
 #include <utility>
 
-#include <heed/autograd/arith.h>
-#include <heed/autograd/attention/attend.h>
-#include <heed/autograd/attention/attention_mask.h>
-#include <heed/autograd/grad_mode.h>
-#include <heed/autograd/reduce.h>
-#include <heed/autograd/attention/scaled_dot_product_op.h>
+#include <heed/autograd/ops/arith.h>
+#include <heed/autograd/ops/attention/attend.h>
+#include <heed/autograd/ops/attention/attention_mask.h>
+#include <heed/autograd/engine/grad_mode.h>
+#include <heed/autograd/ops/reduce.h>
+#include <heed/autograd/ops/attention/scaled_dot_product.h>
 #include <heed/layers/module.h>
 #include <heed/layers/attention/multihead_attention.h>
 #include "golden/golden.h"

@@ -6,10 +6,10 @@
 // bfloat16; heed rounds only each product's inputs), so the two agree to a few units of
 // bfloat16's 2^-8, not bit for bit: rtol and atol 2^-6 (relative to the largest value of each
 // array).
-#include <heed/autograd/attention/flash_attention.h>
-#include <heed/autograd/attention/scaled_dot_product_op.h>
-#include <heed/autograd/linalg.h>
-#include <heed/autograd/linear_op.h>
+#include <heed/autograd/ops/attention/flash_attention.h>
+#include <heed/autograd/ops/attention/scaled_dot_product.h>
+#include <heed/autograd/ops/linalg.h>
+#include <heed/autograd/ops/linear.h>
 #include <heed/core/matmul_precision.h>
 #include "golden/golden.h"
 #include "helpers.h"

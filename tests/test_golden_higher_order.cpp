@@ -3,15 +3,15 @@
 // Hessian-vector products through an MLP and through a Transformer encoder layer on the
 // composed attention path, a WGAN-GP gradient penalty, and one MAML step.
 #include "golden/golden.h"
-#include <heed/autograd/arith.h>
-#include <heed/autograd/attention/scaled_dot_product_op.h>
-#include <heed/autograd/layer_norm_op.h>
-#include <heed/autograd/loss_ops.h>
-#include <heed/autograd/shape_ops.h>
-#include <heed/autograd/autograd.h>
-#include <heed/autograd/linear_op.h>
-#include <heed/autograd/reduce.h>
-#include <heed/autograd/unary.h>
+#include <heed/autograd/ops/arith.h>
+#include <heed/autograd/ops/attention/scaled_dot_product.h>
+#include <heed/autograd/ops/layer_norm.h>
+#include <heed/autograd/ops/loss.h>
+#include <heed/autograd/ops/shape.h>
+#include <heed/autograd/engine/engine.h>
+#include <heed/autograd/ops/linear.h>
+#include <heed/autograd/ops/reduce.h>
+#include <heed/autograd/ops/unary.h>
 #include "helpers.h"
 
 using namespace heed;

@@ -7,10 +7,10 @@
 // tests/golden/golden.h, rtol 1e-5, atol 1e-6 x scale).
 #include <utility>
 
-#include <heed/autograd/embedding_op.h>
-#include <heed/autograd/grad_mode.h>
-#include <heed/autograd/layer_norm_op.h>
-#include <heed/autograd/linear_op.h>
+#include <heed/autograd/ops/embedding.h>
+#include <heed/autograd/engine/grad_mode.h>
+#include <heed/autograd/ops/layer_norm.h>
+#include <heed/autograd/ops/linear.h>
 #include <heed/layers/activation.h>
 #include <heed/layers/functional.h>
 #include <heed/layers/embedding.h>

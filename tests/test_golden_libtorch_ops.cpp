@@ -2,13 +2,13 @@
 // smooth_l1_loss and huber_loss against PyTorch (tests/golden/libtorch_ops.bin, made by
 // tests/golden/gen_libtorch_ops.py: outputs and gradients).
 #include "golden/golden.h"
-#include <heed/autograd/arith.h>
-#include <heed/autograd/mm.h>
-#include <heed/autograd/norm.h>
-#include <heed/autograd/smooth_l1_loss.h>
-#include <heed/autograd/tensor_index.h>
-#include <heed/autograd/trig.h>
-#include <heed/layers/smooth_l1_loss.h>
+#include <heed/autograd/ops/arith.h>
+#include <heed/autograd/ops/mm.h>
+#include <heed/autograd/ops/norm.h>
+#include <heed/autograd/ops/smooth_l1_loss.h>
+#include <heed/autograd/ops/tensor_index.h>
+#include <heed/autograd/ops/trig.h>
+#include <heed/layers/loss.h>
 #include "helpers.h"
 
 using namespace heed;

@@ -5,9 +5,9 @@
 // gradients; check_case runs the heed loss and compares the loss and every gradient
 // (rule: tests/golden/golden.h, rtol 1e-5, atol 1e-6 x scale). Class targets are stored as
 // whole numbers and turned back into an IndexTensor here; weights are constants.
-#include <heed/autograd/loss_ops.h>
-#include <heed/autograd/reduce.h>
-#include <heed/autograd/softmax.h>
+#include <heed/autograd/ops/loss.h>
+#include <heed/autograd/ops/reduce.h>
+#include <heed/autograd/ops/softmax.h>
 #include <heed/layers/loss.h>
 #include "golden/golden.h"
 #include "helpers.h"

@@ -10,9 +10,9 @@
 #include <algorithm>
 #include <functional>
 
-#include <heed/autograd/arith.h>
-#include <heed/autograd/grad_mode.h>
-#include <heed/autograd/reduce.h>
+#include <heed/autograd/ops/arith.h>
+#include <heed/autograd/engine/grad_mode.h>
+#include <heed/autograd/ops/reduce.h>
 #include <heed/layers/gru.h>
 #include <heed/layers/lstm.h>
 #include <heed/layers/module.h>

@@ -9,9 +9,9 @@
 #include <functional>
 #include <memory>
 
-#include <heed/autograd/arith.h>
-#include <heed/autograd/linalg.h>
-#include <heed/autograd/reduce.h>
+#include <heed/autograd/ops/arith.h>
+#include <heed/autograd/ops/linalg.h>
+#include <heed/autograd/ops/reduce.h>
 #include <heed/optim/adam.h>
 #include <heed/optim/clip.h>
 #include <heed/optim/optimizer.h>

@@ -6,10 +6,10 @@
 #include <algorithm>
 #include <utility>
 
-#include <heed/autograd/attention/alibi.h>
-#include <heed/autograd/attention/attention_mask.h>
-#include <heed/autograd/grad_mode.h>
-#include <heed/autograd/views.h>
+#include <heed/autograd/ops/attention/alibi.h>
+#include <heed/autograd/ops/attention/attention_mask.h>
+#include <heed/autograd/engine/grad_mode.h>
+#include <heed/autograd/ops/views.h>
 #include <heed/layers/attention/absolute_position.h>
 #include <heed/layers/attention/positional.h>
 #include <heed/layers/attention/relative_position.h>

@@ -13,9 +13,9 @@
 #include <string>
 
 #include "golden/golden.h"
-#include <heed/autograd/arith.h>
-#include <heed/autograd/compare.h>
-#include <heed/autograd/linalg.h>
+#include <heed/autograd/ops/arith.h>
+#include <heed/autograd/ops/compare.h>
+#include <heed/autograd/ops/linalg.h>
 #include "helpers.h"
 
 using namespace heed;

@@ -9,10 +9,10 @@
 
 #include <heed/core/elementwise.h>
 #include <heed/core/random.h>
-#include <heed/autograd/attention/attention_mask.h>
-#include <heed/autograd/dropout_op.h>
-#include <heed/autograd/grad_mode.h>
-#include <heed/autograd/linear_op.h>
+#include <heed/autograd/ops/attention/attention_mask.h>
+#include <heed/autograd/ops/dropout.h>
+#include <heed/autograd/engine/grad_mode.h>
+#include <heed/autograd/ops/linear.h>
 #include <heed/layers/activation.h>
 #include <heed/layers/embedding.h>
 #include <heed/layers/gru.h>

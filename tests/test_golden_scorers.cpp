@@ -11,12 +11,12 @@
 #include <map>
 
 #include <heed/core/elementwise.h>
-#include <heed/autograd/arith.h>
-#include <heed/autograd/attention/attend.h>
-#include <heed/autograd/attention/attention_mask.h>
-#include <heed/autograd/grad_mode.h>
-#include <heed/autograd/attention/local_attention_op.h>
-#include <heed/autograd/reduce.h>
+#include <heed/autograd/ops/arith.h>
+#include <heed/autograd/ops/attention/attend.h>
+#include <heed/autograd/ops/attention/attention_mask.h>
+#include <heed/autograd/engine/grad_mode.h>
+#include <heed/autograd/ops/attention/local_attention.h>
+#include <heed/autograd/ops/reduce.h>
 #include <heed/layers/attention/additive_attention.h>
 #include <heed/layers/attention/local_attention.h>
 #include <heed/layers/attention/luong_attention.h>

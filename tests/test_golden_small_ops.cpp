@@ -2,10 +2,10 @@
 // (tests/golden/small_ops.bin, made by tests/golden/gen_small_ops.py: outputs and gradients).
 #include "golden/golden.h"
 #include <heed/core/random.h>
-#include <heed/autograd/arith.h>
-#include <heed/autograd/normalize.h>
-#include <heed/autograd/reduce.h>
-#include <heed/autograd/unary.h>
+#include <heed/autograd/ops/arith.h>
+#include <heed/autograd/ops/normalize.h>
+#include <heed/autograd/ops/reduce.h>
+#include <heed/autograd/ops/unary.h>
 #include <heed/layers/functional.h>
 #include "helpers.h"
 

@@ -15,9 +15,9 @@
 
 #include <heed/core/elementwise.h>
 #include <heed/core/random.h>
-#include <heed/autograd/attention/attention_mask.h>
-#include <heed/autograd/dropout_op.h>
-#include <heed/autograd/grad_mode.h>
+#include <heed/autograd/ops/attention/attention_mask.h>
+#include <heed/autograd/ops/dropout.h>
+#include <heed/autograd/engine/grad_mode.h>
 #include <heed/layers/attention/kv_cache.h>
 #include <heed/layers/attention/multihead_attention.h>
 #include <heed/layers/module.h>

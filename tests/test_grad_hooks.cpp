@@ -1,9 +1,9 @@
-// test_grad_hooks.cpp - post-accumulate gradient hooks on leaves (autograd/engine.cpp).
+// test_grad_hooks.cpp - post-accumulate gradient hooks on leaves (autograd/engine/engine.cpp).
 #include <algorithm>
 
-#include <heed/autograd/arith.h>
-#include <heed/autograd/reduce.h>
-#include <heed/autograd/unary.h>
+#include <heed/autograd/ops/arith.h>
+#include <heed/autograd/ops/reduce.h>
+#include <heed/autograd/ops/unary.h>
 #include "helpers.h"
 
 using namespace heed;

@@ -1,14 +1,14 @@
-// test_gru_layer.cpp - the fused GRU layer (autograd/gru_layer_op.h, what nn::GRU runs)
+// test_gru_layer.cpp - the fused GRU layer (autograd/ops/gru_layer.h, what nn::GRU runs)
 // against its composed twin: the per-step loop of layers/recurrent_scan.h running
 // gru_cell_reference, on padded batches, both directions, outputs and every gradient.
 #include <heed/core/random.h>
-#include <heed/autograd/arith.h>
-#include <heed/autograd/gru_layer_op.h>
-#include <heed/autograd/layer_steps.h>
-#include <heed/autograd/reduce_minmax.h>
-#include <heed/autograd/shape_ops.h>
-#include <heed/autograd/unary.h>
-#include <heed/autograd/views.h>
+#include <heed/autograd/ops/arith.h>
+#include <heed/autograd/ops/gru_layer.h>
+#include <heed/autograd/ops/layer_steps.h>
+#include <heed/autograd/ops/reduce_minmax.h>
+#include <heed/autograd/ops/shape.h>
+#include <heed/autograd/ops/unary.h>
+#include <heed/autograd/ops/views.h>
 #include <heed/layers/gru.h>
 #include <heed/layers/recurrent_scan.h>
 #include "helpers.h"

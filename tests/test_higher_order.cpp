@@ -2,16 +2,16 @@
 // what a first-order-only op does under create_graph (a delayed heed::Error), the version
 // check across orders, and the plain-Tensor capture check of record().
 #include <heed/core/random.h>
-#include <heed/autograd/arith.h>
-#include <heed/autograd/attention/block_sparse_attention.h>
-#include <heed/autograd/attention/flash_attention.h>
-#include <heed/autograd/gru_layer_op.h>
-#include <heed/autograd/lstm_layer_op.h>
-#include <heed/autograd/autograd.h>
-#include <heed/autograd/linalg.h>
-#include <heed/autograd/node.h>
-#include <heed/autograd/reduce.h>
-#include <heed/autograd/unary.h>
+#include <heed/autograd/ops/arith.h>
+#include <heed/autograd/ops/attention/block_sparse_attention.h>
+#include <heed/autograd/ops/attention/flash_attention.h>
+#include <heed/autograd/ops/gru_layer.h>
+#include <heed/autograd/ops/lstm_layer.h>
+#include <heed/autograd/engine/engine.h>
+#include <heed/autograd/ops/linalg.h>
+#include <heed/autograd/engine/node.h>
+#include <heed/autograd/ops/reduce.h>
+#include <heed/autograd/ops/unary.h>
 #include "helpers.h"
 
 using namespace heed;

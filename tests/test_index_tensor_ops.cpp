@@ -5,8 +5,8 @@
 // op and the values.
 #include <sstream>
 
-#include <heed/autograd/reduce.h>
-#include <heed/autograd/topk.h>
+#include <heed/autograd/ops/reduce.h>
+#include <heed/autograd/ops/topk.h>
 #include "helpers.h"
 
 using namespace heed;

@@ -3,9 +3,9 @@
 #include <random>
 #include <string>
 
-#include <heed/autograd/indexing.h>
-#include <heed/autograd/node.h>
-#include <heed/autograd/views.h>
+#include <heed/autograd/engine/node.h>
+#include <heed/autograd/ops/indexing.h>
+#include <heed/autograd/ops/views.h>
 #include "helpers.h"
 
 using namespace heed;

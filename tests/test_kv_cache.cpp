@@ -5,17 +5,17 @@
 #include <utility>
 #include <vector>
 
-#include <heed/autograd/attention/flash_attention.h>
-#include <heed/autograd/grad_mode.h>
-#include <heed/autograd/shape_ops.h>
-#include <heed/autograd/reduce.h>
-#include <heed/autograd/arith.h>
+#include <heed/autograd/ops/attention/flash_attention.h>
+#include <heed/autograd/engine/grad_mode.h>
+#include <heed/autograd/ops/shape.h>
+#include <heed/autograd/ops/reduce.h>
+#include <heed/autograd/ops/arith.h>
 #include <heed/core/random.h>
 #include <heed/layers/attention/kv_cache.h>
 #include <heed/layers/attention/multihead_attention.h>
 #include <heed/layers/transformer_decoder.h>
 #include <heed/layers/attention/positional.h>
-#include <heed/autograd/indexing.h>
+#include <heed/autograd/ops/indexing.h>
 #include "helpers.h"
 
 using namespace heed;

@@ -4,15 +4,15 @@
 #include <string>
 
 #include <heed/core/random.h>
-#include <heed/autograd/arith.h>
-#include <heed/autograd/dropout_op.h>
-#include <heed/autograd/embedding_op.h>
-#include <heed/autograd/grad_mode.h>
-#include <heed/autograd/layer_norm_op.h>
-#include <heed/autograd/linear_op.h>
-#include <heed/autograd/reduce.h>
-#include <heed/autograd/reduce_minmax.h>
-#include <heed/autograd/unary.h>
+#include <heed/autograd/ops/arith.h>
+#include <heed/autograd/ops/dropout.h>
+#include <heed/autograd/ops/embedding.h>
+#include <heed/autograd/engine/grad_mode.h>
+#include <heed/autograd/ops/layer_norm.h>
+#include <heed/autograd/ops/linear.h>
+#include <heed/autograd/ops/reduce.h>
+#include <heed/autograd/ops/reduce_minmax.h>
+#include <heed/autograd/ops/unary.h>
 #include <heed/layers/activation.h>
 #include <heed/layers/dropout.h>
 #include <heed/layers/embedding.h>

@@ -8,37 +8,37 @@
 #include <sstream>
 #include <type_traits>
 
-#include <heed/autograd/arith.h>
-#include <heed/autograd/attention/chunked_attention_op.h>
-#include <heed/autograd/attention/flash_attention.h>
-#include <heed/autograd/attention/linear_attention_op.h>
-#include <heed/autograd/attention/scaled_dot_product_op.h>
-#include <heed/autograd/attention/sliding_window_attention_op.h>
-#include <heed/autograd/attention/sparse_attention_op.h>
-#include <heed/autograd/dropout_op.h>
-#include <heed/autograd/embedding_op.h>
-#include <heed/autograd/layer_norm_op.h>
-#include <heed/autograd/linear_op.h>
-#include <heed/autograd/compare.h>
-#include <heed/autograd/grad_mode.h>
-#include <heed/autograd/linalg.h>
-#include <heed/autograd/loss_ops.h>
-#include <heed/autograd/mm.h>
-#include <heed/autograd/norm.h>
+#include <heed/autograd/ops/arith.h>
+#include <heed/autograd/ops/attention/chunked_attention.h>
+#include <heed/autograd/ops/attention/flash_attention.h>
+#include <heed/autograd/ops/attention/linear_attention.h>
+#include <heed/autograd/ops/attention/scaled_dot_product.h>
+#include <heed/autograd/ops/attention/sliding_window_attention.h>
+#include <heed/autograd/ops/attention/sparse_attention.h>
+#include <heed/autograd/ops/dropout.h>
+#include <heed/autograd/ops/embedding.h>
+#include <heed/autograd/ops/layer_norm.h>
+#include <heed/autograd/ops/linear.h>
+#include <heed/autograd/ops/compare.h>
+#include <heed/autograd/engine/grad_mode.h>
+#include <heed/autograd/ops/linalg.h>
+#include <heed/autograd/ops/loss.h>
+#include <heed/autograd/ops/mm.h>
+#include <heed/autograd/ops/norm.h>
 #include <heed/optim/sgd.h>
-#include <heed/autograd/node.h>
-#include <heed/autograd/normalize.h>
-#include <heed/autograd/reduce.h>
-#include <heed/autograd/shape_ops.h>
-#include <heed/autograd/smooth_l1_loss.h>
-#include <heed/autograd/softmax.h>
-#include <heed/autograd/tensor_index.h>
-#include <heed/autograd/topk.h>
-#include <heed/autograd/trig.h>
-#include <heed/autograd/unary.h>
+#include <heed/autograd/engine/node.h>
+#include <heed/autograd/ops/normalize.h>
+#include <heed/autograd/ops/reduce.h>
+#include <heed/autograd/ops/shape.h>
+#include <heed/autograd/ops/smooth_l1_loss.h>
+#include <heed/autograd/ops/softmax.h>
+#include <heed/autograd/ops/tensor_index.h>
+#include <heed/autograd/ops/topk.h>
+#include <heed/autograd/ops/trig.h>
+#include <heed/autograd/ops/unary.h>
 #include <heed/layers/init.h>
 #include <heed/layers/linear.h>
-#include <heed/layers/smooth_l1_loss.h>
+#include <heed/layers/loss.h>
 #include "helpers.h"
 
 using namespace heed;
@@ -194,10 +194,19 @@ TEST_CASE("index_put_: pe[:, 0::2] = sin(...), in place with a version bump, or 
   x.index_put_({0}, 7);
   x.index_put_({1, Slice(1, 3)}, from_vector({1, 2}, {2}));
   CHECK(x.to_vector() == std::vector<real>{7, 7, 7, 7, 0, 1, 2, 0});
-  // a value that is a view of x itself is read before it is overwritten
+  // a value that is a block of x itself (a shared view) partly overlapping the region is
+  // refused, as PyTorch's y[1:] = y[:3] ("some elements of the input tensor and the
+  // written-to tensor refer to a single memory location"); the same block, or a strided
+  // region, is fine; y.index(...) is a copy in heed (core/tensor.h, "Views"), read as one
   Tensor y = arange(4);
+  CHECK(contains(error_of([&] { y.index_put_({Slice(1, None)}, y.narrow(0, 0, 3)); }),
+                 "index_put_: some elements of the input (shape (3)"));
+  CHECK(y.to_vector() == std::vector<real>{0, 1, 2, 3});
+  y.index_put_({Slice(1, 3)}, y.narrow(0, 1, 2));
+  y.index_put_({Slice(0, None, 2)}, y.narrow(0, 1, 2));  // read whole, then written
+  CHECK(y.to_vector() == std::vector<real>{1, 1, 2, 3});
   y.index_put_({Slice(1, None)}, y.index({Slice(0, 3)}));
-  CHECK(y.to_vector() == std::vector<real>{0, 0, 1, 2});
+  CHECK(y.to_vector() == std::vector<real>{1, 1, 1, 2});
   Tensor same = arange(4);
   same.index_put_({Ellipsis}, same);
   CHECK(same.to_vector() == std::vector<real>{0, 1, 2, 3});

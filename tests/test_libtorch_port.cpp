@@ -10,12 +10,12 @@
 #include <tuple>
 #include <vector>
 
-#include <heed/autograd/arith.h>
-#include <heed/autograd/linalg.h>
-#include <heed/autograd/reduce.h>
-#include <heed/autograd/shape_ops.h>
-#include <heed/autograd/unary.h>
-#include <heed/autograd/node.h>
+#include <heed/autograd/ops/arith.h>
+#include <heed/autograd/ops/linalg.h>
+#include <heed/autograd/ops/reduce.h>
+#include <heed/autograd/ops/shape.h>
+#include <heed/autograd/ops/unary.h>
+#include <heed/autograd/engine/node.h>
 #include <heed/core/multinomial.h>
 #include <heed/core/random.h>
 #include <heed/layers/functional.h>

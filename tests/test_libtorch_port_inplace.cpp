@@ -9,11 +9,11 @@
 #include <utility>
 #include <vector>
 
-#include <heed/autograd/arith.h>
-#include <heed/autograd/grad_mode.h>
-#include <heed/autograd/node.h>
-#include <heed/autograd/reduce.h>
-#include <heed/autograd/unary.h>
+#include <heed/autograd/engine/grad_mode.h>
+#include <heed/autograd/engine/node.h>
+#include <heed/autograd/ops/arith.h>
+#include <heed/autograd/ops/reduce.h>
+#include <heed/autograd/ops/unary.h>
 #include <heed/core/random.h>
 #include "helpers.h"
 

@@ -6,14 +6,14 @@
 #include <string>
 
 #include <heed/core/random.h>
-#include <heed/autograd/arith.h>
-#include <heed/autograd/loss_ops.h>
-#include <heed/autograd/reduce.h>
-#include <heed/autograd/reduce_minmax.h>
-#include <heed/autograd/shape_ops.h>
-#include <heed/autograd/softmax.h>
-#include <heed/autograd/unary.h>
-#include <heed/autograd/views.h>
+#include <heed/autograd/ops/arith.h>
+#include <heed/autograd/ops/loss.h>
+#include <heed/autograd/ops/reduce.h>
+#include <heed/autograd/ops/reduce_minmax.h>
+#include <heed/autograd/ops/shape.h>
+#include <heed/autograd/ops/softmax.h>
+#include <heed/autograd/ops/unary.h>
+#include <heed/autograd/ops/views.h>
 #include <heed/layers/loss.h>
 #include "helpers.h"
 
@@ -34,7 +34,7 @@ static const Reduction kReductions[] = {Reduction::None, Reduction::Mean, Reduct
 
 // ---------------------------------------------------------------- the composed reference
 
-// heed::cross_entropy_loss_reference (autograd/loss_ops.h): log_softmax over dim 1, gather of
+// heed::cross_entropy_loss_reference (autograd/ops/loss.h): log_softmax over dim 1, gather of
 // the target class, a mask for ignored positions, then the reduction. Slow and obviously right.
 static Tensor composed_cross_entropy(const Tensor& x, const IndexTensor& target,
                                      const nn::CrossEntropyOptions& o) {

@@ -1,13 +1,13 @@
 // test_lstm.cpp - the fused LSTM cell against its composed twin, nn::LSTM's parameter
 // names, padding semantics (as pack_padded_sequence), options and errors; nn::GRU's too.
 #include <heed/core/random.h>
-#include <heed/autograd/arith.h>
-#include <heed/autograd/dropout_op.h>
-#include <heed/autograd/grad_mode.h>
-#include <heed/autograd/lstm_cell_op.h>
-#include <heed/autograd/reduce.h>
-#include <heed/autograd/shape_ops.h>
-#include <heed/autograd/unary.h>
+#include <heed/autograd/ops/arith.h>
+#include <heed/autograd/ops/dropout.h>
+#include <heed/autograd/engine/grad_mode.h>
+#include <heed/autograd/ops/lstm_cell.h>
+#include <heed/autograd/ops/reduce.h>
+#include <heed/autograd/ops/shape.h>
+#include <heed/autograd/ops/unary.h>
 #include <heed/layers/gru.h>
 #include <heed/layers/lstm.h>
 #include "helpers.h"

@@ -1,14 +1,14 @@
-// test_lstm_layer.cpp - the fused LSTM layer (autograd/lstm_layer_op.h, what nn::LSTM runs)
+// test_lstm_layer.cpp - the fused LSTM layer (autograd/ops/lstm_layer.h, what nn::LSTM runs)
 // against its composed twin: the per-step loop of layers/recurrent_scan.h running
 // lstm_cell_reference, on padded batches, both directions, outputs and every gradient.
 #include <heed/core/random.h>
-#include <heed/autograd/arith.h>
-#include <heed/autograd/layer_steps.h>
-#include <heed/autograd/lstm_cell_op.h>
-#include <heed/autograd/lstm_layer_op.h>
-#include <heed/autograd/reduce.h>
-#include <heed/autograd/reduce_minmax.h>
-#include <heed/autograd/unary.h>
+#include <heed/autograd/ops/arith.h>
+#include <heed/autograd/ops/layer_steps.h>
+#include <heed/autograd/ops/lstm_cell.h>
+#include <heed/autograd/ops/lstm_layer.h>
+#include <heed/autograd/ops/reduce.h>
+#include <heed/autograd/ops/reduce_minmax.h>
+#include <heed/autograd/ops/unary.h>
 #include <heed/layers/recurrent_scan.h>
 #include "helpers.h"
 

@@ -8,8 +8,8 @@
 #include <limits>
 #include <vector>
 
-#include <heed/autograd/attention/flash_attention.h>
-#include <heed/autograd/attention/scaled_dot_product_op.h>
+#include <heed/autograd/ops/attention/flash_attention.h>
+#include <heed/autograd/ops/attention/scaled_dot_product.h>
 #include <heed/core/blas.h>
 #include <heed/core/cpu.h>
 #include <heed/core/matmul_precision.h>

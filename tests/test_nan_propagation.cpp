@@ -14,18 +14,18 @@
 #include <vector>
 
 #include <heed/core/random.h>
-#include <heed/autograd/arith.h>
-#include <heed/autograd/attention/attention_mask.h>
-#include <heed/autograd/attention/chunked_attention_op.h>
-#include <heed/autograd/attention/flash_attention.h>
-#include <heed/autograd/attention/linear_attention_op.h>
-#include <heed/autograd/reduce.h>
-#include <heed/autograd/reduce_minmax.h>
-#include <heed/autograd/attention/scaled_dot_product_op.h>
-#include <heed/autograd/shape_ops.h>
-#include <heed/autograd/attention/sliding_window_attention_op.h>
-#include <heed/autograd/attention/sparse_attention_op.h>
-#include <heed/autograd/views.h>
+#include <heed/autograd/ops/arith.h>
+#include <heed/autograd/ops/attention/attention_mask.h>
+#include <heed/autograd/ops/attention/chunked_attention.h>
+#include <heed/autograd/ops/attention/flash_attention.h>
+#include <heed/autograd/ops/attention/linear_attention.h>
+#include <heed/autograd/ops/reduce.h>
+#include <heed/autograd/ops/reduce_minmax.h>
+#include <heed/autograd/ops/attention/scaled_dot_product.h>
+#include <heed/autograd/ops/shape.h>
+#include <heed/autograd/ops/attention/sliding_window_attention.h>
+#include <heed/autograd/ops/attention/sparse_attention.h>
+#include <heed/autograd/ops/views.h>
 #include <heed/layers/attention/multihead_attention.h>
 #include "helpers.h"
 

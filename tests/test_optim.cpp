@@ -5,10 +5,10 @@
 #include <limits>
 #include <type_traits>
 
-#include <heed/autograd/arith.h>
-#include <heed/autograd/linear_op.h>
-#include <heed/autograd/reduce.h>
-#include <heed/autograd/unary.h>
+#include <heed/autograd/ops/arith.h>
+#include <heed/autograd/ops/linear.h>
+#include <heed/autograd/ops/reduce.h>
+#include <heed/autograd/ops/unary.h>
 #include <heed/optim/adam.h>
 #include <heed/optim/clip.h>
 #include <heed/optim/optimizer.h>

@@ -12,7 +12,7 @@
 #include <heed/core/blas.h>
 #include <heed/core/cpu.h>
 #include <heed/core/packed_gemm.h>
-#include <heed/autograd/unary.h>
+#include <heed/autograd/ops/unary.h>
 #include "helpers.h"
 
 using namespace heed;

@@ -1,6 +1,6 @@
 // test_parallel.cpp - the thread count: set/get, dynamic threads' bounds, parallel_for's
 // chunks cover [0, n) exactly once at any thread count (core/parallel.h). No timing.
-#include <heed/autograd/linalg.h>
+#include <heed/autograd/ops/linalg.h>
 
 #include <atomic>
 #include <thread>

@@ -8,15 +8,15 @@
 #include <cmath>
 
 #include <heed/core/random.h>
-#include <heed/autograd/attention/alibi.h>
-#include <heed/autograd/arith.h>
-#include <heed/autograd/attention/attend.h>
-#include <heed/autograd/attention/attention_mask.h>
-#include <heed/autograd/reduce.h>
-#include <heed/autograd/attention/relative_position_terms.h>
-#include <heed/autograd/attention/relative_position_op.h>
-#include <heed/autograd/shape_ops.h>
-#include <heed/autograd/unary.h>
+#include <heed/autograd/ops/attention/alibi.h>
+#include <heed/autograd/ops/arith.h>
+#include <heed/autograd/ops/attention/attend.h>
+#include <heed/autograd/ops/attention/attention_mask.h>
+#include <heed/autograd/ops/reduce.h>
+#include <heed/autograd/ops/attention/relative_position_terms.h>
+#include <heed/autograd/ops/attention/relative_position.h>
+#include <heed/autograd/ops/shape.h>
+#include <heed/autograd/ops/unary.h>
 #include <heed/layers/attention/absolute_position.h>
 #include <heed/layers/attention/multihead_attention.h>
 #include <heed/layers/attention/positional.h>

@@ -6,13 +6,13 @@
 #include <sstream>
 
 #include <heed/core/random.h>
-#include <heed/autograd/arith.h>
-#include <heed/autograd/autograd.h>
-#include <heed/autograd/node.h>
-#include <heed/autograd/linalg.h>
-#include <heed/autograd/loss_ops.h>
-#include <heed/autograd/softmax.h>
-#include <heed/autograd/unary.h>
+#include <heed/autograd/ops/arith.h>
+#include <heed/autograd/engine/engine.h>
+#include <heed/autograd/engine/node.h>
+#include <heed/autograd/ops/linalg.h>
+#include <heed/autograd/ops/loss.h>
+#include <heed/autograd/ops/softmax.h>
+#include <heed/autograd/ops/unary.h>
 #include <heed/layers/activation.h>
 #include <heed/layers/dropout.h>
 #include <heed/layers/sampling.h>
@@ -20,7 +20,7 @@
 #include <heed/layers/transformer_encoder.h>
 #include <heed/layers/attention/multihead_attention.h>
 #include <heed/optim/safetensors.h>
-#include <heed/autograd/grad_mode.h>
+#include <heed/autograd/engine/grad_mode.h>
 #include <heed/layers/embedding.h>
 #include <heed/layers/gru.h>
 #include <heed/layers/init.h>

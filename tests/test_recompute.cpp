@@ -1,18 +1,18 @@
-// test_recompute.cpp - gradient checkpointing (autograd/recompute.h): the same gradients
+// test_recompute.cpp - gradient checkpointing (autograd/engine/recompute.h): the same gradients
 // as without it, with less peak memory (alloc::PeakScope); dropout replayed; parameters
 // captured by fn, non-leaf inputs, nesting, no-grad mode. And alloc::PeakScope itself.
 #include <cstring>
 
 #include <heed/core/allocator.h>
 #include <heed/core/random.h>
-#include <heed/autograd/arith.h>
-#include <heed/autograd/autograd.h>
-#include <heed/autograd/dropout_op.h>
-#include <heed/autograd/grad_mode.h>
-#include <heed/autograd/linalg.h>
-#include <heed/autograd/recompute.h>
-#include <heed/autograd/reduce.h>
-#include <heed/autograd/unary.h>
+#include <heed/autograd/ops/arith.h>
+#include <heed/autograd/engine/engine.h>
+#include <heed/autograd/ops/dropout.h>
+#include <heed/autograd/engine/grad_mode.h>
+#include <heed/autograd/ops/linalg.h>
+#include <heed/autograd/engine/recompute.h>
+#include <heed/autograd/ops/reduce.h>
+#include <heed/autograd/ops/unary.h>
 #include <heed/layers/linear.h>
 #include "helpers.h"
 

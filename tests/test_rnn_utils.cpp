@@ -4,10 +4,10 @@
 #include <vector>
 
 #include <heed/core/random.h>
-#include <heed/autograd/arith.h>
-#include <heed/autograd/reduce.h>
-#include <heed/autograd/shape_ops.h>
-#include <heed/autograd/views.h>
+#include <heed/autograd/ops/arith.h>
+#include <heed/autograd/ops/reduce.h>
+#include <heed/autograd/ops/shape.h>
+#include <heed/autograd/ops/views.h>
 #include <heed/layers/embedding.h>
 #include <heed/layers/lstm.h>
 #include <heed/layers/rnn_utils.h>

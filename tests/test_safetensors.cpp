@@ -7,7 +7,7 @@
 #include <filesystem>
 
 #include <heed/core/random.h>
-#include <heed/autograd/views.h>
+#include <heed/autograd/ops/views.h>
 #include <heed/layers/activation.h>
 #include <heed/layers/embedding.h>
 #include <heed/layers/layer_norm.h>

@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include <heed/autograd/arith.h>
-#include <heed/autograd/reduce_minmax.h>
-#include <heed/autograd/shape_ops.h>
-#include <heed/autograd/softmax.h>
+#include <heed/autograd/ops/arith.h>
+#include <heed/autograd/ops/reduce_minmax.h>
+#include <heed/autograd/ops/shape.h>
+#include <heed/autograd/ops/softmax.h>
 #include <heed/core/random.h>
 #include <heed/layers/sampling.h>
 #include "helpers.h"

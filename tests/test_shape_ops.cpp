@@ -2,10 +2,10 @@
 // computed ones and naive loops, gradients that must land in exact places, and errors.
 #include <string>
 
-#include <heed/autograd/node.h>
-#include <heed/autograd/reduce.h>
-#include <heed/autograd/shape_ops.h>
-#include <heed/autograd/views.h>
+#include <heed/autograd/engine/node.h>
+#include <heed/autograd/ops/reduce.h>
+#include <heed/autograd/ops/shape.h>
+#include <heed/autograd/ops/views.h>
 #include "helpers.h"
 
 using namespace heed;

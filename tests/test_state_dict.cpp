@@ -1,11 +1,11 @@
 // test_state_dict.cpp - Module::state_dict and load_state_dict (layers/module.h), and a tied
 // (shared) parameter seen once by named_parameters, the optimizer, clipping and checkpoints.
 #include <heed/core/random.h>
-#include <heed/autograd/arith.h>
-#include <heed/autograd/linalg.h>
-#include <heed/autograd/reduce.h>
-#include <heed/autograd/shape_ops.h>
-#include <heed/autograd/unary.h>
+#include <heed/autograd/ops/arith.h>
+#include <heed/autograd/ops/linalg.h>
+#include <heed/autograd/ops/reduce.h>
+#include <heed/autograd/ops/shape.h>
+#include <heed/autograd/ops/unary.h>
 #include <heed/layers/embedding.h>
 #include <heed/layers/layer_norm.h>
 #include <heed/layers/linear.h>

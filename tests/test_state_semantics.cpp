@@ -5,11 +5,11 @@
 #include <string>
 #include <type_traits>
 
-#include <heed/autograd/anomaly_mode.h>
-#include <heed/autograd/attention/attention_mask.h>
-#include <heed/autograd/attention/block_layout.h>
-#include <heed/autograd/grad_mode.h>
-#include <heed/autograd/shape_ops.h>
+#include <heed/autograd/engine/anomaly_mode.h>
+#include <heed/autograd/engine/grad_mode.h>
+#include <heed/autograd/ops/attention/attention_mask.h>
+#include <heed/autograd/ops/attention/block_layout.h>
+#include <heed/autograd/ops/shape.h>
 #include <heed/core/allocator.h>
 #include <heed/core/error.h>
 #include <heed/core/random.h>

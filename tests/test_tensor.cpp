@@ -1,11 +1,11 @@
 // test_tensor.cpp - tensor basics: factories, views, in-place rules, errors, seeding.
 #include <heed/core/random.h>
-#include <heed/autograd/arith.h>
-#include <heed/autograd/grad_mode.h>
-#include <heed/autograd/linalg.h>
-#include <heed/autograd/reduce.h>
-#include <heed/autograd/reduce_minmax.h>
-#include <heed/autograd/views.h>
+#include <heed/autograd/ops/arith.h>
+#include <heed/autograd/engine/grad_mode.h>
+#include <heed/autograd/ops/linalg.h>
+#include <heed/autograd/ops/reduce.h>
+#include <heed/autograd/ops/reduce_minmax.h>
+#include <heed/autograd/ops/views.h>
 #include "helpers.h"
 
 using namespace heed;

@@ -1,5 +1,5 @@
 // test_tensor_methods.cpp - the op methods of Tensor (x.sum(1), x.softmax(-1), ...) are the
-// free functions (autograd/tensor_methods.cpp calls them): every method gives exactly the
+// free functions (autograd/ops/tensor_methods.cpp calls them): every method gives exactly the
 // free function's values and gradient. And heed::select, heed::topk.
 #include <sys/select.h>  // POSIX select(): heed::select must still be the one chosen
 
@@ -10,16 +10,16 @@
 #include <string>
 
 #include <heed/core/random.h>
-#include <heed/autograd/arith.h>
-#include <heed/autograd/compare.h>
-#include <heed/autograd/linalg.h>
-#include <heed/autograd/reduce.h>
-#include <heed/autograd/reduce_minmax.h>
-#include <heed/autograd/shape_ops.h>
-#include <heed/autograd/softmax.h>
-#include <heed/autograd/topk.h>
-#include <heed/autograd/unary.h>
-#include <heed/autograd/views.h>
+#include <heed/autograd/ops/arith.h>
+#include <heed/autograd/ops/compare.h>
+#include <heed/autograd/ops/linalg.h>
+#include <heed/autograd/ops/reduce.h>
+#include <heed/autograd/ops/reduce_minmax.h>
+#include <heed/autograd/ops/shape.h>
+#include <heed/autograd/ops/softmax.h>
+#include <heed/autograd/ops/topk.h>
+#include <heed/autograd/ops/unary.h>
+#include <heed/autograd/ops/views.h>
 #include "helpers.h"
 
 using namespace heed;

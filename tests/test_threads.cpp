@@ -12,10 +12,10 @@
 #include <vector>
 
 #include <heed/core/random.h>
-#include <heed/autograd/arith.h>
-#include <heed/autograd/grad_mode.h>
-#include <heed/autograd/loss_ops.h>
-#include <heed/autograd/reduce.h>
+#include <heed/autograd/ops/arith.h>
+#include <heed/autograd/engine/grad_mode.h>
+#include <heed/autograd/ops/loss.h>
+#include <heed/autograd/ops/reduce.h>
 #include <heed/layers/activation.h>
 #include <heed/layers/linear.h>
 #include <heed/layers/loss.h>
@@ -141,7 +141,7 @@ TEST_CASE("threads: backward passes on two threads into the same parameters lose
 }
 
 // Passes on two threads at once through one graph's intermediate nodes (retain_graph): each
-// pass counts and sums in its own state (autograd/engine.cpp, GraphTask), so neither sees the
+// pass counts and sums in its own state (autograd/engine/engine.cpp, GraphTask), so neither sees the
 // other's counts. Were that state kept in the shared nodes, a pass would find a node's count
 // already taken, run it twice or never, and gradients would be lost or doubled (and
 // ThreadSanitizer, `make tsan`, would report the race). Whole numbers: any order sums exactly.

@@ -1,9 +1,9 @@
-// test_to_dot.cpp - heed::to_dot (autograd/to_dot.h): the DOT text of a small known graph,
+// test_to_dot.cpp - heed::to_dot (autograd/engine/to_dot.h): the DOT text of a small known graph,
 // node by node and edge by edge; leaf names and gradient norms; graphs without a graph.
-#include <heed/autograd/arith.h>
-#include <heed/autograd/reduce.h>
-#include <heed/autograd/to_dot.h>
-#include <heed/autograd/unary.h>
+#include <heed/autograd/engine/to_dot.h>
+#include <heed/autograd/ops/arith.h>
+#include <heed/autograd/ops/reduce.h>
+#include <heed/autograd/ops/unary.h>
 
 #include <cstdio>
 #include <fstream>

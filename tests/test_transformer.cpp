@@ -7,12 +7,12 @@
 #include <vector>
 
 #include <heed/core/random.h>
-#include <heed/autograd/arith.h>
-#include <heed/autograd/attention/attention_mask.h>
-#include <heed/autograd/dropout_op.h>
-#include <heed/autograd/grad_mode.h>
-#include <heed/autograd/shape_ops.h>
-#include <heed/autograd/unary.h>
+#include <heed/autograd/ops/arith.h>
+#include <heed/autograd/ops/attention/attention_mask.h>
+#include <heed/autograd/ops/dropout.h>
+#include <heed/autograd/engine/grad_mode.h>
+#include <heed/autograd/ops/shape.h>
+#include <heed/autograd/ops/unary.h>
 #include <heed/layers/feed_forward.h>
 #include <heed/layers/module.h>
 #include <heed/layers/transformer.h>

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include <heed/autograd/grad_mode.h>
-#include <heed/autograd/shape_ops.h>
+#include <heed/autograd/engine/grad_mode.h>
+#include <heed/autograd/ops/shape.h>
 #include <heed/core/random.h>
 #include <heed/layers/transformer_model.h>
 #include "helpers.h"

@@ -1,13 +1,13 @@
-// test_unary.cpp - forward values of autograd/unary.h against std:: and hand-computed
+// test_unary.cpp - forward values of autograd/ops/unary.h against std:: and hand-computed
 // references, the derivatives PyTorch fixes at kinks, saturation, NaN, and errors.
 #include <cmath>
 #include <limits>
 
-#include <heed/autograd/arith.h>
-#include <heed/autograd/grad_mode.h>
-#include <heed/autograd/node.h>
-#include <heed/autograd/reduce.h>
-#include <heed/autograd/unary.h>
+#include <heed/autograd/engine/grad_mode.h>
+#include <heed/autograd/engine/node.h>
+#include <heed/autograd/ops/arith.h>
+#include <heed/autograd/ops/reduce.h>
+#include <heed/autograd/ops/unary.h>
 #include "helpers.h"
 
 using namespace heed;

@@ -1,22 +1,22 @@
 // test_version_counter.cpp - the autograd core's safety checks: the storage version counter
 // that catches an in-place write to a tensor saved for backward (core/tensor.h,
-// autograd/node.h SavedTensor), members of an undefined Tensor, optional (undefined)
+// autograd/engine/node.h SavedTensor), members of an undefined Tensor, optional (undefined)
 // parameters, and post-accumulate hooks under gradient checkpointing and self-removal.
 #include <functional>
 
 #include <heed/core/version.h>
-#include <heed/autograd/arith.h>
-#include <heed/autograd/grad_mode.h>
-#include <heed/autograd/linalg.h>
-#include <heed/autograd/normalize.h>
-#include <heed/autograd/recompute.h>
-#include <heed/autograd/reduce.h>
-#include <heed/autograd/reduce_minmax.h>
-#include <heed/autograd/shape_ops.h>
-#include <heed/autograd/softmax.h>
-#include <heed/autograd/topk.h>
-#include <heed/autograd/unary.h>
-#include <heed/autograd/views.h>
+#include <heed/autograd/ops/arith.h>
+#include <heed/autograd/engine/grad_mode.h>
+#include <heed/autograd/ops/linalg.h>
+#include <heed/autograd/ops/normalize.h>
+#include <heed/autograd/engine/recompute.h>
+#include <heed/autograd/ops/reduce.h>
+#include <heed/autograd/ops/reduce_minmax.h>
+#include <heed/autograd/ops/shape.h>
+#include <heed/autograd/ops/softmax.h>
+#include <heed/autograd/ops/topk.h>
+#include <heed/autograd/ops/unary.h>
+#include <heed/autograd/ops/views.h>
 #include <heed/layers/init.h>
 #include <heed/layers/linear.h>
 #include <heed/layers/module.h>

@@ -2,11 +2,12 @@
 // (narrow/slice/chunk along dim 0, select(0, i), x[i], views of these) writes its base and
 // follows it; a view's copy (transpose, permute, narrow along a later dim, ...) refuses every
 // in-place op, naming the op; the version counter and grad mode rules hold through views.
-#include <heed/autograd/arith.h>
-#include <heed/autograd/grad_mode.h>
-#include <heed/autograd/reduce.h>
-#include <heed/autograd/shape_ops.h>
-#include <heed/autograd/views.h>
+#include <heed/autograd/engine/grad_mode.h>
+#include <heed/autograd/ops/arith.h>
+#include <heed/autograd/ops/reduce.h>
+#include <heed/autograd/ops/shape.h>
+#include <heed/autograd/ops/tensor_index.h>
+#include <heed/autograd/ops/views.h>
 #include <heed/layers/init.h>
 #include "helpers.h"
 
@@ -188,4 +189,44 @@ TEST_CASE("views: a shared view's gradient is its block of the base's, as before
   Tensor x = from_vector({1, 2, 3, 4, 5, 6}, {3, 2}).requires_grad_();
   (x[1] * 3 + x.narrow(0, 2, 1).sum() * 2).sum().backward();
   CHECK(x.grad().to_vector() == std::vector<real>{0, 0, 3, 3, 4, 4});
+}
+
+// ---------------------------------------------------------------- overlapping views (PyTorch's rule)
+
+TEST_CASE("views: an in-place op whose input partly overlaps the written tensor raises, as PyTorch") {
+  // Debian's PyTorch 1.13: each of these raises "unsupported operation: some elements of the
+  // input tensor and the written-to tensor refer to a single memory location"
+  const std::string tail = "are the same memory; clone() the input first";
+  Tensor x = arange(6);
+  CHECK(contains(error_of([&] { x.narrow(0, 1, 3).copy_(x.narrow(0, 0, 3)); }), "copy_: some elements"));
+  CHECK(contains(error_of([&] { x.narrow(0, 1, 3).add_(x.narrow(0, 0, 3)); }), tail));
+  CHECK(contains(error_of([&] { Tensor r = x.narrow(0, 1, 3); r += x.narrow(0, 0, 3); }), "+=: "));
+  CHECK(contains(error_of([&] { x.add_(x[0]); }), "add_: "));
+  CHECK(contains(error_of([&] { x.index_put_({indexing::Slice(0, 2)}, x.narrow(0, 1, 2)); }), "index_put_: "));
+  CHECK(x.to_vector() == std::vector<real>{0, 1, 2, 3, 4, 5});  // nothing was written
+  // the same elements, or disjoint blocks of one storage, are fine (PyTorch's results)
+  x.narrow(0, 0, 3).add_(x.narrow(0, 0, 3));
+  CHECK(x.to_vector() == std::vector<real>{0, 2, 4, 3, 4, 5});
+  x.narrow(0, 0, 3).mul_(x.narrow(0, 3, 3));
+  CHECK(x.to_vector() == std::vector<real>{0, 8, 20, 3, 4, 5});
+  x.view({2, 3})[0].copy_(x.narrow(0, 0, 3));  // the same elements: a no-op
+  CHECK(x.to_vector() == std::vector<real>{0, 8, 20, 3, 4, 5});
+  x.narrow(0, 3, 3).copy_(x.narrow(0, 0, 3));
+  CHECK(x.to_vector() == std::vector<real>{0, 8, 20, 0, 8, 20});
+  // a clone breaks the overlap
+  x.narrow(0, 1, 3).copy_(x.narrow(0, 0, 3).clone());
+  CHECK(x.to_vector() == std::vector<real>{0, 0, 8, 20, 8, 20});
+}
+
+TEST_CASE("views: set_grad refuses a view's copy (later accumulations would miss its input)") {
+  Tensor p = zeros({2, 3}).requires_grad_();
+  Tensor g = arange(6).reshape({3, 2});
+  const std::string e = error_of([&] { p.set_grad(g.t()); });
+  CHECK(contains(e, "set_grad: the gradient is a copy made by transpose"));
+  CHECK(!p.grad().defined());  // the refused call left the gradient as it was
+  p.set_grad(g.t().clone());   // a clone is a tensor of its own: accepted, and accumulates
+  (p * 2).sum().backward();
+  CHECK(p.grad().to_vector() == std::vector<real>{2, 4, 6, 3, 5, 7});
+  p.set_grad(zeros({4, 3}).narrow(0, 1, 2));  // a shared block view is a view: accepted
+  CHECK(p.grad().shape() == Shape{2, 3});
 }

@@ -6,10 +6,10 @@
 // DejaVu Sans from Debian's fonts-dejavu-core. Both are installed by `make deps`.
 //
 // Errors (a missing font) throw std::runtime_error naming the path. A PNG is written as heed
-// writes every file (heed/core/atomic_write.h): whole or not at all, through a symlink to its
+// writes every file (heed/core/atomic_file.h): whole or not at all, through a symlink to its
 // target, never over a FIFO or a device; heed::Error naming plot::write_png and the path.
 #pragma once
-#include <heed/core/atomic_write.h>
+#include <heed/core/atomic_file.h>
 #include <stb/stb_image_write.h>
 #include <stb/stb_truetype.h>
 

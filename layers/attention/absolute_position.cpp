@@ -5,10 +5,10 @@
 #include <numeric>
 #include <vector>
 
-#include "../../autograd/arith.h"
-#include "../../autograd/dropout_op.h"
-#include "../../autograd/embedding_op.h"
-#include "../../autograd/shape_ops.h"
+#include "../../autograd/ops/arith.h"
+#include "../../autograd/ops/dropout.h"
+#include "../../autograd/ops/embedding.h"
+#include "../../autograd/ops/shape.h"
 #include "../../core/error.h"
 #include "../init.h"
 #include "../repr.h"

@@ -3,8 +3,8 @@
 
 #include <cmath>
 
-#include "../../autograd/attention/additive_score.h"
-#include "../../autograd/linear_op.h"
+#include "../../autograd/ops/attention/additive_score.h"
+#include "../../autograd/ops/linear.h"
 #include "../../core/error.h"
 #include "../init.h"
 #include "../repr.h"
@@ -46,7 +46,7 @@ Tensor AdditiveAttentionImpl::precompute_keys(const Tensor& keys) {
 }
 
 // e_tj = v^T tanh(W_s s_t + b + W_h h_j) for every (t, j) pair: one fused op
-// (autograd/attention/additive_score.h; its composed twin is tanh(qp.unsqueeze(2) + kp.unsqueeze(1)) @ v).
+// (autograd/ops/attention/additive_score.h; its composed twin is tanh(qp.unsqueeze(2) + kp.unsqueeze(1)) @ v).
 Tensor AdditiveAttentionImpl::score(const Tensor& query, const Tensor& projected_keys) {
   const Tensor qp = linear(query, W_s, b);        // (B, Tq, A)
   return additive_score(qp, projected_keys, v);  // (B, Tq, Tk)

@@ -3,7 +3,7 @@
 // and Translate"), in the README's notation:
 //
 //   e_tj     = v^T tanh(W_s s_t + W_h h_j + b)      alignment score of decoder state s_t and key h_j
-//   alpha_tj = exp(e_tj) / sum_k exp(e_tk)          (masked keys get 0: autograd/attention/attend.h)
+//   alpha_tj = exp(e_tj) / sum_k exp(e_tk)          (masked keys get 0: autograd/ops/attention/attend.h)
 //   c_t      = sum_j alpha_tj h_j                    (or the values v_j, when they differ from the keys)
 //
 // (The paper writes the same score as v_a^T tanh(W_a s_{i-1} + U_a h_j).) Bahdanau scores with
@@ -31,9 +31,9 @@
 // elements; under NoGradGuard, as for any parameter). tests/test_scorers.cpp does this.
 //
 // The score is the only part written here; masking, softmax, dropout and the weighted sum
-// are attend()'s (autograd/attention/attend.h), shared by every variant.
+// are attend()'s (autograd/ops/attention/attend.h), shared by every variant.
 //
-// The score is one fused op (autograd/attention/additive_score.h). The (B, Tq, Tk, A) tanh activations
+// The score is one fused op (autograd/ops/attention/additive_score.h). The (B, Tq, Tk, A) tanh activations
 // it keeps for backward make it the expensive scorer next to the multiplicative ones
 // (layers/attention/luong_attention.h); costs: the README's table.
 //

@@ -1,5 +1,5 @@
 // chunked_attention.h - nn::ChunkedAttention, the module around nn::chunked_attention
-// (autograd/attention/chunked_attention_op.h: the equation, shapes, masks and memory are described
+// (autograd/ops/attention/chunked_attention.h: the equation, shapes, masks and memory are described
 // there). No parameters: the options and the train/eval switch for dropout.
 //
 // Example:

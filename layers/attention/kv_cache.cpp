@@ -7,9 +7,9 @@
 #include <algorithm>
 #include <cstring>
 
-#include "../../autograd/attention/flash_attention.h"
-#include "../../autograd/grad_mode.h"
-#include "../../autograd/shape_ops.h"
+#include "../../autograd/engine/grad_mode.h"
+#include "../../autograd/ops/attention/flash_attention.h"
+#include "../../autograd/ops/shape.h"
 #include "../../core/error.h"
 
 namespace heed::nn {

@@ -29,7 +29,7 @@
 // heed tensors are contiguous, so the filled part (B, H, size(), d) cannot be a view of
 // the (B, H, max_len, d) storage: keys() / values() return it as a copy (O(size()) per
 // call: what the composed reference path reads), while the flash kernel reads the storage
-// in place (flash_attention_prefix, autograd/attention/flash_attention.h; `attend` below).
+// in place (flash_attention_prefix, autograd/ops/attention/flash_attention.h; `attend` below).
 //
 // Gradients: the cache stores values, not graph. Decoding runs under heed::NoGradGuard;
 // append refuses (heed::Error) a k or v that requires grad while grad mode is on, instead
@@ -65,7 +65,7 @@
 #include <vector>
 
 #include "ops.h"
-#include "../../autograd/attention/head_layout.h"
+#include "../../autograd/ops/attention/head_layout.h"
 #include "../../core/tensor.h"
 
 namespace heed::nn {
@@ -155,7 +155,7 @@ class KVCache {
 
  private:
   // dst[b, h, at + r, :] = src[b, h, r, :] for r < t, d values each; dst (B, H, L, d). Where
-  // src keeps its rows: a HeadLayout (autograd/attention/head_layout.h), as flash attention's.
+  // src keeps its rows: a HeadLayout (autograd/ops/attention/head_layout.h), as flash attention's.
   static void write_rows(const real* src, const HeadLayout& s, real* dst, int64_t B, int64_t H,
                          int64_t L, int64_t d, int64_t at, int64_t t);
   void append_rows(const Tensor& k, const HeadLayout& ks, const Tensor& v, const HeadLayout& vs,

@@ -1,7 +1,7 @@
 // linear_attention.cpp - nn::LinearAttention: project, split heads, linear_attention, merge, project.
 #include "linear_attention.h"
 
-#include "../../autograd/attention/linear_attention_op.h"
+#include "../../autograd/ops/attention/linear_attention.h"
 #include "../../core/error.h"
 #include "../repr.h"
 

@@ -5,11 +5,11 @@
 //   head_h = LinearAttention(Q_h, K_h, V_h)        Q_h: head h's E/H columns, as (B, T, E/H)
 //   LinearAttention(Q, K, V)_i = phi(Q_i)^T sum_j phi(K_j) V_j^T / phi(Q_i)^T sum_j phi(K_j)
 //   out = Concat(head_1, ..., head_H) W_o^T + b_o                               (B, Tq, E)
-// with phi(x) = elu(x) + 1; the op and its cost are in autograd/attention/linear_attention_op.h:
+// with phi(x) = elu(x) + 1; the op and its cost are in autograd/ops/attention/linear_attention.h:
 // O(T E^2 / H) time and O(T E) memory instead of softmax attention's O(T^2).
 //
 // query (B, Tq, E), key (B, Tk, E), value (B, Tk, E) -> output (B, Tq, E). num_heads = 1
-// is single-head linear attention. Masks follow heed's convention (autograd/attention/attention_mask.h,
+// is single-head linear attention. Masks follow heed's convention (autograd/ops/attention/attention_mask.h,
 // 1 = may attend): a key-padding mask and causal are supported (with or without the
 // options' causal flag); a general (Tq, Tk) mask is not, since linear attention never forms
 // the (Tq, Tk) weights (heed::Error). For the same reason there are no weights to return.

@@ -1,15 +1,15 @@
 // local_attention.cpp - nn::LocalAttention: the base score and p_t; the window and the
-// Gaussian are nn::local_attention (autograd/attention/local_attention_op.h).
+// Gaussian are nn::local_attention (autograd/ops/attention/local_attention.h).
 #include "local_attention.h"
 
 #include <cmath>
 
-#include "../../autograd/arith.h"
-#include "../../autograd/linalg.h"
-#include "../../autograd/linear_op.h"
-#include "../../autograd/attention/local_attention_op.h"
-#include "../../autograd/reduce.h"
-#include "../../autograd/unary.h"
+#include "../../autograd/ops/arith.h"
+#include "../../autograd/ops/linalg.h"
+#include "../../autograd/ops/linear.h"
+#include "../../autograd/ops/attention/local_attention.h"
+#include "../../autograd/ops/reduce.h"
+#include "../../autograd/ops/unary.h"
 #include "../../core/error.h"
 #include "../init.h"
 #include "../repr.h"

@@ -19,7 +19,7 @@
 // (0, S): as in the paper, p_t can sit up to one step past the last key, j = S - 1.
 //
 // The module computes e_tj (its `align` submodule) and p_t; the window, the Gaussian and
-// the weighted sum are nn::local_attention (autograd/attention/local_attention_op.h), built on attend().
+// the weighted sum are nn::local_attention (autograd/ops/attention/local_attention.h), built on attend().
 // Gradients reach W_p and v_p through the Gaussian.
 //
 // Initialisation as PyTorch: W_p as an nn.Linear weight, U(+-1/sqrt(Dq)); v_p ~ U(+-1/sqrt(P)).

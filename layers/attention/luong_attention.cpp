@@ -5,12 +5,12 @@
 #include <cmath>
 #include <string>
 
-#include "../../autograd/attention/additive_score.h"
-#include "../../autograd/arith.h"
-#include "../../autograd/linalg.h"
-#include "../../autograd/linear_op.h"
-#include "../../autograd/shape_ops.h"
-#include "../../autograd/unary.h"
+#include "../../autograd/ops/attention/additive_score.h"
+#include "../../autograd/ops/arith.h"
+#include "../../autograd/ops/linalg.h"
+#include "../../autograd/ops/linear.h"
+#include "../../autograd/ops/shape.h"
+#include "../../autograd/ops/unary.h"
 #include "../../core/error.h"
 #include "../init.h"
 #include "../repr.h"
@@ -89,7 +89,7 @@ static const LuongScore kLuongScores[] = {
      },
      [](const LuongAttentionImpl& m, const Tensor& q, const Tensor& kp) {
        const Tensor qp = linear(q, slice(m.W_a, 1, 0, m.options.query_dim()));  // (B, Tq, A)
-       return additive_score(qp, kp, m.v_a);  // (B, Tq, Tk): autograd/attention/additive_score.h
+       return additive_score(qp, kp, m.v_a);  // (B, Tq, Tk): autograd/ops/attention/additive_score.h
      },
      [](const Options& o) { return ", attn_dim=" + std::to_string(o.attn_dim()); }},
 };

@@ -7,7 +7,7 @@
 //   general  e_tj = s_t^T W_a h_j                    W_a (Dq, Dk)
 //            rank r > 0: W_a = Q^T K                  Q (r, Dq), K (r, Dk): e_tj = (Q s_t)^T (K h_j)
 //   concat   e_tj = v_a^T tanh(W_a [s_t; h_j])       W_a (A, Dq + Dk), v_a (A)
-//   then     alpha_tj = softmax_j(e_tj),  c_t = sum_j alpha_tj h_j   (autograd/attention/attend.h)
+//   then     alpha_tj = softmax_j(e_tj),  c_t = sum_j alpha_tj h_j   (autograd/ops/attention/attend.h)
 //   combine  h~_t = tanh(W_c [c_t; s_t])             W_c (Do, Dv + Dq)        (LuongCombine)
 //
 // Letters: B batch, Tq queries, Tk keys, Dq query dim, Dk key dim, Dv value dim, A attention
@@ -30,7 +30,7 @@
 //   dot      O(B Tq Tk Dk);                      O(B Tq Tk) scores and weights
 //   general  O(B Tk Dq Dk + B Tq Tk Dq);         O(B Tk Dq + B Tq Tk)
 //   concat   O(B (Tq Dq + Tk Dk) A + B Tq Tk A); O(B Tq Tk A) tanh activations, like additive
-//            (the same fused score, autograd/attention/additive_score.h)
+//            (the same fused score, autograd/ops/attention/additive_score.h)
 //   combine  O(B Tq (Dv + Dq) Do);               O(B Tq (Dv + Dq + Do))
 // Initialisation as PyTorch: each W (and Q, K) as an nn.Linear weight, U(+-1/sqrt(fan_in));
 // v_a ~ U(+-1/sqrt(A)).

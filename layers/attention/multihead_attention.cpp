@@ -1,5 +1,5 @@
 // multihead_attention.cpp - nn::MultiheadAttention: project, split into heads, attend
-// per head (scaled dot-product, autograd/attention/scaled_dot_product_op.h), concatenate, project out;
+// per head (scaled dot-product, autograd/ops/attention/scaled_dot_product.h), concatenate, project out;
 // or, when the weights are not wanted, the same through the flash kernel with no copies
 // (flash_context below).
 //
@@ -7,13 +7,13 @@
 // d_k / d_v per-head widths.
 #include "multihead_attention.h"
 
-#include "../../autograd/arith.h"
-#include "../../autograd/attention/flash_attention.h"
-#include "../../autograd/grad_mode.h"
-#include "../../autograd/linear_op.h"
-#include "../../autograd/reduce.h"
-#include "../../autograd/attention/scaled_dot_product_op.h"
-#include "../../autograd/shape_ops.h"
+#include "../../autograd/ops/arith.h"
+#include "../../autograd/ops/attention/flash_attention.h"
+#include "../../autograd/engine/grad_mode.h"
+#include "../../autograd/ops/linear.h"
+#include "../../autograd/ops/reduce.h"
+#include "../../autograd/ops/attention/scaled_dot_product.h"
+#include "../../autograd/ops/shape.h"
 #include "../../core/error.h"
 #include "../init.h"
 #include "../repr.h"

@@ -9,12 +9,12 @@
 // output as key and value. E embed_dim, H num_heads, d_k / d_v the per-head widths
 // (default E / H, which must then be whole).
 //
-// Masks follow heed's convention (autograd/attention/attention_mask.h: 1 = may attend), NOT
+// Masks follow heed's convention (autograd/ops/attention/attention_mask.h: 1 = may attend), NOT
 // PyTorch's (True = ignore): torch's key_padding_mask is heed's key_padding == 0.
 //   key_padding (B, Tk); mask broadcastable to (B, H, Tq, Tk), e.g. (Tq, Tk) or
 //   (B, 1, Tq, Tk); a 3-D mask is read as (B, Tq, Tk), one per batch element (not
 //   torch's (B*H, Tq, Tk)); causal aligns the last query with the last key. Mask values
-//   other than 0 and 1 are a heed::Error (autograd/attention/attention_mask.h says how to convert).
+//   other than 0 and 1 are a heed::Error (autograd/ops/attention/attention_mask.h says how to convert).
 // attn_bias is torch's FLOAT attn_mask, added to every head's scores Q K^T / sqrt(d_k)
 // before the mask and the softmax (-inf hides a key), differentiable: (Tq, Tk) for all,
 // or 4-D (B or 1, H or 1, Tq, Tk), e.g. nn::alibi_bias(H, Tq, Tk).unsqueeze(0). A 3-D
@@ -94,7 +94,7 @@ class MultiheadAttentionOptions {
   HEED_ARG(int64_t, vdim);            // value input width; likewise
   HEED_ARG(int64_t, head_dim_k) = 0;  // per-head d_k; 0 = embed_dim / num_heads
   HEED_ARG(int64_t, head_dim_v) = 0;  // per-head d_v; 0 = embed_dim / num_heads
-  // Block-sparse attention: heads see only the layout's kept blocks (autograd/attention/block_layout.h,
+  // Block-sparse attention: heads see only the layout's kept blocks (autograd/ops/attention/block_layout.h,
   // shared or one grid per head); the fast path computes only those, the composed path
   // masks the dense scores with layout.pattern().
   HEED_ARG(BlockLayout, block_layout);
@@ -119,7 +119,7 @@ class MultiheadAttentionImpl : public Cloneable<MultiheadAttentionImpl> {
   // heed::Error naming MultiheadAttention and the shapes when query is not (B, Tq, E),
   // key / value are not (B, Tk, kdim) / (B, Tk, vdim), or a mask or attn_bias does not fit.
   // need_weights = false (and no dropout at work, no attn_bias) runs the tiled flash
-  // kernel, which never forms the (Tq, Tk) weights (autograd/attention/flash_attention.h); with an
+  // kernel, which never forms the (Tq, Tk) weights (autograd/ops/attention/flash_attention.h); with an
   // attn_bias the composed path runs. average_attn_weights = false returns them per head.
   // cache: incremental decoding (above); then Tk is the number of keys attended to, and a
   // heed::Error names MultiheadAttention when the cache's (B, H, d_k, d_v) do not fit, a

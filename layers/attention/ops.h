@@ -1,24 +1,24 @@
-// ops.h - the attention functions and types of autograd/attention/ under their heed::nn
+// ops.h - the attention functions and types of autograd/ops/attention/ under their heed::nn
 // names, as torch.nn.functional.scaled_dot_product_attention names a torch op.
 //
 // The ops, masks and block layouts are heed:: names: they live in autograd/, which holds the
-// graph and the ops (autograd/attention/README.md). Code written against heed::nn
+// graph and the ops (autograd/ops/attention/README.md). Code written against heed::nn
 // (nn::AttentionMask, nn::scaled_dot_product_attention, nn::bigbird_layout, ...) reaches
 // the same functions and types through the using-declarations below; each module header of
 // layers/attention/ includes this one.
 //   nn::Attended a = nn::scaled_dot_product_attention(q, k, v, nn::AttentionMask().causal());
 #pragma once
-#include "../../autograd/attention/alibi.h"
-#include "../../autograd/attention/attend.h"
-#include "../../autograd/attention/attention_mask.h"
-#include "../../autograd/attention/block_layout.h"
-#include "../../autograd/attention/block_sparse_attention.h"
-#include "../../autograd/attention/chunked_attention_op.h"
-#include "../../autograd/attention/local_attention_op.h"
-#include "../../autograd/attention/relative_position_terms.h"
-#include "../../autograd/attention/scaled_dot_product_op.h"
-#include "../../autograd/attention/sliding_window_attention_op.h"
-#include "../../autograd/attention/sparse_attention_op.h"
+#include "../../autograd/ops/attention/alibi.h"
+#include "../../autograd/ops/attention/attend.h"
+#include "../../autograd/ops/attention/attention_mask.h"
+#include "../../autograd/ops/attention/block_layout.h"
+#include "../../autograd/ops/attention/block_sparse_attention.h"
+#include "../../autograd/ops/attention/chunked_attention.h"
+#include "../../autograd/ops/attention/local_attention.h"
+#include "../../autograd/ops/attention/relative_position_terms.h"
+#include "../../autograd/ops/attention/scaled_dot_product.h"
+#include "../../autograd/ops/attention/sliding_window_attention.h"
+#include "../../autograd/ops/attention/sparse_attention.h"
 
 namespace heed::nn {
 
@@ -38,12 +38,12 @@ using heed::Attended;
 using heed::attend;
 using heed::masked_softmax;
 
-// scaled_dot_product_op.h
+// scaled_dot_product.h
 using heed::attention_scale;
 using heed::check_qkv;
 using heed::scaled_dot_product_attention;
 
-// block_layout.h, sparse_attention_op.h, block_sparse_attention.h
+// block_layout.h, sparse_attention.h, block_sparse_attention.h
 using heed::BlockLayout;
 using heed::bigbird_layout;
 using heed::fixed_layout;
@@ -56,7 +56,7 @@ using heed::sparse_attention;
 using heed::strided_layout;
 using heed::strided_pattern;
 
-// chunked_attention_op.h, sliding_window_attention_op.h, local_attention_op.h
+// chunked_attention.h, sliding_window_attention.h, local_attention.h
 using heed::chunked_attention;
 using heed::in_window;
 using heed::local_attention;

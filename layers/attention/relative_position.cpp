@@ -1,14 +1,14 @@
 // relative_position.cpp - the tables (RelativePositionEmbedding) and RelativeSelfAttention;
-// the key and value terms are autograd/attention/relative_position_terms.cpp.
+// the key and value terms are autograd/ops/attention/relative_position_terms.cpp.
 #include "relative_position.h"
 
 #include <cmath>
 
-#include "../../autograd/arith.h"
-#include "../../autograd/linalg.h"
-#include "../../autograd/reduce.h"
-#include "../../autograd/attention/relative_position_op.h"
-#include "../../autograd/shape_ops.h"
+#include "../../autograd/ops/arith.h"
+#include "../../autograd/ops/linalg.h"
+#include "../../autograd/ops/reduce.h"
+#include "../../autograd/ops/attention/relative_position.h"
+#include "../../autograd/ops/shape.h"
 #include "../../core/error.h"
 #include "../init.h"
 #include "../repr.h"

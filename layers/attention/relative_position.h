@@ -12,15 +12,15 @@
 //
 // w^K, w^V: (2k+1, d), row r + k holding distance r. With Tq != Tk, query i sits at
 // query_position(i, Tq, Tk), aligned with the last key as heed's causal mask
-// (autograd/attention/attention_mask.h).
+// (autograd/ops/attention/attention_mask.h).
 //
 // Memory. Written as in the paper, a^K_ij and a^V_ij are (Tq, Tk, d) tensors, O(Tq Tk d).
 // heed never forms them. Only R <= min(2k+1, Tq+Tk-1) distinct vectors exist, so
 //   key term    q_i . a^K_ij = P[i, r(i,j)],            P = q w^K^T          (.., Tq, R)
 //   value term  sum_j alpha_ij a^V_ij = sum_r A[i, r] w^V_r,
 //               A[i, r] = sum_{j : r(i,j) = r} alpha_ij                        (.., Tq, R)
-// gather_buckets / scatter_buckets (autograd/attention/relative_position_op.h) move between j and r;
-// the two terms as functions are autograd/attention/relative_position_terms.h.
+// gather_buckets / scatter_buckets (autograd/ops/attention/relative_position.h) move between j and r;
+// the two terms as functions are autograd/ops/attention/relative_position_terms.h.
 // Cost on top of plain attention: O(B H Tq R d) time for the two small matmuls,
 // O(B H Tq Tk) for the gather and scatter, and O(B H Tq R) memory for P and A: no more
 // than twice the (B, H, Tq, Tk) scores attention keeps anyway (when Tq <= Tk), and
@@ -85,7 +85,7 @@ class RelativeSelfAttentionOptions {
 // Multi-head self-attention with Shaw et al.'s relative positions (num_heads = 1: one head).
 //   q, k, v = x W^Q, x W^K, x W^V, split into H heads of d = E / H      (B, H, T, d)
 //   e = q k^T / sqrt(d) + key_bias(q)                                     (B, H, T, T)
-//   alpha, c = attend(e, v, mask)          (mask, softmax, dropout, alpha @ v: autograd/attention/attend.h)
+//   alpha, c = attend(e, v, mask)          (mask, softmax, dropout, alpha @ v: autograd/ops/attention/attend.h)
 //   c += value_context(alpha)                                             (B, H, T, d)
 //   y = concat_heads(c) W^O                                               (B, T, E)
 class RelativeSelfAttentionImpl : public Cloneable<RelativeSelfAttentionImpl> {

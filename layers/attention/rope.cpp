@@ -1,5 +1,5 @@
 // rope.cpp - apply_rotary and nn::RotaryEmbedding: build (or reuse) the cos/sin table and
-// call the rotary op (autograd/attention/rope_op.cpp).
+// call the rotary op (autograd/ops/attention/rope.cpp).
 #include "rope.h"
 
 #include <algorithm>

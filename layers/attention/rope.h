@@ -13,14 +13,14 @@
 // Nothing is learned and nothing is added to V.
 // Convention: interleaved pairs (x_{2i}, x_{2i+1}) as the paper (and Meta's LLaMA code);
 // GPT-NeoX / Hugging Face pair (x_i, x_{i+D/2}) instead: RotaryEmbeddingOptions::half_split
-// (autograd/attention/rope_op.h has both, and the op's backward).
+// (autograd/ops/attention/rope.h has both, and the op's backward).
 //
 // Shapes: x (B, T, D) or (B, H, T, D), D even, positions along dim -2 starting at `offset`
 // (the number of tokens already in a key/value cache when decoding step by step).
 // Cost: O(B H T D) time and one output tensor; the cos/sin table is O(T D/2), shared by q
 // and k (RotaryEmbedding keeps it between calls and grows it when T + offset outgrows it,
 // up to 65536 positions; a window past that gets a table of its own T rows each call).
-// Positions must stay <= kMaxRotaryPosition (2^31 - 1, rope_op.h): a heed::Error names the
+// Positions must stay <= kMaxRotaryPosition (2^31 - 1, rope.h): a heed::Error names the
 // offset otherwise.
 //
 // Example:
@@ -28,7 +28,7 @@
 //   Tensor q_rot = rope->forward(q), k_rot = rope->forward(k);  // (B, H, T, 64) each
 //   Tensor scores = matmul(q_rot, transpose(k_rot, -2, -1)) / 8;
 #pragma once
-#include "../../autograd/attention/rope_op.h"
+#include "../../autograd/ops/attention/rope.h"
 #include "../module.h"
 
 namespace heed::nn {

@@ -1,5 +1,5 @@
 // scaled_dot_product.h - nn::ScaledDotProductAttention, the module around the function
-// nn::scaled_dot_product_attention (autograd/attention/scaled_dot_product_op.h: the equation, shapes,
+// nn::scaled_dot_product_attention (autograd/ops/attention/scaled_dot_product.h: the equation, shapes,
 // masks and attn_bias are described there). No parameters: the module holds its options
 // and the train/eval switch that turns dropout on and off.
 //

@@ -3,7 +3,7 @@
 //   1. check query (B, [Tq,] Dq), projected keys (B, Tk, P) and values (B, Tk, Dv),
 //      throwing heed::Error naming the module and the shapes;
 //   2. lift a decoder step's query (B, Dq) to (B, 1, Dq), and a (B, Tk) full mask to (B, 1, Tk);
-//   3. e = score(query, projected keys), then attend() (autograd/attention/attend.h);
+//   3. e = score(query, projected keys), then attend() (autograd/ops/attention/attend.h);
 //   4. drop that Tq = 1 dim again (ScorerStep::finish).
 //
 // Conventions shared by every scorer module (AdditiveAttention, LuongAttention,

@@ -1,7 +1,7 @@
 // self_attention.cpp - nn::SelfAttention: three projections, then scaled dot-product attention.
 #include "self_attention.h"
 
-#include "../../autograd/attention/scaled_dot_product_op.h"
+#include "../../autograd/ops/attention/scaled_dot_product.h"
 #include "../../core/error.h"
 #include "../repr.h"
 

@@ -12,7 +12,7 @@
 // It returns both the output and the weights (callers typically unpack `out, attn =
 // self_attn(x)`), as nn::Attended {context, weights}. There is
 // no output projection: multi-head attention (multihead_attention.h) adds W^O.
-// Masks, causal alignment and fully masked rows: autograd/attention/attention_mask.h.
+// Masks, causal alignment and fully masked rows: autograd/ops/attention/attention_mask.h.
 //
 // Cost: projections O(B T d_model (2 d_k + d_v)); attention O(B T^2 (d_k + d_v)) time
 // and O(B T^2) memory.

@@ -1,5 +1,5 @@
 // sliding_window_attention.h - nn::SlidingWindowAttention, the module around
-// nn::sliding_window_attention (autograd/attention/sliding_window_attention_op.h: the window, the band
+// nn::sliding_window_attention (autograd/ops/attention/sliding_window_attention.h: the window, the band
 // and the masks are described there). No parameters: the options and the train/eval switch
 // for dropout.
 //

@@ -1,8 +1,8 @@
 // sparse_attention.h - nn::SparseAttention, the module around nn::sparse_attention
-// (autograd/attention/sparse_attention_op.h: the patterns of Child et al. 2019 and the masks are
+// (autograd/ops/attention/sparse_attention.h: the patterns of Child et al. 2019 and the masks are
 // described there). No parameters: the pattern (an option, not a trained or saved
 // tensor), the options and the train/eval switch for dropout.
-// Built from a block layout (autograd/attention/block_layout.h) instead of a pattern, it runs the
+// Built from a block layout (autograd/ops/attention/block_layout.h) instead of a pattern, it runs the
 // block-sparse kernel, which computes only the kept blocks and returns no weights (with
 // dropout at work in training, the dense form with layout.pattern(): the kernel has none).
 //

@@ -27,8 +27,8 @@
 #include <string>
 #include <vector>
 
-#include "../../autograd/arith.h"
-#include "../../autograd/shape_ops.h"
+#include "../../autograd/ops/arith.h"
+#include "../../autograd/ops/shape.h"
 #include "../../core/error.h"
 #include "example.h"
 

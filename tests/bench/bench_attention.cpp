@@ -9,7 +9,7 @@
 //
 //   build/bench/bench_attention build/bench/heed_attention.txt
 //   build/torch-venv/bin/python tests/bench/bench_attention_torch.py build/bench/heed_attention.txt
-#include <heed/autograd/attention/flash_attention.h>
+#include <heed/autograd/ops/attention/flash_attention.h>
 #include <heed/heed.h>
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// bench_block_sparse.cpp - block-sparse attention (autograd/attention/block_sparse_attention.h) against
+// bench_block_sparse.cpp - block-sparse attention (autograd/ops/attention/block_sparse_attention.h) against
 // dense flash attention, forward + backward: B = 1, H = 4, D = 64, block 64, the causal
 // strided layout strided_layout(T, 64, 7, 16) (each query block keeps its 8 nearest blocks
 // and every 16th one back: about 6% of the scores at T = 16384), at T = 4096 and 16384.
@@ -14,7 +14,7 @@
 //
 //   build/bench/bench_block_sparse build/bench/heed_block_sparse.txt [rounds]
 //   /usr/bin/python3 tests/bench/bench_block_sparse_torch.py build/bench/heed_block_sparse.txt
-#include <heed/autograd/attention/block_sparse_attention.h>
+#include <heed/autograd/ops/attention/block_sparse_attention.h>
 #include <heed/heed.h>
 
 #include <algorithm>

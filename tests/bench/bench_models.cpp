@@ -24,7 +24,7 @@
 // step (forward flops x 3 for forward + backward; see each case), <MiB> the allocator's peak
 // live bytes during one step beyond what was live before it (alloc::PeakScope), rss_mib the
 // growth of the peak resident set (VmHWM) from just before the first step.
-#include <heed/autograd/attention/flash_attention.h>
+#include <heed/autograd/ops/attention/flash_attention.h>
 #include <heed/heed.h>
 #include <signal.h>
 #include <sys/resource.h>

@@ -1,6 +1,6 @@
 // results_file.h - the "<name> <value>" lines a benchmark leaves for its PyTorch twin to read
 // (bench_torch.py and the others print both side by side), written when the run ends through
-// heed's atomic writer (core/atomic_write.h): the file is whole or as it was before, never
+// heed's atomic writer (core/atomic_file.h): the file is whole or as it was before, never
 // half of an interrupted run.
 //
 //   bench::ResultsFile out(argc > 1 ? argv[1] : "build/bench/heed.txt");
@@ -11,7 +11,7 @@
 // add() does not throw; write() prints the heed::Error of a file it cannot write and returns
 // false, leaving the lines in place.
 #pragma once
-#include <heed/core/atomic_write.h>
+#include <heed/core/atomic_file.h>
 #include <heed/core/error.h>
 
 #include <cstdio>

@@ -29,7 +29,7 @@
 #include <string>
 #include <vector>
 
-#include <heed/autograd/gradcheck.h>
+#include <heed/autograd/engine/gradcheck.h>
 #include <heed/core/error.h>
 #include <heed/core/tensor.h>
 
