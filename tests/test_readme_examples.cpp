@@ -85,10 +85,10 @@ TEST_CASE("README one-line examples compile and run") {
   { optim::AdamW opt(params, optim::AdamWOptions(1e-3).weight_decay(0.01)); }
   auto p2 = mlp->parameters();
   optim::Adam opt({optim::ParamGroup(p2), optim::ParamGroup(head, optim::AdamOptions(1e-2))});
-  optim::TransformerWarmup s(optim::TransformerWarmupOptions(512, 4000)); s.apply(opt, opt.step_count());
-  optim::LinearWarmupCosine s2(optim::WarmupDecayOptions(3e-4, 1000, 100000));
-  optim::LinearWarmupLinearDecay s3(optim::WarmupDecayOptions(3e-4, 1000, 100000));
-  optim::StepDecay s4(optim::StepDecayOptions(0.1, 30).gamma(0.1));
+  optim::TransformerWarmup s(opt, optim::TransformerWarmupOptions(512, 4000)); s.apply(opt, opt.step_count());
+  optim::LinearWarmupCosine s2(opt, optim::WarmupDecayOptions(1000, 100000));
+  optim::LinearWarmupLinearDecay s3(opt, optim::WarmupDecayOptions(1000, 100000));
+  optim::StepDecay s4(opt, optim::StepDecayOptions(30).gamma(0.1));
   double norm = optim::clip_grad_norm_(fc->parameters(), 1.0); (void)norm;
   optim::clip_grad_value_(fc->parameters(), 0.5);
   heed::save_checkpoint("/tmp/heed_readme_ckpt.bin", mlp, opt); heed::load_checkpoint("/tmp/heed_readme_ckpt.bin", mlp, opt);

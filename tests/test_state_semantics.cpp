@@ -169,7 +169,7 @@ TEST_CASE("Optimizer: a step that throws updates nothing and does not count") {
 TEST_CASE("LR schedules and DistributedSampler are values; a throw changes nothing") {
   const Tensor w = ones({2}).requires_grad_();
   optim::SGD opt({w}, optim::SGDOptions(0.1));
-  const optim::StepDecay s(optim::StepDecayOptions(0.1, 2).gamma(0.5));
+  const optim::StepDecay s(opt, optim::StepDecayOptions(2).gamma(0.5));
   const optim::StepDecay copy = s;
   CHECK(copy.lr_at(3) == s.lr_at(3));
   CHECK(!error_of([&] { s.apply(opt, -1); }).empty());
