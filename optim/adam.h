@@ -19,7 +19,9 @@
 // unrelated types, each optimizer taking only its own, as in libtorch:
 // optim::AdamW(params, optim::AdamOptions(0.1)) does not compile (it would otherwise run
 // with weight decay 0), nor does optim::Adam(params, optim::AdamWOptions()). A param group
-// with the other's options is a heed::Error when it is added.
+// with the other's options is a heed::Error when it is added. Copying and exceptions are
+// optimizer.h's: an optimizer does not copy (its options, values, do), and a step() that
+// throws changes nothing.
 //
 // Example:
 //   optim::Adam opt(model->parameters(), optim::AdamOptions(1e-3).betas({0.9, 0.98}).eps(1e-9));

@@ -8,7 +8,9 @@
 //   p = p - lr * d
 //
 // Nesterov momentum needs momentum > 0 and dampening 0 (as PyTorch). The buffer is the
-// state slot "momentum_buffer", kept only when momentum != 0.
+// state slot "momentum_buffer", kept only when momentum != 0. Copying and exceptions are
+// optimizer.h's: an SGD does not copy (SGDOptions, a value, does), and a step() that throws
+// changes nothing.
 //
 // Example:
 //   optim::SGD opt(model->parameters(), optim::SGDOptions(0.1).momentum(0.9).nesterov(true));

@@ -15,6 +15,7 @@
 #include <heed/optim/adam.h>
 #include <heed/optim/clip.h>
 #include <heed/optim/optimizer.h>
+#include <heed/optim/rmsprop.h>
 #include <heed/optim/schedule.h>
 #include <heed/optim/sgd.h>
 #include "golden/golden.h"
@@ -113,6 +114,18 @@ TEST_CASE("golden optim: Adam plain, weight decay, large eps, amsgrad; AdamW") {
   check_trajectory("adam_amsgrad",
                    one_group<optim::Adam>(optim::AdamOptions(0.05).betas({0.8, 0.99}).amsgrad(true)));
   check_trajectory("adamw", one_group<optim::AdamW>(optim::AdamWOptions(0.05).weight_decay(0.1)));
+}
+
+TEST_CASE("golden optim: RMSprop plain, weight decay, momentum, centered, centered with momentum") {
+  check_trajectory("rmsprop", one_group<optim::RMSprop>(optim::RMSpropOptions()));  // lr 1e-2, torch's default
+  check_trajectory("rmsprop_weight_decay", one_group<optim::RMSprop>(optim::RMSpropOptions(0.01).weight_decay(0.1)));
+  check_trajectory("rmsprop_momentum",
+                   one_group<optim::RMSprop>(optim::RMSpropOptions(0.01).momentum(0.9).eps(0.05)));
+  check_trajectory("rmsprop_centered",
+                   one_group<optim::RMSprop>(optim::RMSpropOptions(0.01).alpha(0.9).centered(true)));
+  check_trajectory("rmsprop_centered_momentum",
+                   one_group<optim::RMSprop>(
+                       optim::RMSpropOptions(0.02).alpha(0.9).eps(0.1).momentum(0.5).centered(true)));
 }
 
 TEST_CASE("golden optim: Adam with two param groups (own lr and weight decay)") {

@@ -12,6 +12,7 @@
 #include <heed/optim/adam.h>
 #include <heed/optim/clip.h>
 #include <heed/optim/optimizer.h>
+#include <heed/optim/rmsprop.h>
 #include <heed/optim/schedule.h>
 #include <heed/optim/sgd.h>
 #include "helpers.h"
@@ -87,6 +88,47 @@ TEST_CASE("optim: AdamW decays the weights before the update; its default weight
   CHECK(std::string(adamw.name()) == "AdamW");
 }
 
+TEST_CASE("optim: RMSprop steps by hand (plain, centered, momentum, weight decay); torch's defaults") {
+  const optim::RMSpropOptions d;
+  CHECK(d.lr() == 1e-2);
+  CHECK(d.alpha() == 0.99);
+  CHECK(d.eps() == 1e-8);
+  CHECK(d.weight_decay() == 0);
+  CHECK(d.momentum() == 0);
+  CHECK(!d.centered());
+
+  // v = 0.01 g^2, so the first step is lr * g / (0.1 |g| + eps)
+  Tensor p = leaf({1, -2}, {0.5, -4});
+  optim::RMSprop plain({p}, optim::RMSpropOptions(0.01));
+  plain.step();
+  CHECK(p.at({0}) == Approx(1 - 0.01 * 0.5 / (0.1 * 0.5 + 1e-8)));
+  CHECK(p.at({1}) == Approx(-2 + 0.01 * 4 / (0.1 * 4 + 1e-8)));
+  CHECK(plain.state()[0].second.at({1}) == Approx(0.01 * 16));  // square_avg
+
+  // centered: m = 0.01 g, avg = sqrt(0.01 g^2 - m^2) + eps = sqrt(0.0099) |g| + eps
+  Tensor q = leaf({1}, {0.5});
+  optim::RMSprop centered({q}, optim::RMSpropOptions(0.01).centered(true));
+  centered.step();
+  CHECK(q.at({0}) == Approx(1 - 0.01 * 0.5 / (std::sqrt(0.0099) * 0.5 + 1e-8)));
+  CHECK(centered.state()[1].second.at({0}) == Approx(0.005));  // grad_avg
+
+  // momentum: b = g / avg, then b = 0.9 b + g / avg' (v grown to 0.0199 g^2)
+  Tensor r = leaf({1}, {0.5});
+  optim::RMSprop momentum({r}, optim::RMSpropOptions(0.01).momentum(0.9).eps(0));
+  momentum.step();
+  momentum.step();
+  const double b2 = 0.9 * 10 + 0.5 / (std::sqrt(0.0199) * 0.5);
+  CHECK(momentum.state()[1].second.at({0}) == Approx(b2));  // momentum_buffer
+  CHECK(r.at({0}) == Approx(1 - 0.01 * 10 - 0.01 * b2));
+
+  // weight decay enters the gradient: g = 0.5 + 0.5 * 2
+  Tensor w = leaf({2}, {0.5});
+  optim::RMSprop decay({w}, optim::RMSpropOptions(0.01).weight_decay(0.5));
+  decay.step();
+  CHECK(decay.state()[0].second.at({0}) == Approx(0.01 * 1.5 * 1.5));
+  CHECK(std::string(decay.name()) == "RMSprop");
+}
+
 TEST_CASE("optim: a parameter without a gradient is skipped, weight decay included") {
   Tensor w = leaf({1, 2}), u = leaf({3, 4});
   optim::SGD sgd({w, u}, optim::SGDOptions(0.1).momentum(0.9).weight_decay(0.1));
@@ -158,6 +200,19 @@ TEST_CASE("optim: bad options and parameters are heed::Errors naming the problem
                        Error);
   CHECK_THROWS_WITH_AS((optim::Adam(ps, optim::AdamOptions().lr(std::nan("")))), Contains("learning rate"),
                        Error);
+  CHECK_THROWS_WITH_AS((optim::RMSprop(ps, optim::RMSpropOptions(-0.01))),
+                       Contains("RMSprop: invalid learning rate -0.01 (must be >= 0)"), Error);
+  CHECK_THROWS_WITH_AS((optim::RMSprop(ps, optim::RMSpropOptions().alpha(-0.5))),
+                       Contains("RMSprop: invalid alpha -0.5"), Error);
+  CHECK_THROWS_WITH_AS((optim::RMSprop(ps, optim::RMSpropOptions().eps(-1))), Contains("RMSprop: invalid eps -1"),
+                       Error);
+  CHECK_THROWS_WITH_AS((optim::RMSprop(ps, optim::RMSpropOptions().momentum(-0.9))),
+                       Contains("RMSprop: invalid momentum -0.9"), Error);
+  CHECK_THROWS_WITH_AS((optim::RMSprop(ps, optim::RMSpropOptions().weight_decay(-1))),
+                       Contains("RMSprop: invalid weight_decay -1"), Error);
+  CHECK_THROWS_WITH_AS((optim::RMSprop({ParamGroup({p}, optim::AdamOptions())})),
+                       Contains("RMSprop: a param group has the options of another optimizer (use RMSpropOptions)"),
+                       Error);
 
   // parameters
   CHECK_THROWS_WITH_AS((optim::SGD(std::vector<Tensor>{}, optim::SGDOptions(0.1))),
@@ -190,10 +245,16 @@ static_assert(!std::is_constructible_v<optim::Adam, Params, optim::SGDOptions>);
 static_assert(std::is_constructible_v<optim::AdamW, Params, optim::AdamWOptions>);
 static_assert(std::is_constructible_v<optim::Adam, Params, optim::AdamOptions>);
 static_assert(std::is_constructible_v<optim::SGD, Params, optim::SGDOptions>);
+static_assert(std::is_constructible_v<optim::RMSprop, Params, optim::RMSpropOptions>);
+static_assert(std::is_constructible_v<optim::RMSprop, Groups>);  // torch's defaults, lr 1e-2
+static_assert(!std::is_constructible_v<optim::RMSprop, Params, optim::AdamOptions>);
+static_assert(!std::is_constructible_v<optim::Adam, Groups, optim::RMSpropOptions>);
+static_assert(!std::is_constructible_v<optim::SGD, Params>);  // SGD's lr has no default
 // a bare learning rate, as libtorch's optim::SGD opt(params, 0.1)
 static_assert(std::is_constructible_v<optim::SGD, Params, double>);
 static_assert(std::is_constructible_v<optim::Adam, Params, double>);
 static_assert(std::is_constructible_v<optim::AdamW, Params, double>);
+static_assert(std::is_constructible_v<optim::RMSprop, Params, double>);
 // the chained setters keep the concrete type
 static_assert(std::is_same_v<decltype(optim::AdamWOptions().eps(1e-6)), optim::AdamWOptions&>);
 static_assert(std::is_same_v<decltype(optim::AdamOptions().amsgrad(true)), optim::AdamOptions&>);
@@ -231,11 +292,18 @@ TEST_CASE("optim: state() names every buffer group<g>.param<p>.<slot>") {
   const auto sgd_state = optim::SGD({w, b}, optim::SGDOptions(0.1).momentum(0.9)).state();
   REQUIRE(sgd_state.size() == 2);
   CHECK(sgd_state[1].first == "group0.param1.momentum_buffer");
+
+  names.clear();
+  optim::RMSprop rms({ParamGroup({w}), ParamGroup({b}, optim::RMSpropOptions().momentum(0.9).centered(true))});
+  for (const auto& [n, t] : rms.state()) names.push_back(n);
+  CHECK(names == std::vector<std::string>{"group0.param0.square_avg", "group1.param0.square_avg",
+                                          "group1.param0.momentum_buffer", "group1.param0.grad_avg"});
+  CHECK(optim::RMSprop({w}, optim::RMSpropOptions().centered(true)).state()[1].first == "group0.param0.grad_avg");
 }
 
 // Train N steps, carry the state into a fresh optimizer on copied parameters, train M
 // more in both: the parameters must be bitwise identical (the schedule is closed form).
-TEST_CASE("optim: load_state resumes bitwise (Adam amsgrad, SGD dampened momentum, with a schedule)") {
+TEST_CASE("optim: load_state resumes bitwise (Adam amsgrad, SGD dampened momentum, RMSprop, with a schedule)") {
   auto resume_check = [](auto make) {
     Tensor w = leaf({1, -2, 0.5}), b = leaf({0.3});
     auto opt = make(std::vector<Tensor>{w, b});
@@ -266,6 +334,9 @@ TEST_CASE("optim: load_state resumes bitwise (Adam amsgrad, SGD dampened momentu
       [](const std::vector<Tensor>& ps) { return optim::Adam(ps, optim::AdamOptions(0.05).amsgrad(true)); });
   resume_check([](const std::vector<Tensor>& ps) {
     return optim::SGD(ps, optim::SGDOptions(0.1).momentum(0.9).dampening(0.2));
+  });
+  resume_check([](const std::vector<Tensor>& ps) {
+    return optim::RMSprop(ps, optim::RMSpropOptions(0.05).momentum(0.5).centered(true).weight_decay(0.1));
   });
 }
 
