@@ -390,7 +390,7 @@ struct TrainResult {
 
 TrainResult train(GPT& model, optim::AdamW& opt, const Options& o, const Corpus& c, Processes& procs) {
   optim::LinearWarmupCosine schedule(
-      optim::WarmupDecayOptions(o.lr, o.warmup, std::max<int64_t>(o.iters, o.warmup + 1)).min_lr(o.min_lr));
+      opt, optim::WarmupDecayOptions(o.warmup, std::max<int64_t>(o.iters, o.warmup + 1)).min_lr(o.min_lr));
   const int64_t first = opt.step_count(), intervals = (o.iters + o.eval_interval - 1) / o.eval_interval;
   const auto batch_of_windows = data::DataLoaderOptions().batch_size(o.batch).drop_last(true);
   auto windows_of = [&](const std::vector<int64_t>& ids) { return Windows(ids, o.block).map(data::transforms::Stack<Window>()); };

@@ -208,7 +208,7 @@ double accuracy(Classifier& model, const std::vector<Example>& data) {
 
 std::vector<double> train(Classifier& model, const Options& o, const std::vector<Example>& data) {
   optim::Adam opt(model.parameters(), optim::AdamOptions(o.lr));
-  optim::LinearWarmupCosine schedule(optim::WarmupDecayOptions(o.lr, o.warmup, std::max(o.steps, o.warmup + 1)).min_lr(o.lr / 20));
+  optim::LinearWarmupCosine schedule(opt, optim::WarmupDecayOptions(o.warmup, std::max(o.steps, o.warmup + 1)).min_lr(o.lr / 20));
   const int64_t steps_per_epoch = std::max<int64_t>(1, int64_t(data.size()) / o.batch);
   progress::Bar bar(o.steps, 0, "pass");
   std::vector<double> losses;

@@ -187,7 +187,7 @@ class CopyModel : public nn::Module {
 // ------------------------------------------------------------------ training and test
 std::vector<double> train(CopyModel& model, const Options& o, const std::string& name) {
   optim::Adam opt(model.parameters(), optim::AdamOptions(o.lr));
-  optim::LinearWarmupCosine schedule(optim::WarmupDecayOptions(o.lr, o.warmup, std::max(o.steps, o.warmup + 1)).min_lr(o.lr / 20));
+  optim::LinearWarmupCosine schedule(opt, optim::WarmupDecayOptions(o.warmup, std::max(o.steps, o.warmup + 1)).min_lr(o.lr / 20));
   progress::Bar bar(o.steps, 0, name);
   bar.start_epoch(1, 1, o.steps);
   std::vector<double> losses;

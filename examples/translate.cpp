@@ -311,8 +311,8 @@ double exact_match(Model& model, const std::vector<dates::Example>& data, int64_
 template <class Model>
 std::vector<double> train(Model& model, optim::Adam& opt, const Options& o, const dates::Splits& data) {
   const int64_t steps_per_epoch = (o.train_size + o.batch - 1) / o.batch, total = o.epochs * steps_per_epoch;
-  optim::LinearWarmupCosine schedule(optim::WarmupDecayOptions(o.lr, o.warmup, std::max<int64_t>(total, o.warmup + 1))
-                                         .min_lr(o.lr / 20));
+  optim::LinearWarmupCosine schedule(opt, optim::WarmupDecayOptions(o.warmup, std::max<int64_t>(total, o.warmup + 1))
+                                              .min_lr(o.lr / 20));
   const int first_epoch = int(opt.step_count() / std::max<int64_t>(1, steps_per_epoch));
   progress::Bar bar(total, first_epoch * steps_per_epoch);
   std::vector<double> losses;

@@ -1,4 +1,4 @@
-// adam.cpp - Adam's and AdamW's update: one fused loop over each parameter (the
+// adam.cpp - Adam's and AdamW's checks and update: one fused loop over each parameter (the
 // equations: adam.h).
 #include "adam.h"
 
@@ -11,48 +11,20 @@
 
 namespace heed::optim {
 
-namespace {
-
-// AdamOptions and AdamWOptions hold the same fields; these are the ones check_options,
-// slots and update read, from whichever of the two `options` is (AdamW's when decoupled).
-struct AdamFields {
-  double lr;
-  std::pair<double, double> betas;
-  double eps, weight_decay;
-  bool amsgrad;
-};
-
-template <class Options>
-AdamFields fields_of(const OptimizerOptions& options) {
-  const auto& o = static_cast<const Options&>(options);
-  return {o.lr(), o.betas(), o.eps(), o.weight_decay(), o.amsgrad()};
-}
-
-AdamFields fields(const OptimizerOptions& options, bool decoupled) {
-  return decoupled ? fields_of<AdamWOptions>(options) : fields_of<AdamOptions>(options);
-}
-
-}  // namespace
-
-void Adam::check_options(const OptimizerOptions& options) const {
-  // Exactly this optimizer's options type: AdamOptions and AdamWOptions are not
-  // interchangeable (AdamW with AdamOptions would decay with weight_decay 0).
-  const bool ours = decoupled_ ? dynamic_cast<const AdamWOptions*>(&options) != nullptr
-                               : dynamic_cast<const AdamOptions*>(&options) != nullptr;
-  HEED_CHECK(ours, name(), "a param group has the options of another optimizer (use ",
-             decoupled_ ? "AdamWOptions" : "AdamOptions", ")");
-  const AdamFields o = fields(options, decoupled_);
-  const auto [beta1, beta2] = o.betas;
-  HEED_CHECK(o.lr >= 0, name(), "invalid learning rate ", o.lr, " (must be >= 0)");
-  HEED_CHECK(o.eps >= 0, name(), "invalid eps ", o.eps, " (must be >= 0)");
-  HEED_CHECK(beta1 >= 0 && beta1 < 1, name(), "invalid beta1 ", beta1, " (must be in [0, 1))");
-  HEED_CHECK(beta2 >= 0 && beta2 < 1, name(), "invalid beta2 ", beta2, " (must be in [0, 1))");
-  HEED_CHECK(o.weight_decay >= 0, name(), "invalid weight_decay ", o.weight_decay,
+template <bool kDecoupled>
+void AdamFamily<kDecoupled>::check(const Options& o) {
+  const auto [beta1, beta2] = o.betas();
+  HEED_CHECK(o.lr() >= 0, kName, "invalid learning rate ", o.lr(), " (must be >= 0)");
+  HEED_CHECK(o.eps() >= 0, kName, "invalid eps ", o.eps(), " (must be >= 0)");
+  HEED_CHECK(beta1 >= 0 && beta1 < 1, kName, "invalid beta1 ", beta1, " (must be in [0, 1))");
+  HEED_CHECK(beta2 >= 0 && beta2 < 1, kName, "invalid beta2 ", beta2, " (must be in [0, 1))");
+  HEED_CHECK(o.weight_decay() >= 0, kName, "invalid weight_decay ", o.weight_decay(),
              " (must be >= 0)");
 }
 
-std::vector<std::string> Adam::slots(const OptimizerOptions& options) const {
-  if (fields(options, decoupled_).amsgrad) return {"exp_avg", "exp_avg_sq", "max_exp_avg_sq"};
+template <bool kDecoupled>
+std::vector<std::string> AdamFamily<kDecoupled>::slots(const Options& o) {
+  if (o.amsgrad()) return {"exp_avg", "exp_avg_sq", "max_exp_avg_sq"};
   return {"exp_avg", "exp_avg_sq"};
 }
 
@@ -89,25 +61,25 @@ void adam_loop(real* __restrict p, const real* __restrict g, real* __restrict m,
 // The scalars (bias corrections, step size) are computed in double and rounded once to
 // `real`, as PyTorch computes them in Python; the loop itself is in `real`, operation for
 // operation as PyTorch's single-tensor path orders it.
-void Adam::update(const OptimizerOptions& options, const Tensor& param, const Tensor& grad,
-                  std::vector<Tensor>& state) {
-  const AdamFields o = fields(options, decoupled_);
-  const double t = double(step_count());
-  const auto [beta1, beta2] = o.betas;
+template <bool kDecoupled>
+void AdamFamily<kDecoupled>::update(const Options& o, int64_t step, const Tensor& param,
+                                    const Tensor& grad, std::vector<Tensor>& state) {
+  const double t = double(step);
+  const auto [beta1, beta2] = o.betas();
   AdamStep c;
   c.b1 = real(beta1), c.b2 = real(beta2);
   c.one_minus_b1 = real(1 - beta1), c.one_minus_b2 = real(1 - beta2);
-  c.step_size = real(o.lr / (1 - std::pow(beta1, t)));  // lr / bias_correction1
+  c.step_size = real(o.lr() / (1 - std::pow(beta1, t)));  // lr / bias_correction1
   c.bc2_sqrt = real(std::sqrt(1 - std::pow(beta2, t)));   // sqrt(bias_correction2)
-  c.eps = real(o.eps);
-  c.l2 = decoupled_ ? real(0) : real(o.weight_decay);
-  c.decay = decoupled_ ? real(1 - o.lr * o.weight_decay) : real(1);  // x * 1 is x, bit for bit
+  c.eps = real(o.eps());
+  c.l2 = kDecoupled ? real(0) : real(o.weight_decay());
+  c.decay = kDecoupled ? real(1 - o.lr() * o.weight_decay()) : real(1);  // x * 1 is x, bit for bit
   param.bump_version();  // written in place below (tensor.h: version)
   real* p = param.data();
   const real* g = grad.data();
   real* m = state[0].data();
   real* v = state[1].data();
-  real* v_max = o.amsgrad ? state[2].data() : nullptr;
+  real* v_max = o.amsgrad() ? state[2].data() : nullptr;
   const bool l2 = c.l2 != 0;
   parallel_for(param.numel(), kGrainElementwise, [&](int64_t begin, int64_t end) {
     if (l2 && v_max) adam_loop<true, true>(p, g, m, v, v_max, begin, end, c);
@@ -116,5 +88,8 @@ void Adam::update(const OptimizerOptions& options, const Tensor& param, const Te
     else adam_loop<false, false>(p, g, m, v, v_max, begin, end, c);
   });
 }
+
+template class AdamFamily<false>;  // Adam
+template class AdamFamily<true>;   // AdamW
 
 }  // namespace heed::optim

@@ -12,84 +12,59 @@
 // eps sits outside the bias-corrected square root, where PyTorch puts it: the update is
 // m_hat / (sqrt(v_hat) + eps), not m_hat / sqrt(v_hat + eps).
 //
-// AdamWOptions differs from AdamOptions only in its default weight_decay, 0.01 (PyTorch's).
-// They are two unrelated types and each optimizer takes only its own, as in libtorch:
+// Adam and AdamW are one class template, AdamFamily<kDecoupled>, and its options one,
+// AdamFamilyOptions<kDecoupled>; the flag is the only thing that tells them apart. It picks
+// the name, the default weight_decay (0 for Adam, 0.01 for AdamW, PyTorch's) and the line of
+// the update above that weight_decay enters. It also makes AdamOptions and AdamWOptions two
+// unrelated types, each optimizer taking only its own, as in libtorch:
 // optim::AdamW(params, optim::AdamOptions(0.1)) does not compile (it would otherwise run
 // with weight decay 0), nor does optim::Adam(params, optim::AdamWOptions()). A param group
-// with the other's options is a heed::Error when it is added.
+// with the other's options is a heed::Error when it is added. Copying and exceptions are
+// optimizer.h's: an optimizer does not copy (its options, values, do), and a step() that
+// throws changes nothing.
 //
 // Example:
 //   optim::Adam opt(model->parameters(), optim::AdamOptions(1e-3).betas({0.9, 0.98}).eps(1e-9));
 //   optim::AdamW opt(model->parameters(), optim::AdamWOptions(3e-4));
 #pragma once
-#include <type_traits>
 #include <utility>
 
 #include "optimizer.h"
 
 namespace heed::optim {
 
-class Adam;
-class AdamW;
-
-namespace detail {
-// What the options of Adam and AdamW hold and what their update reads. `Target` is the
-// optimizer they are for: it makes AdamOptions and AdamWOptions two unrelated types, and
-// picks the default weight_decay (0 for Adam, 0.01 for AdamW, PyTorch's).
-template <class Target>
-class AdamFamilyOptions final : public OptimizerOptions {
+template <bool kDecoupled>
+class AdamFamilyOptions : public OptimizerCloneableOptions<AdamFamilyOptions<kDecoupled>> {
  public:
-  AdamFamilyOptions(double lr = 1e-3)  // implicit, as libtorch's: optim::Adam opt(params, 1e-3)
-      : lr_(lr), weight_decay_(std::is_same_v<Target, AdamW> ? 1e-2 : 0) {}
-  std::unique_ptr<OptimizerOptions> clone() const override {
-    return std::make_unique<AdamFamilyOptions>(*this);
-  }
-  double get_lr() const override { return lr_; }
-  void set_lr(double lr) override { lr_ = lr; }
-
+  AdamFamilyOptions(double lr = 1e-3) : lr_(lr) {}  // implicit, as libtorch's: optim::Adam opt(params, 1e-3)
   using Betas = std::pair<double, double>;
   HEED_ARG(double, lr);
   HEED_ARG(Betas, betas) = {0.9, 0.999};
   HEED_ARG(double, eps) = 1e-8;
-  HEED_ARG(double, weight_decay);  // set by the constructor
+  HEED_ARG(double, weight_decay) = kDecoupled ? 1e-2 : 0;
   HEED_ARG(bool, amsgrad) = false;
 };
-}  // namespace detail
 
-using AdamOptions = detail::AdamFamilyOptions<Adam>;
-using AdamWOptions = detail::AdamFamilyOptions<AdamW>;
+using AdamOptions = AdamFamilyOptions<false>;
+using AdamWOptions = AdamFamilyOptions<true>;
 
-class Adam : public Optimizer {
+template <bool kDecoupled>
+class AdamFamily final : public OptimizerBase<AdamFamily<kDecoupled>, AdamFamilyOptions<kDecoupled>> {
  public:
-  Adam(const std::vector<Tensor>& params, const AdamOptions& defaults = AdamOptions())
-      : Adam(std::vector<ParamGroup>{ParamGroup(params)}, defaults) {}
-  Adam(const std::vector<ParamGroup>& groups, const AdamOptions& defaults = AdamOptions())
-      : Adam(defaults, /*decoupled_weight_decay=*/false) {
-    init(groups);
-  }
-  const char* name() const override { return decoupled_ ? "AdamW" : "Adam"; }
-
- protected:
-  Adam(const OptimizerOptions& defaults, bool decoupled_weight_decay)
-      : Optimizer(defaults), decoupled_(decoupled_weight_decay) {}
-  void check_options(const OptimizerOptions& options) const override;
-  std::vector<std::string> slots(const OptimizerOptions& options) const override;
-  void update(const OptimizerOptions& options, const Tensor& param, const Tensor& grad,
-              std::vector<Tensor>& state) override;
-
- private:
-  bool decoupled_;  // AdamW
+  using Options = AdamFamilyOptions<kDecoupled>;
+  using OptimizerBase<AdamFamily, Options>::OptimizerBase;
+  static constexpr const char* kName = kDecoupled ? "AdamW" : "Adam";
+  static void check(const Options& o);
+  static std::vector<std::string> slots(const Options& o);
+  static void update(const Options& o, int64_t step, const Tensor& param, const Tensor& grad,
+                     std::vector<Tensor>& state);
 };
 
-// Adam's update with decoupled weight decay; takes AdamWOptions only.
-class AdamW : public Adam {
- public:
-  AdamW(const std::vector<Tensor>& params, const AdamWOptions& defaults = AdamWOptions())
-      : AdamW(std::vector<ParamGroup>{ParamGroup(params)}, defaults) {}
-  AdamW(const std::vector<ParamGroup>& groups, const AdamWOptions& defaults = AdamWOptions())
-      : Adam(defaults, /*decoupled_weight_decay=*/true) {
-    init(groups);
-  }
-};
+// Both are compiled once, in adam.cpp.
+extern template class AdamFamily<false>;
+extern template class AdamFamily<true>;
+
+using Adam = AdamFamily<false>;
+using AdamW = AdamFamily<true>;
 
 }  // namespace heed::optim

@@ -1,5 +1,6 @@
-// optimizer.h - optim::Optimizer: the base of SGD, Adam and AdamW, as torch::optim's.
-// Read this file first, then sgd.h, adam.h, schedule.h and clip.h.
+// optimizer.h - optim::Optimizer: the base of SGD, Adam, AdamW and RMSprop, as torch::optim's.
+// Read this file first, then sgd.h, adam.h, rmsprop.h, schedule.h and clip.h; README.md in
+// this folder walks through adding an optimizer.
 //
 // An optimizer holds parameter groups. Each group has its own options (its learning rate,
 // weight decay, ...); a group built without options takes the optimizer's defaults:
@@ -13,20 +14,29 @@
 // step() updates every parameter that has a gradient and skips the others, as PyTorch
 // does. The update runs under NoGradGuard, so it is never recorded.
 //
+// An optimizer is three pieces (the rest of this file is written once for all of them):
+//   - its options class, derived from OptimizerCloneableOptions<itself> (clone, get_lr and
+//     set_lr come from there) with one HEED_ARG line an option;
+//   - its class, derived from OptimizerBase<itself, its options>, which gives it the two
+//     constructors (a list of parameters, or of ParamGroups, then the defaults);
+//   - four static members the base calls: kName, check(options), slots(options) and
+//     update(options, step, param, grad, state), the last a pure function of its arguments.
+//
 // State (for checkpoints). Every buffer kept per parameter is named
 //   "group<g>.param<p>.<slot>"        e.g. "group0.param3.exp_avg"
 // with p counting within its group and the slot named as in PyTorch's state dict
-// (momentum_buffer, exp_avg, exp_avg_sq, max_exp_avg_sq). The buffers are allocated, as
-// zeros, when a group is added, so the set of names depends only on the groups and their
-// options, never on the history. state() returns them (the live tensors, not copies);
-// load_state() checks a saved set against them and copies it in. The groups' current lr
-// is not state: a schedule sets it from step_count() (schedule.h).
+// (momentum_buffer, exp_avg, exp_avg_sq, max_exp_avg_sq, square_avg, grad_avg). The buffers
+// are allocated, as zeros, when a group is added, so the set of names depends only on the
+// groups and their options, never on the history. state() returns them (the live tensors,
+// not copies); load_state() checks a saved set against them and copies it in. The groups'
+// current lr is not state: a schedule sets it from step_count() (schedule.h).
 //
 // Copying an optimizer is deleted (its state buffers are tensors: a copy would share them);
-// a ParamGroup copies its options. Exceptions: step(), add_param_group and load_state check
-// everything (every group's options; set_grad already checks each gradient's shape) before
-// the first write, so a throwing call leaves the parameters, the state and the step count
-// as they were.
+// a ParamGroup copies its options, and options are values. Exceptions: step(),
+// add_param_group and load_state check everything (every group's options; set_grad already
+// checks each gradient's shape) before the first write, so a throwing call leaves the
+// parameters, the state and the step count as they were; a throwing constructor leaves
+// nothing.
 //
 // One step counter serves every parameter (PyTorch keeps one per parameter). The two
 // agree unless a parameter has no gradient at some step: PyTorch then does not advance
@@ -40,27 +50,42 @@
 #include <vector>
 
 #include "../core/arg.h"
+#include "../core/error.h"
 #include "../core/tensor.h"
 
 namespace heed::optim {
 
 using heed::NamedTensors;  // core/tensor.h: state() and load_state() take and return them
 
-// What every optimizer's options share: the learning rate. SGDOptions, AdamOptions and
-// AdamWOptions derive from it, so that a parameter group can hold any of them and a
-// schedule can set lr. Each optimizer's constructor takes only its own options type; a
-// group holding another's is a heed::Error naming the optimizer when it is added.
+// What every optimizer's options share: the learning rate. Each optimizer's options class
+// derives from it (through OptimizerCloneableOptions below), so that a parameter group can
+// hold any of them and a schedule can set lr. Each optimizer's constructor takes only its
+// own options type; a group holding another's is a heed::Error naming the optimizer when
+// it is added.
 class OptimizerOptions {
  public:
   virtual ~OptimizerOptions() = default;
   virtual std::unique_ptr<OptimizerOptions> clone() const = 0;
-  virtual double get_lr() const = 0;  // each derived class's HEED_ARG(double, lr)
+  virtual double get_lr() const = 0;
   virtual void set_lr(double lr) = 0;
 
  protected:
   OptimizerOptions() = default;
   OptimizerOptions(const OptimizerOptions&) = default;
   OptimizerOptions& operator=(const OptimizerOptions&) = default;
+};
+
+// clone, get_lr and set_lr for an options class `Derived` with a HEED_ARG(double, lr), as
+// libtorch's OptimizerCloneableOptions<Derived>:
+//   class SGDOptions : public OptimizerCloneableOptions<SGDOptions> { ... HEED_ARG(double, lr); };
+template <class Derived>
+class OptimizerCloneableOptions : public OptimizerOptions {
+ public:
+  std::unique_ptr<OptimizerOptions> clone() const override {
+    return std::make_unique<Derived>(static_cast<const Derived&>(*this));
+  }
+  double get_lr() const override { return static_cast<const Derived&>(*this).lr(); }
+  void set_lr(double lr) override { static_cast<Derived&>(*this).lr(lr); }
 };
 
 // Parameters that share options. Copying a group copies its options.
@@ -86,7 +111,7 @@ class Optimizer {
   Optimizer(const Optimizer&) = delete;
   Optimizer& operator=(const Optimizer&) = delete;
 
-  virtual const char* name() const = 0;  // "SGD", "Adam", "AdamW": starts every error message
+  virtual const char* name() const = 0;  // "SGD", "Adam", ...: starts every error message
 
   // One update of every parameter that has a gradient; counts the step first.
   void step();
@@ -110,16 +135,12 @@ class Optimizer {
 
  protected:
   explicit Optimizer(const OptimizerOptions& defaults) : defaults_(defaults.clone()) {}
-  // For the subclass constructor: checks the defaults, then adds the groups.
+  // For the constructor of OptimizerBase: checks the defaults, then adds the groups.
   void init(const std::vector<ParamGroup>& groups);
 
-  // Throws a heed::Error if `options` are not this optimizer's or are out of range.
+  // What OptimizerBase forwards to its optimizer's static members (see there).
   virtual void check_options(const OptimizerOptions& options) const = 0;
-  // The state slots each parameter of a group with these options keeps, in order.
   virtual std::vector<std::string> slots(const OptimizerOptions& options) const = 0;
-  // Updates one parameter in place from its gradient (same shape). `state` holds its
-  // buffers in the order slots() names them. Runs under NoGradGuard, after step_count()
-  // has counted this step (1 on the first).
   virtual void update(const OptimizerOptions& options, const Tensor& param, const Tensor& grad,
                       std::vector<Tensor>& state) = 0;
 
@@ -129,6 +150,51 @@ class Optimizer {
   std::vector<std::vector<std::string>> slot_names_;     // [group][slot]
   std::vector<std::vector<std::vector<Tensor>>> state_;  // [group][param][slot]
   int64_t step_count_ = 0;
+};
+
+// The shell of every optimizer: its two constructors, its name, and the type check of each
+// group's options, written once. `Derived` supplies, as public static members:
+//
+//   static constexpr const char* kName = "SGD";        // starts every error message
+//   static void check(const Options& o);               // heed::Error if an option is out of range
+//   static std::vector<std::string> slots(const Options& o);  // state slots per parameter, in order
+//   static void update(const Options& o, int64_t step, const Tensor& param, const Tensor& grad,
+//                      std::vector<Tensor>& state);
+//
+// update() changes `param` (and `state`, its buffers in the order slots() names them) in
+// place from `grad` (same shape), under NoGradGuard; `step` counts this update (1 on the
+// first). A derived class takes the constructors with `using OptimizerBase::OptimizerBase;`.
+// The defaults are optional where `Options` has a default constructor (Adam's lr 1e-3, as
+// libtorch) and required where it has none (SGD's lr).
+template <class Derived, class Options>
+class OptimizerBase : public Optimizer {
+ public:
+  using OptionsType = Options;
+
+  OptimizerBase(const std::vector<Tensor>& params, const Options& defaults = Options())
+      : OptimizerBase(std::vector<ParamGroup>{ParamGroup(params)}, defaults) {}
+  OptimizerBase(const std::vector<ParamGroup>& groups, const Options& defaults = Options())
+      : Optimizer(defaults) {
+    init(groups);  // calls the overrides below: this class is complete here, Derived's statics too
+  }
+
+  const char* name() const override { return Derived::kName; }
+
+ protected:
+  void check_options(const OptimizerOptions& options) const override {
+    // a group may have been given another optimizer's options (AdamOptions for AdamW)
+    const auto* o = dynamic_cast<const Options*>(&options);
+    HEED_CHECK(o, Derived::kName, "a param group has the options of another optimizer (use ",
+               Derived::kName, "Options)");
+    Derived::check(*o);
+  }
+  std::vector<std::string> slots(const OptimizerOptions& options) const override {
+    return Derived::slots(static_cast<const Options&>(options));
+  }
+  void update(const OptimizerOptions& options, const Tensor& param, const Tensor& grad,
+              std::vector<Tensor>& state) override {
+    Derived::update(static_cast<const Options&>(options), step_count(), param, grad, state);
+  }
 };
 
 }  // namespace heed::optim

@@ -6,34 +6,27 @@
 
 namespace heed::optim {
 
-SGD::SGD(const std::vector<ParamGroup>& groups, const SGDOptions& defaults) : Optimizer(defaults) {
-  init(groups);
-}
-
-void SGD::check_options(const OptimizerOptions& options) const {
-  const auto* o = dynamic_cast<const SGDOptions*>(&options);
-  HEED_CHECK(o, "SGD", "a param group has the options of another optimizer (use SGDOptions)");
-  HEED_CHECK(o->lr() >= 0, "SGD", "invalid learning rate ", o->lr(), " (must be >= 0)");
-  HEED_CHECK(o->momentum() >= 0, "SGD", "invalid momentum ", o->momentum(), " (must be >= 0)");
-  HEED_CHECK(o->weight_decay() >= 0, "SGD", "invalid weight_decay ", o->weight_decay(), " (must be >= 0)");
-  HEED_CHECK(!o->nesterov() || (o->momentum() > 0 && o->dampening() == 0), "SGD",
+void SGD::check(const SGDOptions& o) {
+  HEED_CHECK(o.lr() >= 0, "SGD", "invalid learning rate ", o.lr(), " (must be >= 0)");
+  HEED_CHECK(o.momentum() >= 0, "SGD", "invalid momentum ", o.momentum(), " (must be >= 0)");
+  HEED_CHECK(o.weight_decay() >= 0, "SGD", "invalid weight_decay ", o.weight_decay(), " (must be >= 0)");
+  HEED_CHECK(!o.nesterov() || (o.momentum() > 0 && o.dampening() == 0), "SGD",
              "Nesterov momentum requires a momentum > 0 and zero dampening (got momentum ",
-             o->momentum(), ", dampening ", o->dampening(), ")");
+             o.momentum(), ", dampening ", o.dampening(), ")");
 }
 
-std::vector<std::string> SGD::slots(const OptimizerOptions& options) const {
-  if (static_cast<const SGDOptions&>(options).momentum() == 0) return {};
+std::vector<std::string> SGD::slots(const SGDOptions& o) {
+  if (o.momentum() == 0) return {};
   return {"momentum_buffer"};
 }
 
 // The scalars are computed in double and rounded once to `real`, as PyTorch passes
 // Python floats to its float kernels; the loop itself is in `real`.
-void SGD::update(const OptimizerOptions& options, const Tensor& param, const Tensor& grad,
+void SGD::update(const SGDOptions& o, int64_t step, const Tensor& param, const Tensor& grad,
                  std::vector<Tensor>& state) {
-  const auto& o = static_cast<const SGDOptions&>(options);
   const real lr = real(o.lr()), wd = real(o.weight_decay()), mu = real(o.momentum());
   const real keep = real(1 - o.dampening());
-  const bool first = step_count() == 1, nesterov = o.nesterov();
+  const bool first = step == 1, nesterov = o.nesterov();
   param.bump_version();  // written in place below (tensor.h: version)
   real* p = param.data();
   const real* g = grad.data();

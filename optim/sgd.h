@@ -8,7 +8,9 @@
 //   p = p - lr * d
 //
 // Nesterov momentum needs momentum > 0 and dampening 0 (as PyTorch). The buffer is the
-// state slot "momentum_buffer", kept only when momentum != 0.
+// state slot "momentum_buffer", kept only when momentum != 0. Copying and exceptions are
+// optimizer.h's: an SGD does not copy (SGDOptions, a value, does), and a step() that throws
+// changes nothing.
 //
 // Example:
 //   optim::SGD opt(model->parameters(), optim::SGDOptions(0.1).momentum(0.9).nesterov(true));
@@ -18,13 +20,9 @@
 
 namespace heed::optim {
 
-class SGDOptions : public OptimizerOptions {
+class SGDOptions : public OptimizerCloneableOptions<SGDOptions> {
  public:
   SGDOptions(double lr) : lr_(lr) {}  // implicit, as libtorch's: optim::SGD opt(params, 0.1)
-  std::unique_ptr<OptimizerOptions> clone() const override { return std::make_unique<SGDOptions>(*this); }
-  double get_lr() const override { return lr_; }
-  void set_lr(double lr) override { lr_ = lr; }
-
   HEED_ARG(double, lr);
   HEED_ARG(double, momentum) = 0;
   HEED_ARG(double, dampening) = 0;
@@ -32,18 +30,15 @@ class SGDOptions : public OptimizerOptions {
   HEED_ARG(bool, nesterov) = false;
 };
 
-class SGD : public Optimizer {
+// optim::SGD(params, SGDOptions(lr)) or SGD(groups, SGDOptions(lr)): the options are required.
+class SGD final : public OptimizerBase<SGD, SGDOptions> {
  public:
-  SGD(const std::vector<Tensor>& params, const SGDOptions& defaults)
-      : SGD(std::vector<ParamGroup>{ParamGroup(params)}, defaults) {}
-  SGD(const std::vector<ParamGroup>& groups, const SGDOptions& defaults);
-  const char* name() const override { return "SGD"; }
-
- protected:
-  void check_options(const OptimizerOptions& options) const override;
-  std::vector<std::string> slots(const OptimizerOptions& options) const override;
-  void update(const OptimizerOptions& options, const Tensor& param, const Tensor& grad,
-              std::vector<Tensor>& state) override;
+  using OptimizerBase::OptimizerBase;
+  static constexpr const char* kName = "SGD";
+  static void check(const SGDOptions& o);
+  static std::vector<std::string> slots(const SGDOptions& o);
+  static void update(const SGDOptions& o, int64_t step, const Tensor& param, const Tensor& grad,
+                     std::vector<Tensor>& state);
 };
 
 }  // namespace heed::optim

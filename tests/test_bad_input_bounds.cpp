@@ -194,28 +194,34 @@ TEST_CASE("bounds: DistributedSampler sizes near INT64_MAX") {
 }
 
 TEST_CASE("bounds: every schedule at step INT64_MAX is PyTorch's value or its limit") {
-  const optim::TransformerWarmup tw(optim::TransformerWarmupOptions(512, 4000));
+  const Tensor w = zeros({1}).requires_grad_();
+  const optim::SGD sgd(std::vector<Tensor>{w}, optim::SGDOptions(1e-3));  // the schedules' lr
+  const optim::SGD sgd_half(std::vector<Tensor>{w}, optim::SGDOptions(0.5));
+  const optim::SGD sgd_tenth(std::vector<Tensor>{w}, optim::SGDOptions(0.1));
+  const optim::SGD sgd_zero(std::vector<Tensor>{w}, optim::SGDOptions(0));
+  const optim::TransformerWarmup tw(sgd, optim::TransformerWarmupOptions(512, 4000));
   const double lr = tw.lr_at(kBig);
   CHECK(std::isfinite(lr));
   CHECK(lr == doctest::Approx(std::pow(512.0, -0.5) * std::pow(9.223372036854775808e18, -0.5)));
-  const optim::WarmupDecayOptions o(1e-3, 100, 1000);
-  CHECK(optim::LinearWarmupCosine(o).lr_at(kBig) == 0);
-  CHECK(optim::LinearWarmupLinearDecay(o).lr_at(kBig) == 0);
-  CHECK(optim::LinearWarmupCosine(optim::WarmupDecayOptions(1e-3, 0, kBig)).lr_at(kBig) == 0);
-  CHECK(optim::LinearWarmupCosine(optim::WarmupDecayOptions(1e-3, kBig, kBig)).lr_at(kBig - 1) ==
+  const optim::WarmupDecayOptions o(100, 1000);
+  CHECK(optim::LinearWarmupCosine(sgd, o).lr_at(kBig) == 0);
+  CHECK(optim::LinearWarmupLinearDecay(sgd, o).lr_at(kBig) == 0);
+  CHECK(optim::LinearWarmupCosine(sgd, optim::WarmupDecayOptions(0, kBig)).lr_at(kBig) == 0);
+  CHECK(optim::LinearWarmupCosine(sgd, optim::WarmupDecayOptions(kBig, kBig)).lr_at(kBig - 1) ==
         doctest::Approx(1e-3));
-  CHECK(optim::Constant(optim::ConstantOptions(0.5).warmup_steps(kBig)).lr_at(kBig - 1) ==
+  CHECK(optim::Constant(sgd_half, optim::ConstantOptions().warmup_steps(kBig)).lr_at(kBig - 1) ==
         doctest::Approx(0.5));
-  CHECK(optim::StepDecay(optim::StepDecayOptions(0.1, 1)).lr_at(kBig) == 0);
-  CHECK(optim::StepDecay(optim::StepDecayOptions(0.1, 1).gamma(1)).lr_at(kBig) == doctest::Approx(0.1));
-  CHECK(optim::StepDecay(optim::StepDecayOptions(0, 1).gamma(2)).lr_at(kBig) == 0);
-  refused([] { optim::StepDecay(optim::StepDecayOptions(0.1, 1).gamma(2)).lr_at(2000); },
+  CHECK(optim::StepDecay(sgd_tenth, optim::StepDecayOptions(1)).lr_at(kBig) == 0);
+  CHECK(optim::StepDecay(sgd_tenth, optim::StepDecayOptions(1).gamma(1)).lr_at(kBig) == doctest::Approx(0.1));
+  CHECK(optim::StepDecay(sgd_zero, optim::StepDecayOptions(1).gamma(2)).lr_at(kBig) == 0);
+  refused([&] { optim::StepDecay(sgd_tenth, optim::StepDecayOptions(1).gamma(2)).lr_at(2000); },
           {"StepDecay", "step 2000", "overflows"});
-  refused([] { optim::TransformerWarmup(optim::TransformerWarmupOptions(8, 4).scale(NAN)); },
+  refused([&] { optim::TransformerWarmup(sgd, optim::TransformerWarmupOptions(8, 4).scale(NAN)); },
           {"TransformerWarmup", "scale nan"});
-  refused([] { optim::LinearWarmupCosine(optim::WarmupDecayOptions(INFINITY, 0, 10)); },
+  const optim::SGD sgd_inf(std::vector<Tensor>{w}, optim::SGDOptions(INFINITY));  // SGD takes it
+  refused([&] { optim::LinearWarmupCosine(sgd_inf, optim::WarmupDecayOptions(0, 10)); },
           {"LinearWarmupCosine", "lr inf"});
-  refused([] { optim::StepDecay(optim::StepDecayOptions(0.1, 1).gamma(INFINITY)); },
+  refused([&] { optim::StepDecay(sgd_tenth, optim::StepDecayOptions(1).gamma(INFINITY)); },
           {"StepDecay", "gamma inf"});
 }
 

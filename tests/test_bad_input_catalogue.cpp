@@ -326,18 +326,19 @@ TEST_CASE("catalogue: optimizers, schedules and clipping") {
   // K103 an optimizer given the same parameter twice
   kind("K103", [&] { optim::SGD(std::vector<Tensor>{p, p}, optim::SGDOptions(0.1)); }, {"SGD", "parameter 1", "already group 0 parameter 0"});
   // K104 warmup longer than total steps
-  kind("K104", [] { optim::LinearWarmupCosine(optim::WarmupDecayOptions(1e-3, 100, 50)); },
+  const optim::SGD sgd(std::vector<Tensor>{p}, optim::SGDOptions(1e-3));
+  kind("K104", [&] { optim::LinearWarmupCosine(sgd, optim::WarmupDecayOptions(100, 50)); },
        {"LinearWarmupCosine", "total_steps 50", "100"});
   // K105 negative warmup
-  kind("K105", [] { optim::LinearWarmupLinearDecay(optim::WarmupDecayOptions(1e-3, -5, 50)); },
+  kind("K105", [&] { optim::LinearWarmupLinearDecay(sgd, optim::WarmupDecayOptions(-5, 50)); },
        {"LinearWarmupLinearDecay", "warmup_steps -5"});
   // K106 TransformerWarmup with zero warmup
-  kind("K106", [] { optim::TransformerWarmup(optim::TransformerWarmupOptions(512, 0)); },
+  kind("K106", [&] { optim::TransformerWarmup(sgd, optim::TransformerWarmupOptions(512, 0)); },
        {"TransformerWarmup", "warmup_steps 0"});
   // K107 StepDecay with step_size 0
-  kind("K107", [] { optim::StepDecay(optim::StepDecayOptions(0.1, 0)); }, {"StepDecay", "step_size 0"});
+  kind("K107", [&] { optim::StepDecay(sgd, optim::StepDecayOptions(0)); }, {"StepDecay", "step_size 0"});
   // K108 a schedule asked for a negative step
-  kind("K108", [] { optim::Constant(optim::ConstantOptions(0.1)).lr_at(-1); }, {"Constant", "step -1"});
+  kind("K108", [&] { optim::Constant(sgd).lr_at(-1); }, {"Constant", "step -1"});
   // K109 clip_grad_norm_ with a negative max_norm
   kind("K109", [&] { optim::clip_grad_norm_({p}, -1.0); }, {"clip_grad_norm_", "max_norm -1"});
   // K110 clip_grad_norm_ with norm_type 0

@@ -77,15 +77,21 @@ doctest::Contains contains(const std::string& s) { return doctest::Contains(s.c_
 
 // Train 5 steps, save, train 6 more; a second model with another init loads the checkpoint
 // and trains the same 6 steps: parameters and optimizer state must agree bit for bit.
-void check_resume(const std::function<OptimizerPtr(nn::Module&)>& make_opt, const optim::LRSchedule* schedule) {
+// `make_schedule` (or none) builds the schedule of each run from its optimizer; the resumed
+// run's is built after load_checkpoint, so it must read the groups' initial lr, not the lr
+// the file restored.
+using SchedulePtr = std::unique_ptr<optim::LRSchedule>;
+using MakeSchedule = std::function<SchedulePtr(const optim::Optimizer&)>;
+void check_resume(const std::function<OptimizerPtr(nn::Module&)>& make_opt, const MakeSchedule& make_schedule) {
   TmpDir tmp;
   const std::string path = tmp.file("run.ckpt");
   auto model = mlp(1);
   OptimizerPtr opt = make_opt(*model);
-  for (int i = 0; i < 5; ++i) train_step(*model, *opt, schedule);
+  const SchedulePtr schedule = make_schedule ? make_schedule(*opt) : nullptr;
+  for (int i = 0; i < 5; ++i) train_step(*model, *opt, schedule.get());
   save_checkpoint(path, *model, *opt);
   const Bytes at_save = bits(*model);
-  for (int i = 0; i < 6; ++i) train_step(*model, *opt, schedule);
+  for (int i = 0; i < 6; ++i) train_step(*model, *opt, schedule.get());
 
   auto resumed = mlp(2);
   OptimizerPtr resumed_opt = make_opt(*resumed);
@@ -93,7 +99,8 @@ void check_resume(const std::function<OptimizerPtr(nn::Module&)>& make_opt, cons
   load_checkpoint(path, *resumed, *resumed_opt);
   CHECK(bits(*resumed) == at_save);
   CHECK(resumed_opt->step_count() == 5);
-  for (int i = 0; i < 6; ++i) train_step(*resumed, *resumed_opt, schedule);
+  const SchedulePtr resumed_schedule = make_schedule ? make_schedule(*resumed_opt) : nullptr;
+  for (int i = 0; i < 6; ++i) train_step(*resumed, *resumed_opt, resumed_schedule.get());
 
   CHECK(resumed_opt->step_count() == 11);
   CHECK(bits(*resumed) == bits(*model));
@@ -106,14 +113,18 @@ void check_resume(const std::function<OptimizerPtr(nn::Module&)>& make_opt, cons
 // ---------------------------------------------------------------- resuming
 
 TEST_CASE("checkpoint: a resumed run is bitwise the unbroken run (Adam amsgrad + weight decay, warmup)") {
-  const optim::TransformerWarmup noam(optim::TransformerWarmupOptions(8, 4).scale(0.5));
+  const auto noam = [](const optim::Optimizer& opt) -> SchedulePtr {
+    return std::make_unique<optim::TransformerWarmup>(opt, optim::TransformerWarmupOptions(8, 4).scale(0.5));
+  };
   check_resume([](nn::Module& m) -> OptimizerPtr {
     return std::make_unique<optim::Adam>(m.parameters(), optim::AdamOptions().amsgrad(true).weight_decay(1e-2));
-  }, &noam);
+  }, noam);
 }
 
 TEST_CASE("checkpoint: a resumed run is bitwise the unbroken run (AdamW, two groups, warmup + cosine)") {
-  const optim::LinearWarmupCosine cosine(optim::LinearWarmupCosineOptions(0.05, 3, 9).min_lr(0.005));
+  const auto cosine = [](const optim::Optimizer& opt) -> SchedulePtr {
+    return std::make_unique<optim::LinearWarmupCosine>(opt, optim::LinearWarmupCosineOptions(3, 9).min_lr(0.005));
+  };
   check_resume([](nn::Module& m) -> OptimizerPtr {
     std::vector<Tensor> weights, biases;
     for (const auto& [n, t] : m.named_parameters())
@@ -122,7 +133,7 @@ TEST_CASE("checkpoint: a resumed run is bitwise the unbroken run (AdamW, two gro
         std::vector<optim::ParamGroup>{optim::ParamGroup(weights),
                                        optim::ParamGroup(biases, optim::AdamWOptions(0.01).weight_decay(0))},
         optim::AdamWOptions(0.05));
-  }, &cosine);
+  }, cosine);
 }
 
 // No schedule: the lr set by hand after construction must come back from the file.

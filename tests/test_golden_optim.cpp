@@ -15,6 +15,7 @@
 #include <heed/optim/adam.h>
 #include <heed/optim/clip.h>
 #include <heed/optim/optimizer.h>
+#include <heed/optim/rmsprop.h>
 #include <heed/optim/schedule.h>
 #include <heed/optim/sgd.h>
 #include "golden/golden.h"
@@ -36,14 +37,15 @@ void check(const Tensor& actual, const std::string& c, const std::string& name) 
 }
 
 using MakeOptimizer = std::function<std::unique_ptr<optim::Optimizer>(Tensor W, Tensor b, Tensor u)>;
+using MakeSchedule = std::function<std::unique_ptr<optim::LRSchedule>(const optim::Optimizer&)>;
 
-void check_trajectory(const std::string& c, const MakeOptimizer& make,
-                      const optim::LRSchedule* schedule = nullptr) {
+void check_trajectory(const std::string& c, const MakeOptimizer& make, const MakeSchedule& make_schedule = nullptr) {
   const Tensor X = file().tensor(c, "X"), Y = file().tensor(c, "Y");  // (8, 4), (8, 3)
   Tensor W = file().tensor(c, "W").requires_grad_();                  // (4, 3)
   Tensor b = file().tensor(c, "b").requires_grad_();                  // (3)
   Tensor u = file().tensor(c, "u").requires_grad_();                  // (2), not in the loss
   std::unique_ptr<optim::Optimizer> opt = make(W, b, u);
+  const std::unique_ptr<optim::LRSchedule> schedule = make_schedule ? make_schedule(*opt) : nullptr;
 
   std::vector<real> losses, lrs;
   for (int step = 1; step <= 20; ++step) {
@@ -80,6 +82,12 @@ void check_trajectory(const std::string& c, const MakeOptimizer& make,
   CHECK(opt->step_count() == 20);
 }
 
+// The schedule `S` with `options`, built from the optimizer (its lr is the peak).
+template <class S, class Options>
+MakeSchedule schedule_of(const Options& options) {
+  return [options](const optim::Optimizer& opt) { return std::make_unique<S>(opt, options); };
+}
+
 template <class Opt, class Options>
 MakeOptimizer one_group(const Options& options) {
   return [options](Tensor W, Tensor b, Tensor u) {
@@ -108,6 +116,18 @@ TEST_CASE("golden optim: Adam plain, weight decay, large eps, amsgrad; AdamW") {
   check_trajectory("adamw", one_group<optim::AdamW>(optim::AdamWOptions(0.05).weight_decay(0.1)));
 }
 
+TEST_CASE("golden optim: RMSprop plain, weight decay, momentum, centered, centered with momentum") {
+  check_trajectory("rmsprop", one_group<optim::RMSprop>(optim::RMSpropOptions()));  // lr 1e-2, torch's default
+  check_trajectory("rmsprop_weight_decay", one_group<optim::RMSprop>(optim::RMSpropOptions(0.01).weight_decay(0.1)));
+  check_trajectory("rmsprop_momentum",
+                   one_group<optim::RMSprop>(optim::RMSpropOptions(0.01).momentum(0.9).eps(0.05)));
+  check_trajectory("rmsprop_centered",
+                   one_group<optim::RMSprop>(optim::RMSpropOptions(0.01).alpha(0.9).centered(true)));
+  check_trajectory("rmsprop_centered_momentum",
+                   one_group<optim::RMSprop>(
+                       optim::RMSpropOptions(0.02).alpha(0.9).eps(0.1).momentum(0.5).centered(true)));
+}
+
 TEST_CASE("golden optim: Adam with two param groups (own lr and weight decay)") {
   check_trajectory("adam_groups", [](Tensor W, Tensor b, Tensor u) {
     return std::make_unique<optim::Adam>(
@@ -118,16 +138,13 @@ TEST_CASE("golden optim: Adam with two param groups (own lr and weight decay)") 
 }
 
 TEST_CASE("golden optim: trajectories under schedules (StepLR, Noam via LambdaLR, cosine on two groups)") {
-  const optim::StepDecay step_decay(optim::StepDecayOptions(0.1, 5).gamma(0.5));
   check_trajectory("sgd_step_decay", one_group<optim::SGD>(optim::SGDOptions(0.1).momentum(0.9)),
-                   &step_decay);
+                   schedule_of<optim::StepDecay>(optim::StepDecayOptions(5).gamma(0.5)));
 
-  const optim::TransformerWarmup noam(optim::TransformerWarmupOptions(16, 5).scale(2.0));
   check_trajectory("adam_noam", one_group<optim::Adam>(optim::AdamOptions(1.0).betas({0.9, 0.98}).eps(1e-9)),
-                   &noam);
+                   schedule_of<optim::TransformerWarmup>(optim::TransformerWarmupOptions(16, 5).scale(2.0)));
 
   // group 1 was built with half the default lr, so it gets half the schedule (LambdaLR's rule)
-  const optim::LinearWarmupCosine cosine(optim::LinearWarmupCosineOptions(0.05, 5, 20).min_lr(0.005));
   check_trajectory(
       "adamw_cosine_groups",
       [](Tensor W, Tensor b, Tensor u) {
@@ -135,7 +152,7 @@ TEST_CASE("golden optim: trajectories under schedules (StepLR, Noam via LambdaLR
             std::vector<ParamGroup>{ParamGroup({W}), ParamGroup({b, u}, optim::AdamWOptions(0.025))},
             optim::AdamWOptions(0.05));
       },
-      &cosine);
+      schedule_of<optim::LinearWarmupCosine>(optim::LinearWarmupCosineOptions(5, 20).min_lr(0.005)));
 }
 
 // ---- schedules: lr_at(k) for k = 0..39 against torch's schedulers or the formula ----
@@ -152,20 +169,19 @@ void check_schedule(const std::string& c, const optim::LRSchedule& s) {
 }  // namespace
 
 TEST_CASE("golden optim: every schedule's values at steps 0..39") {
-  check_schedule("sched_transformer",
-                 optim::TransformerWarmup(optim::TransformerWarmupOptions(16, 5).scale(2.0)));
-  check_schedule("sched_transformer_d512",
-                 optim::TransformerWarmup(optim::TransformerWarmupOptions(512, 10)));
-  check_schedule("sched_cosine",
-                 optim::LinearWarmupCosine(optim::LinearWarmupCosineOptions(0.1, 5, 30).min_lr(0.01)));
-  check_schedule("sched_cosine_nowarmup",
-                 optim::LinearWarmupCosine(optim::LinearWarmupCosineOptions(0.1, 0, 30)));
-  check_schedule("sched_linear",
-                 optim::LinearWarmupLinearDecay(optim::LinearWarmupLinearDecayOptions(0.1, 5, 30)));
-  check_schedule("sched_linear_min_lr", optim::LinearWarmupLinearDecay(
-                                            optim::LinearWarmupLinearDecayOptions(0.1, 5, 30).min_lr(0.02)));
-  check_schedule("sched_constant", optim::Constant(optim::ConstantOptions(0.1).warmup_steps(4)));
-  check_schedule("sched_step", optim::StepDecay(optim::StepDecayOptions(0.1, 7).gamma(0.5)));
+  using namespace optim;
+  // the optimizers the schedules read their lr from, as gen_optim.py's torch_lrs
+  const Tensor w = zeros({1}).requires_grad_();
+  const SGD one(std::vector<Tensor>{w}, SGDOptions(1.0)), tenth(std::vector<Tensor>{w}, SGDOptions(0.1));
+  check_schedule("sched_transformer", TransformerWarmup(one, TransformerWarmupOptions(16, 5).scale(2.0)));
+  check_schedule("sched_transformer_d512", TransformerWarmup(one, TransformerWarmupOptions(512, 10)));
+  check_schedule("sched_cosine", LinearWarmupCosine(tenth, LinearWarmupCosineOptions(5, 30).min_lr(0.01)));
+  check_schedule("sched_cosine_nowarmup", LinearWarmupCosine(tenth, LinearWarmupCosineOptions(0, 30)));
+  check_schedule("sched_linear", LinearWarmupLinearDecay(tenth, LinearWarmupLinearDecayOptions(5, 30)));
+  check_schedule("sched_linear_min_lr",
+                 LinearWarmupLinearDecay(tenth, LinearWarmupLinearDecayOptions(5, 30).min_lr(0.02)));
+  check_schedule("sched_constant", Constant(tenth, ConstantOptions().warmup_steps(4)));
+  check_schedule("sched_step", StepDecay(tenth, StepDecayOptions(7).gamma(0.5)));
 }
 
 // ---- clipping: torch.nn.utils on the same three gradients ----

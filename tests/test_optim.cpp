@@ -12,6 +12,7 @@
 #include <heed/optim/adam.h>
 #include <heed/optim/clip.h>
 #include <heed/optim/optimizer.h>
+#include <heed/optim/rmsprop.h>
 #include <heed/optim/schedule.h>
 #include <heed/optim/sgd.h>
 #include "helpers.h"
@@ -36,6 +37,9 @@ void backward_sum_squares(const std::vector<Tensor>& ps) {
   for (size_t i = 1; i < ps.size(); ++i) loss = loss + sum(pow(ps[i], 2));
   loss.backward();
 }
+
+// An SGD whose default lr is `lr`: what a schedule reads its lr from.
+optim::SGD sgd_with_lr(double lr) { return optim::SGD(std::vector<Tensor>{leaf({0})}, optim::SGDOptions(lr)); }
 
 }  // namespace
 
@@ -82,6 +86,47 @@ TEST_CASE("optim: AdamW decays the weights before the update; its default weight
   adamw.step();  // p * (1 - 0.1 * 0.5) - 0.1 * g / (|g| + eps)
   CHECK(p.at({0}) == Approx(2 * 0.95 - 0.1));
   CHECK(std::string(adamw.name()) == "AdamW");
+}
+
+TEST_CASE("optim: RMSprop steps by hand (plain, centered, momentum, weight decay); torch's defaults") {
+  const optim::RMSpropOptions d;
+  CHECK(d.lr() == 1e-2);
+  CHECK(d.alpha() == 0.99);
+  CHECK(d.eps() == 1e-8);
+  CHECK(d.weight_decay() == 0);
+  CHECK(d.momentum() == 0);
+  CHECK(!d.centered());
+
+  // v = 0.01 g^2, so the first step is lr * g / (0.1 |g| + eps)
+  Tensor p = leaf({1, -2}, {0.5, -4});
+  optim::RMSprop plain({p}, optim::RMSpropOptions(0.01));
+  plain.step();
+  CHECK(p.at({0}) == Approx(1 - 0.01 * 0.5 / (0.1 * 0.5 + 1e-8)));
+  CHECK(p.at({1}) == Approx(-2 + 0.01 * 4 / (0.1 * 4 + 1e-8)));
+  CHECK(plain.state()[0].second.at({1}) == Approx(0.01 * 16));  // square_avg
+
+  // centered: m = 0.01 g, avg = sqrt(0.01 g^2 - m^2) + eps = sqrt(0.0099) |g| + eps
+  Tensor q = leaf({1}, {0.5});
+  optim::RMSprop centered({q}, optim::RMSpropOptions(0.01).centered(true));
+  centered.step();
+  CHECK(q.at({0}) == Approx(1 - 0.01 * 0.5 / (std::sqrt(0.0099) * 0.5 + 1e-8)));
+  CHECK(centered.state()[1].second.at({0}) == Approx(0.005));  // grad_avg
+
+  // momentum: b = g / avg, then b = 0.9 b + g / avg' (v grown to 0.0199 g^2)
+  Tensor r = leaf({1}, {0.5});
+  optim::RMSprop momentum({r}, optim::RMSpropOptions(0.01).momentum(0.9).eps(0));
+  momentum.step();
+  momentum.step();
+  const double b2 = 0.9 * 10 + 0.5 / (std::sqrt(0.0199) * 0.5);
+  CHECK(momentum.state()[1].second.at({0}) == Approx(b2));  // momentum_buffer
+  CHECK(r.at({0}) == Approx(1 - 0.01 * 10 - 0.01 * b2));
+
+  // weight decay enters the gradient: g = 0.5 + 0.5 * 2
+  Tensor w = leaf({2}, {0.5});
+  optim::RMSprop decay({w}, optim::RMSpropOptions(0.01).weight_decay(0.5));
+  decay.step();
+  CHECK(decay.state()[0].second.at({0}) == Approx(0.01 * 1.5 * 1.5));
+  CHECK(std::string(decay.name()) == "RMSprop");
 }
 
 TEST_CASE("optim: a parameter without a gradient is skipped, weight decay included") {
@@ -155,6 +200,19 @@ TEST_CASE("optim: bad options and parameters are heed::Errors naming the problem
                        Error);
   CHECK_THROWS_WITH_AS((optim::Adam(ps, optim::AdamOptions().lr(std::nan("")))), Contains("learning rate"),
                        Error);
+  CHECK_THROWS_WITH_AS((optim::RMSprop(ps, optim::RMSpropOptions(-0.01))),
+                       Contains("RMSprop: invalid learning rate -0.01 (must be >= 0)"), Error);
+  CHECK_THROWS_WITH_AS((optim::RMSprop(ps, optim::RMSpropOptions().alpha(-0.5))),
+                       Contains("RMSprop: invalid alpha -0.5"), Error);
+  CHECK_THROWS_WITH_AS((optim::RMSprop(ps, optim::RMSpropOptions().eps(-1))), Contains("RMSprop: invalid eps -1"),
+                       Error);
+  CHECK_THROWS_WITH_AS((optim::RMSprop(ps, optim::RMSpropOptions().momentum(-0.9))),
+                       Contains("RMSprop: invalid momentum -0.9"), Error);
+  CHECK_THROWS_WITH_AS((optim::RMSprop(ps, optim::RMSpropOptions().weight_decay(-1))),
+                       Contains("RMSprop: invalid weight_decay -1"), Error);
+  CHECK_THROWS_WITH_AS((optim::RMSprop({ParamGroup({p}, optim::AdamOptions())})),
+                       Contains("RMSprop: a param group has the options of another optimizer (use RMSpropOptions)"),
+                       Error);
 
   // parameters
   CHECK_THROWS_WITH_AS((optim::SGD(std::vector<Tensor>{}, optim::SGDOptions(0.1))),
@@ -187,10 +245,16 @@ static_assert(!std::is_constructible_v<optim::Adam, Params, optim::SGDOptions>);
 static_assert(std::is_constructible_v<optim::AdamW, Params, optim::AdamWOptions>);
 static_assert(std::is_constructible_v<optim::Adam, Params, optim::AdamOptions>);
 static_assert(std::is_constructible_v<optim::SGD, Params, optim::SGDOptions>);
+static_assert(std::is_constructible_v<optim::RMSprop, Params, optim::RMSpropOptions>);
+static_assert(std::is_constructible_v<optim::RMSprop, Groups>);  // torch's defaults, lr 1e-2
+static_assert(!std::is_constructible_v<optim::RMSprop, Params, optim::AdamOptions>);
+static_assert(!std::is_constructible_v<optim::Adam, Groups, optim::RMSpropOptions>);
+static_assert(!std::is_constructible_v<optim::SGD, Params>);  // SGD's lr has no default
 // a bare learning rate, as libtorch's optim::SGD opt(params, 0.1)
 static_assert(std::is_constructible_v<optim::SGD, Params, double>);
 static_assert(std::is_constructible_v<optim::Adam, Params, double>);
 static_assert(std::is_constructible_v<optim::AdamW, Params, double>);
+static_assert(std::is_constructible_v<optim::RMSprop, Params, double>);
 // the chained setters keep the concrete type
 static_assert(std::is_same_v<decltype(optim::AdamWOptions().eps(1e-6)), optim::AdamWOptions&>);
 static_assert(std::is_same_v<decltype(optim::AdamOptions().amsgrad(true)), optim::AdamOptions&>);
@@ -228,15 +292,22 @@ TEST_CASE("optim: state() names every buffer group<g>.param<p>.<slot>") {
   const auto sgd_state = optim::SGD({w, b}, optim::SGDOptions(0.1).momentum(0.9)).state();
   REQUIRE(sgd_state.size() == 2);
   CHECK(sgd_state[1].first == "group0.param1.momentum_buffer");
+
+  names.clear();
+  optim::RMSprop rms({ParamGroup({w}), ParamGroup({b}, optim::RMSpropOptions().momentum(0.9).centered(true))});
+  for (const auto& [n, t] : rms.state()) names.push_back(n);
+  CHECK(names == std::vector<std::string>{"group0.param0.square_avg", "group1.param0.square_avg",
+                                          "group1.param0.momentum_buffer", "group1.param0.grad_avg"});
+  CHECK(optim::RMSprop({w}, optim::RMSpropOptions().centered(true)).state()[1].first == "group0.param0.grad_avg");
 }
 
 // Train N steps, carry the state into a fresh optimizer on copied parameters, train M
 // more in both: the parameters must be bitwise identical (the schedule is closed form).
-TEST_CASE("optim: load_state resumes bitwise (Adam amsgrad, SGD dampened momentum, with a schedule)") {
+TEST_CASE("optim: load_state resumes bitwise (Adam amsgrad, SGD dampened momentum, RMSprop, with a schedule)") {
   auto resume_check = [](auto make) {
     Tensor w = leaf({1, -2, 0.5}), b = leaf({0.3});
     auto opt = make(std::vector<Tensor>{w, b});
-    const optim::LinearWarmupCosine schedule(optim::LinearWarmupCosineOptions(0.05, 3, 10));
+    const optim::LinearWarmupCosine schedule(opt, optim::LinearWarmupCosineOptions(3, 10));
     auto train = [&](auto& o, const std::vector<Tensor>& ps, int steps) {
       for (int i = 0; i < steps; ++i) {
         schedule.apply(o, o.step_count());
@@ -260,9 +331,12 @@ TEST_CASE("optim: load_state resumes bitwise (Adam amsgrad, SGD dampened momentu
     CHECK(b.to_vector() == b2.to_vector());
   };
   resume_check(
-      [](const std::vector<Tensor>& ps) { return optim::Adam(ps, optim::AdamOptions().amsgrad(true)); });
+      [](const std::vector<Tensor>& ps) { return optim::Adam(ps, optim::AdamOptions(0.05).amsgrad(true)); });
   resume_check([](const std::vector<Tensor>& ps) {
     return optim::SGD(ps, optim::SGDOptions(0.1).momentum(0.9).dampening(0.2));
+  });
+  resume_check([](const std::vector<Tensor>& ps) {
+    return optim::RMSprop(ps, optim::RMSpropOptions(0.05).momentum(0.5).centered(true).weight_decay(0.1));
   });
 }
 
@@ -296,12 +370,13 @@ TEST_CASE("optim: load_state refuses a wrong name, shape, duplicate or missing t
 // ---------------------------------------------------------------- schedules
 
 TEST_CASE("optim: schedules at their landmarks") {
-  const optim::TransformerWarmup noam(optim::TransformerWarmupOptions(512, 4000));
+  const optim::SGD one = sgd_with_lr(1.0);  // the peak of the warmup-decay schedules
+  const optim::TransformerWarmup noam(one, optim::TransformerWarmupOptions(512, 4000));
   CHECK(noam.lr_at(0) == Approx(std::pow(512, -0.5) * std::pow(4000, -1.5)));       // step 1
   CHECK(noam.lr_at(3999) == Approx(std::pow(512, -0.5) * std::pow(4000, -0.5)));    // the peak, step 4000
   CHECK(noam.lr_at(15999) == Approx(std::pow(512, -0.5) * std::pow(16000, -0.5)));  // after: n^-0.5
 
-  const optim::LinearWarmupCosine cosine(optim::LinearWarmupCosineOptions(1.0, 10, 110).min_lr(0.1));
+  const optim::LinearWarmupCosine cosine(one, optim::LinearWarmupCosineOptions(10, 110).min_lr(0.1));
   CHECK(cosine.lr_at(0) == 0);
   CHECK(cosine.lr_at(5) == Approx(0.5));
   CHECK(cosine.lr_at(10) == Approx(1.0));
@@ -309,17 +384,19 @@ TEST_CASE("optim: schedules at their landmarks") {
   CHECK(cosine.lr_at(110) == Approx(0.1));
   CHECK(cosine.lr_at(1000) == Approx(0.1));  // held at min_lr
 
-  const optim::LinearWarmupLinearDecay linear(optim::LinearWarmupLinearDecayOptions(1.0, 10, 110));
+  const optim::LinearWarmupLinearDecay linear(one, optim::LinearWarmupLinearDecayOptions(10, 110));
   CHECK(linear.lr_at(60) == Approx(0.5));
   CHECK(linear.lr_at(200) == 0);
-  CHECK(optim::Constant(optim::ConstantOptions(0.3)).lr_at(12345) == 0.3);
-  CHECK(optim::StepDecay(optim::StepDecayOptions(1.0, 10)).lr_at(25) == Approx(0.01));
+  CHECK(optim::Constant(sgd_with_lr(0.3)).lr_at(12345) == 0.3);
+  CHECK(optim::StepDecay(one, optim::StepDecayOptions(10)).lr_at(25) == Approx(0.01));
 }
 
 TEST_CASE("optim: LRSchedule::apply keeps each group's ratio to the default lr") {
   Tensor a = leaf({1}), b = leaf({1});
-  optim::Adam opt({ParamGroup({a}), ParamGroup({b}, optim::AdamOptions(0.5e-3))}, optim::AdamOptions(1e-3));
-  const optim::StepDecay schedule(optim::StepDecayOptions(0.1, 10).gamma(0.5));
+  optim::Adam opt({ParamGroup({a}), ParamGroup({b}, optim::AdamOptions(0.05))}, optim::AdamOptions(0.1));
+  const optim::StepDecay schedule(opt, optim::StepDecayOptions(10).gamma(0.5));
+  CHECK(schedule.default_lr() == 0.1);
+  CHECK(schedule.base_lrs() == std::vector<double>{0.1, 0.05});
   schedule.apply(opt, 10);
   CHECK(opt.param_groups()[0].lr() == Approx(0.05));
   CHECK(opt.param_groups()[1].lr() == Approx(0.025));
@@ -327,23 +404,44 @@ TEST_CASE("optim: LRSchedule::apply keeps each group's ratio to the default lr")
   CHECK(opt.param_groups()[0].lr() == Approx(0.1));
 }
 
+TEST_CASE("optim: a schedule reads each group's initial lr, not the lr set since; apply checks the groups") {
+  Tensor a = leaf({1}), b = leaf({1});
+  optim::SGD opt({a}, optim::SGDOptions(0.2));
+  opt.param_groups()[0].set_lr(0.7);  // as load_checkpoint restores a scheduled lr
+  const optim::LinearWarmupLinearDecay schedule(opt, optim::WarmupDecayOptions(0, 10));
+  CHECK(schedule.default_lr() == 0.2);
+  CHECK(schedule.base_lrs() == std::vector<double>{0.2});
+  schedule.apply(opt, 5);
+  CHECK(opt.param_groups()[0].lr() == Approx(0.1));  // half way down from 0.2
+
+  opt.add_param_group(ParamGroup({b}, optim::SGDOptions(0.4)));
+  CHECK_THROWS_WITH_AS(schedule.apply(opt, 6),
+                       Contains("LRSchedule::apply: the SGD has 2 param groups but the schedule read 1"), Error);
+  CHECK(opt.param_groups()[0].lr() == Approx(0.1));  // the refusal set nothing
+  const optim::LinearWarmupLinearDecay rebuilt(opt, optim::WarmupDecayOptions(0, 10));
+  rebuilt.apply(opt, 5);
+  CHECK(opt.param_groups()[1].lr() == Approx(0.2));  // twice the default group's rate
+}
+
 TEST_CASE("optim: bad schedule options and negative steps are heed::Errors") {
   using namespace optim;
-  CHECK_THROWS_WITH_AS(TransformerWarmup(TransformerWarmupOptions(0, 4000)),
+  const SGD sgd = sgd_with_lr(0.1);
+  CHECK_THROWS_WITH_AS(TransformerWarmup(sgd, TransformerWarmupOptions(0, 4000)),
                        Contains("TransformerWarmup: invalid d_model 0"), Error);
-  CHECK_THROWS_WITH_AS(TransformerWarmup(TransformerWarmupOptions(512, 0)),
+  CHECK_THROWS_WITH_AS(TransformerWarmup(sgd, TransformerWarmupOptions(512, 0)),
                        Contains("invalid warmup_steps 0"), Error);
-  CHECK_THROWS_WITH_AS(LinearWarmupCosine(LinearWarmupCosineOptions(0.1, 10, 5)),
+  CHECK_THROWS_WITH_AS(LinearWarmupCosine(sgd, LinearWarmupCosineOptions(10, 5)),
                        Contains("total_steps 5 is less than warmup_steps 10"), Error);
-  CHECK_THROWS_WITH_AS(LinearWarmupCosine(LinearWarmupCosineOptions(0.1, 0, 5).min_lr(0.2)),
-                       Contains("invalid min_lr"), Error);
-  CHECK_THROWS_WITH_AS(LinearWarmupLinearDecay(LinearWarmupLinearDecayOptions(-1, 0, 5)),
-                       Contains("invalid lr -1"), Error);
-  CHECK_THROWS_WITH_AS(Constant(ConstantOptions(0.1).warmup_steps(-1)), Contains("invalid warmup_steps -1"),
+  CHECK_THROWS_WITH_AS(LinearWarmupCosine(sgd, LinearWarmupCosineOptions(0, 5).min_lr(0.2)),
+                       Contains("invalid min_lr 0.2 (must be in [0, the optimizer's lr = 0.1])"), Error);
+  const SGD infinite = sgd_with_lr(std::numeric_limits<double>::infinity());  // SGD takes it
+  CHECK_THROWS_WITH_AS(LinearWarmupLinearDecay(infinite, LinearWarmupLinearDecayOptions(0, 5)),
+                       Contains("LinearWarmupLinearDecay: invalid lr inf"), Error);
+  CHECK_THROWS_WITH_AS(Constant(sgd, ConstantOptions().warmup_steps(-1)), Contains("invalid warmup_steps -1"),
                        Error);
-  CHECK_THROWS_WITH_AS(StepDecay(StepDecayOptions(0.1, 0)), Contains("StepDecay: invalid step_size 0"),
+  CHECK_THROWS_WITH_AS(StepDecay(sgd, StepDecayOptions(0)), Contains("StepDecay: invalid step_size 0"),
                        Error);
-  CHECK_THROWS_WITH_AS(Constant(ConstantOptions(0.1)).lr_at(-1), Contains("step -1 is negative"), Error);
+  CHECK_THROWS_WITH_AS(Constant(sgd).lr_at(-1), Contains("step -1 is negative"), Error);
 }
 
 // ---------------------------------------------------------------- clipping

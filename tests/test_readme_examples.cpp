@@ -1,7 +1,7 @@
 // test_readme_examples.cpp - every one-line example in README.md, compiled and run, so the
 // README cannot drift from the API. Keep the two in step. The README's complete program is
-// below with its body verbatim, and the code excerpts of README.md and autograd/README.md
-// (adding an op) are checked against the files they name.
+// below with its body verbatim, and the code excerpts of README.md, autograd/README.md (adding
+// an op) and optim/README.md (adding an optimizer) are checked against the files they name.
 #include <fstream>
 #include <sstream>
 
@@ -34,6 +34,7 @@
 #include <heed/optim/data/data.h>
 #include <heed/optim/clip.h>
 #include <heed/optim/optimizer.h>
+#include <heed/optim/rmsprop.h>
 #include <heed/optim/schedule.h>
 #include <heed/optim/sgd.h>
 #include "helpers.h"
@@ -86,12 +87,13 @@ TEST_CASE("README one-line examples compile and run") {
   { optim::SGD opt(params, optim::SGDOptions(0.1).momentum(0.9).nesterov(true).weight_decay(1e-4)); }
   { optim::Adam opt(params, optim::AdamOptions(1e-3).betas({0.9, 0.98}).eps(1e-9).amsgrad(true)); }
   { optim::AdamW opt(params, optim::AdamWOptions(1e-3).weight_decay(0.01)); }
+  { optim::RMSprop opt(params, optim::RMSpropOptions(1e-2).momentum(0.9)); }
   auto p2 = mlp->parameters();
   optim::Adam opt({optim::ParamGroup(p2), optim::ParamGroup(head, optim::AdamOptions(1e-2))});
-  optim::TransformerWarmup s(optim::TransformerWarmupOptions(512, 4000)); s.apply(opt, opt.step_count());
-  optim::LinearWarmupCosine s2(optim::WarmupDecayOptions(3e-4, 1000, 100000));
-  optim::LinearWarmupLinearDecay s3(optim::WarmupDecayOptions(3e-4, 1000, 100000));
-  optim::StepDecay s4(optim::StepDecayOptions(0.1, 30).gamma(0.1));
+  optim::TransformerWarmup s(opt, optim::TransformerWarmupOptions(512, 4000)); s.apply(opt, opt.step_count());
+  optim::LinearWarmupCosine s2(opt, optim::WarmupDecayOptions(1000, 100000));
+  optim::LinearWarmupLinearDecay s3(opt, optim::WarmupDecayOptions(1000, 100000));
+  optim::StepDecay s4(opt, optim::StepDecayOptions(30).gamma(0.1));
   double norm = optim::clip_grad_norm_(fc->parameters(), 1.0); (void)norm;
   optim::clip_grad_value_(fc->parameters(), 0.5);
   heed::save_checkpoint("/tmp/heed_readme_ckpt.bin", mlp, opt); heed::load_checkpoint("/tmp/heed_readme_ckpt.bin", mlp, opt);
@@ -187,7 +189,7 @@ TEST_CASE("README: a Hessian-vector product by double backward, against finite d
 
 TEST_CASE("README: each code excerpt that starts with a file name appears verbatim in that file") {
   int checked = 0;
-  for (const char* doc : {"README.md", "autograd/README.md", "layers/README.md"}) {
+  for (const char* doc : {"README.md", "autograd/README.md", "layers/README.md", "optim/README.md"}) {
     for (const Block& b : code_blocks(read_text(doc))) {
       std::string path;
       if (b.first.rfind("// ", 0) == 0) path = b.first.substr(3);
@@ -202,8 +204,9 @@ TEST_CASE("README: each code excerpt that starts with a file name appears verbat
     }
   }
   // autograd/README.md's five excerpts of adding an op, README's Hessian-vector product,
-  // layers/README.md's five of adding a layer and a loss
-  CHECK(checked >= 11);
+  // layers/README.md's five of adding a layer and a loss, optim/README.md's six of adding
+  // an optimizer
+  CHECK(checked >= 17);
 }
 
 // A dataset of six examples, for the data loader row.

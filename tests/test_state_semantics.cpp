@@ -22,6 +22,7 @@
 #include <heed/layers/sequential.h>
 #include <heed/layers/transformer_decoder.h>
 #include <heed/optim/distributed_sampler.h>
+#include <heed/optim/rmsprop.h>
 #include <heed/optim/schedule.h>
 #include <heed/optim/sgd.h>
 #include "helpers.h"
@@ -35,6 +36,7 @@ static_assert(!std::is_copy_constructible_v<DetectAnomalyGuard>);
 static_assert(!std::is_copy_constructible_v<alloc::PeakScope>);
 static_assert(!std::is_copy_constructible_v<Draws>);
 static_assert(!std::is_copy_constructible_v<optim::SGD>);
+static_assert(!std::is_copy_constructible_v<optim::RMSprop> && !std::is_copy_assignable_v<optim::RMSprop>);
 static_assert(!std::is_copy_constructible_v<nn::KVCache::Rollback>);
 
 // A module does not copy (a copy would alias every parameter); a holder copies as a
@@ -166,10 +168,28 @@ TEST_CASE("Optimizer: a step that throws updates nothing and does not count") {
   CHECK(opt.step_count() == 0);
 }
 
+TEST_CASE("Optimizer: an RMSprop step that throws leaves the parameters and the state as they were") {
+  const Tensor a = ones({2}).requires_grad_(), b = ones({3}).requires_grad_();
+  optim::RMSprop opt({optim::ParamGroup({a}), optim::ParamGroup({b}, optim::RMSpropOptions().momentum(0.9))},
+                     optim::RMSpropOptions().momentum(0.9));
+  a.set_grad(ones({2}));
+  b.set_grad(ones({3}));
+  opt.step();
+  const std::vector<real> a_before = a.to_vector(), v_before = opt.state()[0].second.to_vector();
+  static_cast<optim::RMSpropOptions&>(*opt.param_groups()[1].options).alpha(-1);  // found at group 1
+  CHECK(error_of([&] { opt.step(); }).find("RMSprop: invalid alpha -1") != std::string::npos);
+  CHECK(a.to_vector() == a_before);
+  CHECK(opt.state()[0].second.to_vector() == v_before);
+  CHECK(opt.step_count() == 1);
+  static_cast<optim::RMSpropOptions&>(*opt.param_groups()[1].options).alpha(0.99).momentum(0);
+  CHECK(error_of([&] { opt.step(); }).find("needs other state") != std::string::npos);
+  CHECK(a.to_vector() == a_before);
+}
+
 TEST_CASE("LR schedules and DistributedSampler are values; a throw changes nothing") {
   const Tensor w = ones({2}).requires_grad_();
   optim::SGD opt({w}, optim::SGDOptions(0.1));
-  const optim::StepDecay s(optim::StepDecayOptions(0.1, 2).gamma(0.5));
+  const optim::StepDecay s(opt, optim::StepDecayOptions(2).gamma(0.5));
   const optim::StepDecay copy = s;
   CHECK(copy.lr_at(3) == s.lr_at(3));
   CHECK(!error_of([&] { s.apply(opt, -1); }).empty());

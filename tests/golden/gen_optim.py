@@ -71,7 +71,8 @@ PROBLEM = dict(X=randn32((8, 4), 1), Y=randn32((8, 3), 2), W=randn32((4, 3), 3, 
 
 SLOTS = {torch.optim.SGD: ["momentum_buffer"],
          torch.optim.Adam: ["exp_avg", "exp_avg_sq", "max_exp_avg_sq"],
-         torch.optim.AdamW: ["exp_avg", "exp_avg_sq", "max_exp_avg_sq"]}
+         torch.optim.AdamW: ["exp_avg", "exp_avg_sq", "max_exp_avg_sq"],
+         torch.optim.RMSprop: ["square_avg", "momentum_buffer", "grad_avg"]}
 
 # name: (optimizer class, defaults, group layout, extra options for group 1, schedule)
 #   layout "one":  [W, b, u] in one group;  "two": [W] and [b, u] (group 1 with the extras)
@@ -88,6 +89,13 @@ CASES = {
     "adam_large_eps": (torch.optim.Adam, dict(lr=0.05, eps=0.1), "one", None, None),  # eps placement shows
     "adam_amsgrad": (torch.optim.Adam, dict(lr=0.05, betas=(0.8, 0.99), amsgrad=True), "one", None, None),
     "adamw": (torch.optim.AdamW, dict(lr=0.05, weight_decay=0.1), "one", None, None),
+    "rmsprop": (torch.optim.RMSprop, dict(lr=0.01), "one", None, None),
+    "rmsprop_weight_decay": (torch.optim.RMSprop, dict(lr=0.01, weight_decay=0.1), "one", None, None),
+    # with momentum, eps >= 0.05 keeps g / avg well conditioned near the minimum (float32 vs float64)
+    "rmsprop_momentum": (torch.optim.RMSprop, dict(lr=0.01, momentum=0.9, eps=0.05), "one", None, None),
+    "rmsprop_centered": (torch.optim.RMSprop, dict(lr=0.01, alpha=0.9, centered=True), "one", None, None),
+    "rmsprop_centered_momentum": (torch.optim.RMSprop, dict(lr=0.02, alpha=0.9, eps=0.1, momentum=0.5,
+                                                             centered=True), "one", None, None),
     "adam_groups": (torch.optim.Adam, dict(lr=0.05), "two", dict(lr=0.01, weight_decay=0.1), None),
     "adam_noam": (torch.optim.Adam, dict(lr=1.0, betas=(0.9, 0.98), eps=1e-9), "one", None,
                   lambda o: torch.optim.lr_scheduler.LambdaLR(

@@ -135,8 +135,8 @@ int train_main(const fs::path& dir, int64_t steps, const std::string& limit_file
   heed::set_dynamic_threads(false);
   for (const fs::path& t : temp_files(dir)) fs::remove(t);
   const dates::Splits data = dates::make_splits(kDataSeed, 4000, 0, 0);
-  const optim::LinearWarmupCosine schedule(optim::WarmupDecayOptions(kLr, 200, 20000).min_lr(kLr / 20));
   Run run;
+  const optim::LinearWarmupCosine schedule(*run.opt, optim::WarmupDecayOptions(200, 20000).min_lr(kLr / 20));
   const std::string ckpt = (dir / "ckpt.bin").string();
   const bool resumed = fs::exists(ckpt);
   if (resumed) heed::load_checkpoint(ckpt, *run.model, *run.opt);
