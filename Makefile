@@ -198,8 +198,8 @@ $(UMBRELLA): $(HEADERS) Makefile
 
 # ---- every other target, in the folder of what it builds (the list at the top) ----
 include optim/mpi.mk
-include tests/rules.mk tests/portable/rules.mk tests/soak/rules.mk tests/install/rules.mk
-include tests/repro/rules.mk
+include tests/rules.mk tests/readme/rules.mk tests/portable/rules.mk tests/soak/rules.mk
+include tests/install/rules.mk tests/repro/rules.mk
 include tests/sanitizers.mk tests/fuzz/rules.mk tests/mpi/rules.mk
 include examples/rules.mk tests/bench/rules.mk tests/golden/rules.mk
 include core/install/rules.mk

@@ -19,7 +19,8 @@ SMOKE_EXAMPLES := translate char_gpt classify lstm_vs_attention
 # OpenBLAS. OPENBLAS_TESTS narrows the second run (doctest filters) when CI time is short.
 OPENBLAS_TESTS ?=
 
-# In order: the vectorisation check (below), the float suite (on each engine), check-portable
+# In order: the vectorisation check (below), the float suite (on each engine), check-readme
+# (README.md's code, compiled from README.md: tests/readme/rules.mk), check-portable
 # (tests/portable/rules.mk), the double suite, check-repro (tests/repro/rules.mk), soak-tiny
 # (tests/soak/rules.mk), the examples' smoke runs (built by examples/rules.mk) and
 # check-install (tests/install/rules.mk). Every step runs even when one before it failed, so
@@ -31,6 +32,7 @@ test: $(PRECISIONS:%=$(BUILD)/tests_%) $(SMOKE_EXAMPLES:%=$(BUILD)/examples/%) $
 	@$(MAKE) --no-print-directory check-vectorised || echo "check-vectorised" >> $(TEST_FAILED)
 	$(BUILD)/tests_f32 || echo "the float suite on oneDNN ($(BUILD)/tests_f32)" >> $(TEST_FAILED)
 	HEED_GEMM=openblas $(BUILD)/tests_f32 $(OPENBLAS_TESTS) || echo "the float suite on OpenBLAS (HEED_GEMM=openblas $(BUILD)/tests_f32)" >> $(TEST_FAILED)
+	@$(MAKE) --no-print-directory check-readme || echo "check-readme" >> $(TEST_FAILED)
 	@$(MAKE) --no-print-directory check-portable || echo "check-portable" >> $(TEST_FAILED)
 	$(BUILD)/tests_f64 || echo "the double suite ($(BUILD)/tests_f64)" >> $(TEST_FAILED)
 	@$(MAKE) --no-print-directory check-repro || echo "check-repro" >> $(TEST_FAILED)
