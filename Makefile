@@ -181,6 +181,11 @@ $$(LIB_$(1)): $$(OBJS_$(1))
 endef
 $(foreach P,$(PRECISIONS),$(eval $(call lib_rules,$(P))))
 
+# A program of one .cpp ($<) against libheed.a: the examples, the benchmarks and the programs
+# behind make test's steps. Each rule writes its prerequisites and the libraries it adds in
+# front of $(LDLIBS): `$(LINK_PROGRAM) $(LDLIBS)`.
+LINK_PROGRAM = $(CXX) $(BASEFLAGS) $(CXXFLAGS) -I$(INC) $< -o $@ $(LIB_f32)
+
 # ---- the public include tree: <heed/heed.h> and <heed/core/...> ----
 # Programs write `#include <heed/heed.h>`. That umbrella is generated: it includes every header
 # of core/, autograd/, layers/ and optim/, bottom layer first, so it can never miss a new one.

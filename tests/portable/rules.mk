@@ -25,7 +25,7 @@ QEMU_CPUS  := Nehalem:v2:NEHALEM Haswell:avx2:HASWELL
 
 $(PORTABLE)/cpu_levels: tests/portable/cpu_levels.cpp $(BUILD)/libheed.a | $(UMBRELLA)
 	@mkdir -p $(@D)
-	$(CXX) $(BASEFLAGS) $(CXXFLAGS) -I$(INC) $< -o $@ $(BUILD)/libheed.a $(LDLIBS)
+	$(LINK_PROGRAM) $(LDLIBS)
 
 check-portable: DEPS += qemu-user:/usr/bin/qemu-x86_64
 check-portable: $(BUILD)/tests_f32 $(README_BUILD)/program $(PORTABLE)/cpu_levels | deps

@@ -27,7 +27,7 @@ $(README_BUILD)/examples: $(BUILD)/f32/tests/main.o $(README_BUILD)/examples.o $
 	$(CXX) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 
 $(README_BUILD)/program: $(README_BUILD)/program.cpp $(LIB_f32) | $(UMBRELLA)
-	$(CXX) $(BASEFLAGS) $(CXXFLAGS) -I$(INC) $< -o $@ $(LIB_f32) $(LDLIBS)
+	$(LINK_PROGRAM) $(LDLIBS)
 
 # The cases run in run/, where the snippets' files (model.safetensors, ckpt.bin) land.
 check-readme: $(README_BUILD)/examples $(README_BUILD)/program
