@@ -107,8 +107,6 @@ HEADERS   := $(filter-out %_mpi.h %_compat.h,$(call find_in,*.h))
 COMPAT_HEADERS := $(call find_in,*_compat.h)
 MPI_SRCS  := $(call find_in,*_mpi.cpp)
 MPI_HEADERS := $(call find_in,*_mpi.h)
-OBJS_F32  := $(LIB_SRCS:%.cpp=$(BUILD)/f32/%.o)
-OBJS_F64  := $(LIB_SRCS:%.cpp=$(BUILD)/f64/%.o)
 
 .PHONY: all deps test check-vectorised test-mpi bench-allreduce bench-overlap install-mpi check-install-mpi check-portable sanitize tsan fuzz fuzz-seeds soak soak-tiny demo examples bench goldens install uninstall check-install clean
 
@@ -154,21 +152,39 @@ $(FLAGS_STAMP): FORCE
 	@echo '$(STAMP_TEXT)' | cmp -s - $@ || echo '$(STAMP_TEXT)' > $@
 FORCE:
 
-$(BUILD)/f32/%.o: %.cpp $(FLAGS_STAMP) | deps $(UMBRELLA)
-	@mkdir -p $(@D)
-	$(CXX) $(BASEFLAGS) $(CXXFLAGS) -c $< -o $@
+# Both precisions are built by the same rules, written once in lib_rules and expanded once per
+# precision P of PRECISIONS by $(eval $(call lib_rules,P)). Inside the template $(1) is P and
+# $$ is a $ left for the rule itself, so for P = f64 the eval writes:
+#   OBJS_f64 := $(LIB_SRCS:%.cpp=build/f64/%.o)
+#   build/f64/%.o: %.cpp $(FLAGS_STAMP) | deps $(UMBRELLA)
+#   	$(CXX) $(BASEFLAGS) $(FLAGS_f64) -c $< -o $@          (FLAGS_f64 is $(F64FLAGS))
+#   build/libheed_f64.a: $(OBJS_f64)
+#   	ar rcs $@ $^
+# tests/rules.mk does the same for the test binaries (test_rules). What differs between the
+# precisions is only in these variables, one line each:
+PRECISIONS := f32 f64
+LIB_f32    := $(BUILD)/libheed.a
+LIB_f64    := $(BUILD)/libheed_f64.a
+FLAGS_f32   = $(CXXFLAGS)
+FLAGS_f64   = $(F64FLAGS)
 
-$(BUILD)/f64/%.o: %.cpp $(FLAGS_STAMP) | deps $(UMBRELLA)
-	@mkdir -p $(@D)
-	$(CXX) $(BASEFLAGS) $(F64FLAGS) -c $< -o $@
+define lib_rules
+OBJS_$(1) := $$(LIB_SRCS:%.cpp=$$(BUILD)/$(1)/%.o)
 
-$(BUILD)/libheed.a: $(OBJS_F32)
-	@rm -f $@
-	ar rcs $@ $^
+$$(BUILD)/$(1)/%.o: %.cpp $$(FLAGS_STAMP) | deps $$(UMBRELLA)
+	@mkdir -p $$(@D)
+	$$(CXX) $$(BASEFLAGS) $$(FLAGS_$(1)) -c $$< -o $$@
 
-$(BUILD)/libheed_f64.a: $(OBJS_F64)
-	@rm -f $@
-	ar rcs $@ $^
+$$(LIB_$(1)): $$(OBJS_$(1))
+	@rm -f $$@
+	ar rcs $$@ $$^
+endef
+$(foreach P,$(PRECISIONS),$(eval $(call lib_rules,$(P))))
+
+# A program of one .cpp ($<) against libheed.a: the examples, the benchmarks and the programs
+# behind make test's steps. Each rule writes its prerequisites and the libraries it adds in
+# front of $(LDLIBS): `$(LINK_PROGRAM) $(LDLIBS)`.
+LINK_PROGRAM = $(CXX) $(BASEFLAGS) $(CXXFLAGS) -I$(INC) $< -o $@ $(LIB_f32)
 
 # ---- the public include tree: <heed/heed.h> and <heed/core/...> ----
 # Programs write `#include <heed/heed.h>`. That umbrella is generated: it includes every header
@@ -187,8 +203,8 @@ $(UMBRELLA): $(HEADERS) Makefile
 
 # ---- every other target, in the folder of what it builds (the list at the top) ----
 include optim/mpi.mk
-include tests/rules.mk tests/portable/rules.mk tests/soak/rules.mk tests/install/rules.mk
-include tests/repro/rules.mk
+include tests/rules.mk tests/readme/rules.mk tests/portable/rules.mk tests/soak/rules.mk
+include tests/install/rules.mk tests/repro/rules.mk
 include tests/sanitizers.mk tests/fuzz/rules.mk tests/mpi/rules.mk
 include examples/rules.mk tests/bench/rules.mk tests/golden/rules.mk
 include core/install/rules.mk
@@ -196,4 +212,4 @@ include core/install/rules.mk
 clean:
 	rm -rf $(BUILD)
 
--include $(OBJS_F32:.o=.d) $(OBJS_F64:.o=.d)
+-include $(foreach P,$(PRECISIONS),$(OBJS_$(P):.o=.d))

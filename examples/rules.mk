@@ -5,7 +5,7 @@ EXAMPLES     := $(patsubst examples/%.cpp,$(BUILD)/examples/%,$(wildcard example
 EXAMPLE_LIBS := -lstb
 $(BUILD)/examples/%: examples/%.cpp $(BUILD)/libheed.a | $(UMBRELLA)
 	@mkdir -p $(@D)
-	$(CXX) $(BASEFLAGS) $(CXXFLAGS) -I$(INC) $< -o $@ $(BUILD)/libheed.a $(EXAMPLE_LIBS) $(LDLIBS)
+	$(LINK_PROGRAM) $(EXAMPLE_LIBS) $(LDLIBS)
 
 examples: $(EXAMPLES)
 

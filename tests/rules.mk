@@ -1,9 +1,15 @@
 # tests/rules.mk - `make test` and the two test binaries (included by the top-level Makefile).
 # tests/test_*.cpp run in float (goldens, behaviour); tests/gradcheck_*.cpp in double.
-TEST_F32_SRCS := tests/main.cpp $(wildcard tests/test_*.cpp)
-TEST_F64_SRCS := tests/main.cpp $(wildcard tests/gradcheck_*.cpp)
-TEST_F32_OBJS := $(TEST_F32_SRCS:%.cpp=$(BUILD)/f32/%.o)
-TEST_F64_OBJS := $(TEST_F64_SRCS:%.cpp=$(BUILD)/f64/%.o)
+# Both binaries are built by one template, test_rules (below, expanded once per precision as
+# the Makefile's lib_rules is); what differs between them is in these lines:
+#   P     test files            binary             library (LIB_P)      flags (TEST_FLAGS_P)
+#   f32   tests/test_*.cpp      build/tests_f32    build/libheed.a      $(TEST_CXXFLAGS)
+#   f64   tests/gradcheck_*.cpp build/tests_f64    build/libheed_f64.a  $(F64FLAGS)
+TEST_FILES_f32 := test_*
+TEST_FILES_f64 := gradcheck_*
+# -lstb: test_atomic_write writes and decodes the examples' PNGs (examples/common/canvas.h).
+TEST_LIBS_f32  := -lstb
+TEST_LIBS_f64  :=
 
 # Every example has a --smoke run (tiny sizes, seconds) that exits 1 unless its loss falls
 # and its PNGs are valid files of the size drawn; translate runs once per --model.
@@ -13,18 +19,20 @@ SMOKE_EXAMPLES := translate char_gpt classify lstm_vs_attention
 # OpenBLAS. OPENBLAS_TESTS narrows the second run (doctest filters) when CI time is short.
 OPENBLAS_TESTS ?=
 
-# In order: the vectorisation check (below), the float suite (on each engine), check-portable
+# In order: the vectorisation check (below), the float suite (on each engine), check-readme
+# (README.md's code, compiled from README.md: tests/readme/rules.mk), check-portable
 # (tests/portable/rules.mk), the double suite, check-repro (tests/repro/rules.mk), soak-tiny
 # (tests/soak/rules.mk), the examples' smoke runs (built by examples/rules.mk) and
 # check-install (tests/install/rules.mk). Every step runs even when one before it failed, so
 # one red step never hides the state of the others; the last lines name each failed step,
 # and make test then fails.
 TEST_FAILED := $(BUILD)/test-failed-steps
-test: $(BUILD)/tests_f32 $(BUILD)/tests_f64 $(SMOKE_EXAMPLES:%=$(BUILD)/examples/%) $(BUILD)/soak/soak
+test: $(PRECISIONS:%=$(BUILD)/tests_%) $(SMOKE_EXAMPLES:%=$(BUILD)/examples/%) $(BUILD)/soak/soak
 	@rm -f $(TEST_FAILED)
 	@$(MAKE) --no-print-directory check-vectorised || echo "check-vectorised" >> $(TEST_FAILED)
 	$(BUILD)/tests_f32 || echo "the float suite on oneDNN ($(BUILD)/tests_f32)" >> $(TEST_FAILED)
 	HEED_GEMM=openblas $(BUILD)/tests_f32 $(OPENBLAS_TESTS) || echo "the float suite on OpenBLAS (HEED_GEMM=openblas $(BUILD)/tests_f32)" >> $(TEST_FAILED)
+	@$(MAKE) --no-print-directory check-readme || echo "check-readme" >> $(TEST_FAILED)
 	@$(MAKE) --no-print-directory check-portable || echo "check-portable" >> $(TEST_FAILED)
 	$(BUILD)/tests_f64 || echo "the double suite ($(BUILD)/tests_f64)" >> $(TEST_FAILED)
 	@$(MAKE) --no-print-directory check-repro || echo "check-repro" >> $(TEST_FAILED)
@@ -49,23 +57,35 @@ test: $(BUILD)/tests_f32 $(BUILD)/tests_f64 $(SMOKE_EXAMPLES:%=$(BUILD)/examples
 # Test files compile at -O1 (TEST_CXXFLAGS): they are glue around library calls, which -O3
 # would only make slower to compile; the library they test keeps CXXFLAGS.
 TEST_CXXFLAGS ?= $(patsubst -O%,-O1,$(CXXFLAGS))
-PCH_F32 := $(BUILD)/f32/tests/pch/helpers.h.gch
-PCH_F64 := $(BUILD)/f64/tests/pch/helpers.h.gch
-$(PCH_F32): tests/helpers.h $(FLAGS_STAMP) | deps $(UMBRELLA)
-	@mkdir -p $(@D)
-	$(CXX) $(BASEFLAGS) $(TEST_CXXFLAGS) -x c++-header $< -o $@
+TEST_FLAGS_f32  = $(TEST_CXXFLAGS)
+TEST_FLAGS_f64  = $(F64FLAGS)
+# For P = f64, $(eval $(call test_rules,f64)) writes (as lib_rules, $$ is a $ kept for the rule):
+#   TEST_SRCS_f64 := tests/main.cpp $(wildcard tests/gradcheck_*.cpp)
+#   PCH_f64 := build/f64/tests/pch/helpers.h.gch, built from tests/helpers.h with $(TEST_FLAGS_f64)
+#   build/f64/tests/%.o: tests/%.cpp $(PCH_f64) ...   compiled with -include of that header
+#   build/f64/tests/main.o: tests/main.cpp ...        without it
+#   build/tests_f64: $(TEST_OBJS_f64) build/libheed_f64.a   linked with $(TEST_LIBS_f64)
+define test_rules
+TEST_SRCS_$(1) := tests/main.cpp $$(wildcard tests/$$(TEST_FILES_$(1)).cpp)
+TEST_OBJS_$(1) := $$(TEST_SRCS_$(1):%.cpp=$$(BUILD)/$(1)/%.o)
+PCH_$(1) := $$(BUILD)/$(1)/tests/pch/helpers.h.gch
 
-$(PCH_F64): tests/helpers.h $(FLAGS_STAMP) | deps $(UMBRELLA)
-	@mkdir -p $(@D)
-	$(CXX) $(BASEFLAGS) $(F64FLAGS) -x c++-header $< -o $@
+$$(PCH_$(1)): tests/helpers.h $$(FLAGS_STAMP) | deps $$(UMBRELLA)
+	@mkdir -p $$(@D)
+	$$(CXX) $$(BASEFLAGS) $$(TEST_FLAGS_$(1)) -x c++-header $$< -o $$@
 
-$(BUILD)/f32/tests/%.o: tests/%.cpp $(PCH_F32) $(FLAGS_STAMP) | deps $(UMBRELLA)
-	@mkdir -p $(@D)
-	$(CXX) $(BASEFLAGS) $(TEST_CXXFLAGS) -include $(PCH_F32:.gch=) -c $< -o $@
+$$(BUILD)/$(1)/tests/%.o: tests/%.cpp $$(PCH_$(1)) $$(FLAGS_STAMP) | deps $$(UMBRELLA)
+	@mkdir -p $$(@D)
+	$$(CXX) $$(BASEFLAGS) $$(TEST_FLAGS_$(1)) -include $$(PCH_$(1):.gch=) -c $$< -o $$@
 
-$(BUILD)/f64/tests/%.o: tests/%.cpp $(PCH_F64) $(FLAGS_STAMP) | deps $(UMBRELLA)
-	@mkdir -p $(@D)
-	$(CXX) $(BASEFLAGS) $(F64FLAGS) -include $(PCH_F64:.gch=) -c $< -o $@
+$$(BUILD)/$(1)/tests/main.o: tests/main.cpp $$(FLAGS_STAMP) | deps $$(UMBRELLA)
+	@mkdir -p $$(@D)
+	$$(CXX) $$(BASEFLAGS) $$(TEST_FLAGS_$(1)) -c $$< -o $$@
+
+$$(BUILD)/tests_$(1): $$(TEST_OBJS_$(1)) $$(LIB_$(1))
+	$$(CXX) $$(LDFLAGS) $$^ -o $$@ $$(TEST_LIBS_$(1)) $$(LDLIBS)
+endef
+$(foreach P,$(PRECISIONS),$(eval $(call test_rules,$(P))))
 
 # Tests that compare the library's float results bit for bit with a formula written in the
 # test compile with the library's own flags, without the -O1 header: at -O3 GCC contracts
@@ -75,21 +95,6 @@ $(TEST_EXACT:%=$(BUILD)/f32/tests/%.o): $(BUILD)/f32/tests/%.o: tests/%.cpp $(FL
 	@mkdir -p $(@D)
 	$(CXX) $(BASEFLAGS) $(CXXFLAGS) -include tests/helpers.h -c $< -o $@
 
-$(BUILD)/f32/tests/main.o: tests/main.cpp $(FLAGS_STAMP) | deps $(UMBRELLA)
-	@mkdir -p $(@D)
-	$(CXX) $(BASEFLAGS) $(TEST_CXXFLAGS) -c $< -o $@
-
-$(BUILD)/f64/tests/main.o: tests/main.cpp $(FLAGS_STAMP) | deps $(UMBRELLA)
-	@mkdir -p $(@D)
-	$(CXX) $(BASEFLAGS) $(F64FLAGS) -c $< -o $@
-
-# -lstb: test_atomic_write writes and decodes the examples' PNGs (examples/common/canvas.h).
-$(BUILD)/tests_f32: $(TEST_F32_OBJS) $(BUILD)/libheed.a
-	$(CXX) $(LDFLAGS) $^ -o $@ -lstb $(LDLIBS)
-
-$(BUILD)/tests_f64: $(TEST_F64_OBJS) $(BUILD)/libheed_f64.a
-	$(CXX) $(LDFLAGS) $^ -o $@ $(LDLIBS)
-
 # A subset, for working on one op or layer: `make check T="checkpoint gradcheck_arith"` builds
 # only the named test files (and tests/main.cpp) against the libraries and runs them. Each
 # word W of T selects tests/W.cpp, tests/test_W.cpp and tests/gradcheck_W.cpp, those that
@@ -98,8 +103,8 @@ $(BUILD)/tests_f64: $(TEST_F64_OBJS) $(BUILD)/libheed_f64.a
 # linked afresh (they hold whichever files T named last). ARGS goes to both doctest runners
 # (ARGS='-tc="*flash*"'). A word that selects nothing is an error naming it.
 CHECK_SRCS := $(sort $(foreach w,$(T),$(wildcard tests/$(w).cpp tests/test_$(w).cpp tests/gradcheck_$(w).cpp)))
-CHECK_F32 := $(filter tests/test_%.cpp,$(CHECK_SRCS))
-CHECK_F64 := $(filter tests/gradcheck_%.cpp,$(CHECK_SRCS))
+CHECK_f32 := $(filter tests/test_%.cpp,$(CHECK_SRCS))
+CHECK_f64 := $(filter tests/gradcheck_%.cpp,$(CHECK_SRCS))
 CHECK_UNMATCHED := $(strip $(foreach w,$(T),$(if $(wildcard tests/$(w).cpp tests/test_$(w).cpp tests/gradcheck_$(w).cpp),,$(w))))
 ifneq ($(filter check,$(MAKECMDGOALS)),)
 ifeq ($(strip $(T)),)
@@ -109,18 +114,19 @@ ifneq ($(CHECK_UNMATCHED),)
 $(error make check: no tests/W.cpp, tests/test_W.cpp or tests/gradcheck_W.cpp for W in: $(CHECK_UNMATCHED))
 endif
 endif
+# What `make check` needs and runs for precision P, when T named files of it (CHECK_P): the
+# objects and library as prerequisites, and two recipe lines (link, run). The blank line
+# before endef ends check_run's second line, so that two expansions side by side stay lines.
+check_needs = $(if $(CHECK_$(1)),$(BUILD)/$(1)/tests/main.o $(CHECK_$(1):%.cpp=$(BUILD)/$(1)/%.o) $(LIB_$(1)))
+define check_run
+$(if $(CHECK_$(1)),$(CXX) $(LDFLAGS) $(BUILD)/$(1)/tests/main.o $(CHECK_$(1):%.cpp=$(BUILD)/$(1)/%.o) $(LIB_$(1)) -o $(BUILD)/check/tests_$(1) $(TEST_LIBS_$(1)) $(LDLIBS)
+$(BUILD)/check/tests_$(1) $(ARGS))
+
+endef
 .PHONY: check
-check: $(if $(CHECK_F32),$(BUILD)/f32/tests/main.o $(CHECK_F32:%.cpp=$(BUILD)/f32/%.o) $(BUILD)/libheed.a) \
-       $(if $(CHECK_F64),$(BUILD)/f64/tests/main.o $(CHECK_F64:%.cpp=$(BUILD)/f64/%.o) $(BUILD)/libheed_f64.a)
+check: $(foreach P,$(PRECISIONS),$(call check_needs,$(P)))
 	@mkdir -p $(BUILD)/check
-ifneq ($(CHECK_F32),)
-	$(CXX) $(LDFLAGS) $(BUILD)/f32/tests/main.o $(CHECK_F32:%.cpp=$(BUILD)/f32/%.o) $(BUILD)/libheed.a -o $(BUILD)/check/tests_f32 -lstb $(LDLIBS)
-	$(BUILD)/check/tests_f32 $(ARGS)
-endif
-ifneq ($(CHECK_F64),)
-	$(CXX) $(LDFLAGS) $(BUILD)/f64/tests/main.o $(CHECK_F64:%.cpp=$(BUILD)/f64/%.o) $(BUILD)/libheed_f64.a -o $(BUILD)/check/tests_f64 $(LDLIBS)
-	$(BUILD)/check/tests_f64 $(ARGS)
-endif
+	$(foreach P,$(PRECISIONS),$(call check_run,$(P)))
 
 # The loops of core/fastmath.h functions must vectorise with the library's flags: compile
 # tests/vectorised_probe.cpp as the library is compiled and compare GCC's report with the
@@ -133,4 +139,4 @@ check-vectorised:
 	if [ -n "$$missing" ]; then echo "check-vectorised: tests/vectorised_probe.cpp lines $$missing did not vectorise with these flags"; exit 1; fi; \
 	echo "check-vectorised: $$(echo "$$want" | wc -l) fastmath loops vectorise"
 
--include $(PCH_F32:.gch=.d) $(PCH_F64:.gch=.d) $(TEST_F32_OBJS:.o=.d) $(TEST_F64_OBJS:.o=.d)
+-include $(foreach P,$(PRECISIONS),$(PCH_$(P):.gch=.d) $(TEST_OBJS_$(P):.o=.d))

@@ -7,9 +7,14 @@
 SANITIZE := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 sanitize: deps
 	@$(MAKE) --no-print-directory BUILD=$(BUILD)/sanitize CXXFLAGS="-O1 -g $(ARCH) $(SANITIZE)" \
-	  LDFLAGS="$(SANITIZE)" $(BUILD)/sanitize/tests_f32 $(BUILD)/sanitize/tests_f64
-	UBSAN_OPTIONS=print_stacktrace=1 $(BUILD)/sanitize/tests_f32
-	UBSAN_OPTIONS=print_stacktrace=1 $(BUILD)/sanitize/tests_f64
+	  LDFLAGS="$(SANITIZE)" $(PRECISIONS:%=$(BUILD)/sanitize/tests_%)
+	$(foreach P,$(PRECISIONS),$(call run_sanitized,$(P)))
+
+# One recipe line per test binary (the blank line before endef ends it, as check_run's).
+define run_sanitized
+UBSAN_OPTIONS=print_stacktrace=1 $(BUILD)/sanitize/tests_$(1)
+
+endef
 
 # ThreadSanitizer over the test cases that start std::threads of their own: backward passes
 # on two threads into one parameter, models trained on separate threads, grad mode per
@@ -35,5 +40,5 @@ tsan: deps
 	OMP_NUM_THREADS=1 TSAN_OPTIONS="halt_on_error=1 abort_on_error=1" \
 	  $(BUILD)/tsan/tests_tsan -tc="$(TSAN_CASES)"
 
-$(BUILD)/tests_tsan: $(TSAN_SRCS:%.cpp=$(BUILD)/f32/%.o) $(BUILD)/libheed.a
+$(BUILD)/tests_tsan: $(TSAN_SRCS:%.cpp=$(BUILD)/f32/%.o) $(LIB_f32)
 	$(CXX) $(LDFLAGS) $^ -o $@ $(LDLIBS)

@@ -3,7 +3,7 @@
 BENCHES := $(patsubst tests/bench/%.cpp,$(BUILD)/bench/%,$(wildcard tests/bench/*.cpp))
 $(BUILD)/bench/%: tests/bench/%.cpp $(BUILD)/libheed.a | $(UMBRELLA)
 	@mkdir -p $(@D)
-	$(CXX) $(BASEFLAGS) $(CXXFLAGS) -I$(INC) $< -o $@ $(BUILD)/libheed.a $(LDLIBS)
+	$(LINK_PROGRAM) $(LDLIBS)
 
 # PyTorch's side: the newest PyTorch that pip installs, into a virtual environment under
 # $(BUILD) (never the system python; a few GB with the CUDA libraries its wheel links, unused

@@ -2,13 +2,14 @@
 # Makefile).
 # The default build must run on any x86-64-v2 CPU. check-portable runs, under QEMU's user-mode
 # emulation of a Nehalem (SSE4.2, the v2 baseline) and a Haswell (AVX2 + FMA), the README's
-# complete program (taken from README.md) and a quick subset of the float tests, and compares
-# what they print with the same programs run natively at that level (HEED_CPU, and OpenBLAS
-# told the same core with OPENBLAS_CORETYPE, so both sides sum in the same order): every
-# line but doctest's assertion count, which is larger natively, where test_packed_gemm also
-# runs the levels above the emulated CPU's. Then the whole float suite runs once per level
-# this CPU supports below its best (the best is `make test`'s own run), so every kernel
-# variant is tested wherever CI lands.
+# complete program ($(BUILD)/readme/program, written from README.md by tests/readme/rules.mk)
+# and a quick subset of the float tests, and compares what they print with the same
+# programs run natively at that level (HEED_CPU, and OpenBLAS told the same core with
+# OPENBLAS_CORETYPE, so both sides sum in the same order): every line but doctest's
+# assertion count, which is larger natively, where test_packed_gemm also runs the levels
+# above the emulated CPU's. Then the whole float suite runs once per level this CPU supports
+# below its best (the best is `make test`'s own run), so every kernel variant is tested
+# wherever CI lands.
 # Any unexpected instruction kills the emulated run with SIGILL. (QEMU's warnings about CPU
 # features it does not emulate go to stderr, which is not compared.)
 # The compared runs multiply on OpenBLAS (HEED_GEMM=openblas), whose kernels OPENBLAS_CORETYPE
@@ -22,20 +23,12 @@ PORTABLE   := $(BUILD)/portable
 QEMU_TESTS := -sfe=*test_packed_gemm_bf16* -sf=*test_packed_gemm*,*test_softmax*,*test_lstm_layer*,*test_gru_layer*
 QEMU_CPUS  := Nehalem:v2:NEHALEM Haswell:avx2:HASWELL
 
-$(PORTABLE)/readme_program.cpp: README.md
-	@mkdir -p $(@D)
-	@awk '/^```cpp/ { inside = 1; block = ""; next } /^```/ && inside { inside = 0; if (block ~ /int main/) { printf "%s", block; exit } next } inside { block = block $$0 "\n" }' $< > $@
-	@grep -q 'int main' $@ || { echo "check-portable: no complete program (a cpp block with main) in README.md"; exit 1; }
-
-$(PORTABLE)/readme_program: $(PORTABLE)/readme_program.cpp $(BUILD)/libheed.a | $(UMBRELLA)
-	$(CXX) $(BASEFLAGS) $(CXXFLAGS) -I$(INC) $< -o $@ $(BUILD)/libheed.a $(LDLIBS)
-
 $(PORTABLE)/cpu_levels: tests/portable/cpu_levels.cpp $(BUILD)/libheed.a | $(UMBRELLA)
 	@mkdir -p $(@D)
-	$(CXX) $(BASEFLAGS) $(CXXFLAGS) -I$(INC) $< -o $@ $(BUILD)/libheed.a $(LDLIBS)
+	$(LINK_PROGRAM) $(LDLIBS)
 
 check-portable: DEPS += qemu-user:/usr/bin/qemu-x86_64
-check-portable: $(BUILD)/tests_f32 $(PORTABLE)/readme_program $(PORTABLE)/cpu_levels | deps
+check-portable: $(BUILD)/tests_f32 $(README_BUILD)/program $(PORTABLE)/cpu_levels | deps
 	@case "$(CXXFLAGS)" in *-march=native*) echo "check-portable: skipped (built with -march=native, which is not portable)"; exit 0;; esac; \
 	for f in $(BUILD)/f32/core/*_avx2.o $(BUILD)/f32/core/*_avx512.o $(BUILD)/f32/core/*_avx512_bf16.o; do \
 	  weak=$$(nm -C --defined-only $$f | grep -E ' [WVu] '); \
@@ -43,7 +36,7 @@ check-portable: $(BUILD)/tests_f32 $(PORTABLE)/readme_program $(PORTABLE)/cpu_le
 	done; \
 	for c in $(QEMU_CPUS); do \
 	  cpu=$${c%%:*}; rest=$${c#*:}; level=$${rest%%:*}; blas=$${rest#*:}; \
-	  for prog in "$(PORTABLE)/readme_program" "$(BUILD)/tests_f32 $(QEMU_TESTS) --no-colors --no-version"; do \
+	  for prog in "$(README_BUILD)/program" "$(BUILD)/tests_f32 $(QEMU_TESTS) --no-colors --no-version"; do \
 	    HEED_GEMM=openblas HEED_CPU=$$level OPENBLAS_CORETYPE=$$blas $$prog > $(PORTABLE)/native.txt || \
 	      { cat $(PORTABLE)/native.txt; echo "check-portable: $$prog failed natively at HEED_CPU=$$level"; exit 1; }; \
 	    HEED_GEMM=openblas OPENBLAS_CORETYPE=$$blas qemu-x86_64 -cpu $$cpu $$prog > $(PORTABLE)/emulated.txt 2> $(PORTABLE)/qemu.err || \

@@ -9,7 +9,7 @@
 REPRO := $(BUILD)/repro/repro
 $(REPRO): tests/repro/repro.cpp $(BUILD)/libheed.a | $(UMBRELLA)
 	@mkdir -p $(@D)
-	$(CXX) $(BASEFLAGS) $(CXXFLAGS) -I$(INC) $< -o $@ $(BUILD)/libheed.a $(LDLIBS)
+	$(LINK_PROGRAM) $(LDLIBS)
 
 check-repro: $(REPRO) $(BUILD)/portable/cpu_levels
 	@levels=$$($(BUILD)/portable/cpu_levels) || exit 1; failed=0; runs=0; \

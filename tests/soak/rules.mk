@@ -8,7 +8,7 @@
 SOAK_MINUTES ?= 30
 $(BUILD)/soak/soak: tests/soak/soak.cpp $(BUILD)/libheed.a | $(UMBRELLA)
 	@mkdir -p $(@D)
-	$(CXX) $(BASEFLAGS) $(CXXFLAGS) -I$(INC) $< -o $@ $(BUILD)/libheed.a $(LDLIBS)
+	$(LINK_PROGRAM) $(LDLIBS)
 
 soak: $(BUILD)/soak/soak
 	nice -n 10 $(BUILD)/soak/soak run --minutes $(SOAK_MINUTES) --dir $(BUILD)/soak/run
