@@ -70,9 +70,13 @@ void gemm_fused(const GemmEpilogue& ep, Bf16Inputs done, bool trans_a, bool tran
 // `gemm(m.as_a(), ..., m.data(), m.ld(), ...)` (or as_b for B). The copies come from heed's
 // caching allocator. Not copyable (it owns its copy); a throwing constructor (out of memory)
 // leaves nothing allocated.
+struct GradientPass;
 class Bf16Matrix {
  public:
   Bf16Matrix(const real* src, int64_t ld, int64_t rows, int64_t cols);
+  // The gradient dz of a pass (core/gradient_pass.h), written, summed and converted in one pass
+  // over dy; data() is pass.dz (pass.dy without dact), compact.
+  explicit Bf16Matrix(const GradientPass& pass);
   ~Bf16Matrix();
   Bf16Matrix(const Bf16Matrix&) = delete;
   Bf16Matrix& operator=(const Bf16Matrix&) = delete;
