@@ -76,6 +76,14 @@ struct KeyHash {
   }
 };
 
+// heed's part of an epilogue on a float C. (This file is compiled into the double build too,
+// whose products never reach oneDNN: core/gemm_engine.h.)
+void epilogue_on(const GemmEpilogue& ep, float* C, int64_t ldc, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+#ifndef HEED_DOUBLE
+  apply_epilogue(ep, C, ldc, r0, r1, c0, c1);
+#endif
+}
+
 // A primitive and the memory layouts it was made for; the residual's post-op index.
 struct Prepared {
   dnnl::matmul prim;
@@ -217,10 +225,10 @@ void run_primitive(const Prepared& p, const OnednnGemm& g) {
   std::unordered_map<int, memory> args{{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, c},
                                        {DNNL_ARG_SCRATCHPAD, s}};
   const OnednnPart part = onednn_part(g);
-  if (part.bias) args.emplace(DNNL_ARG_BIAS, memory(p.bias, e, const_cast<float*>(g.ep->bias)));
+  if (part.bias) args.emplace(DNNL_ARG_BIAS, memory(p.bias, e, const_cast<real*>(g.ep->bias)));
   if (part.residual)
     args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(p.residual_index) | DNNL_ARG_SRC_1,
-                 memory(p.residual, e, const_cast<float*>(g.ep->residual)));
+                 memory(p.residual, e, const_cast<real*>(g.ep->residual)));
   dnnl::stream& st = stream();
   p.prim.execute(st, args);
   st.wait();
@@ -232,7 +240,7 @@ void run_primitive(const Prepared& p, const OnednnGemm& g) {
   if (part.residual) rest.residual = nullptr;
   if (rest.empty()) return;
   parallel_for(g.M, kGrainTranscendental / g.N + 1, [&](int64_t r0, int64_t r1) {
-    apply_epilogue(rest, g.C, g.ldc, r0, r1, 0, g.N);
+    epilogue_on(rest, g.C, g.ldc, r0, r1, 0, g.N);
   });
 }
 
@@ -259,7 +267,7 @@ void run_sgemm(const OnednnGemm& g, int threads) {
   const auto block = [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
     const dnnl_status_t s = sgemm_block(g, r0, r1, c0, c1);
     if (s != dnnl_success) failed.store(int(s));
-    else if (g.ep) apply_epilogue(*g.ep, g.C, g.ldc, r0, r1, c0, c1);
+    else if (g.ep) epilogue_on(*g.ep, g.C, g.ldc, r0, r1, c0, c1);
   };
 #ifdef _OPENMP
   const int before = omp_get_max_threads();  // dnnl_sgemm alone would thread itself on it
