@@ -9,6 +9,8 @@
 // on OpenBLAS a single row (M = 1) goes to cblas_sgemv / cblas_dgemv, which reads B once
 // instead of packing it.
 // gemm_naive() is the plain triple loop it must agree with (tests/test_blas.cpp).
+// gemm_fused() is the same product with an epilogue applied to C as part of it (a bias, GELU,
+// a residual: core/gemm_epilogue.h).
 //
 // Under "medium" (core/matmul_precision.h) gemm() rounds A and B to bfloat16 into scratch
 // copies (on the stack up to 96 KiB in all, else from heed's caching allocator; split over
