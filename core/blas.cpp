@@ -100,6 +100,7 @@ detail::OnednnGemm onednn_call(const detail::GemmCall& c, bool bf16, const void*
   g.M = c.M, g.N = c.N, g.K = c.K;
   g.alpha = float(c.alpha), g.beta = float(c.beta);
   g.A = A, g.lda = lda, g.B = B, g.ldb = ldb, g.C = reinterpret_cast<float*>(c.C), g.ldc = c.ldc;
+  g.ep = c.epilogue.empty() ? nullptr : &c.epilogue;
   return g;
 }
 #endif
@@ -109,6 +110,21 @@ void scale_c(const detail::GemmCall& c) {
   for (int64_t i = 0; i < c.M; ++i)
     for (int64_t j = 0; j < c.N; ++j)
       c.C[i * c.ldc + j] = c.beta == 0 ? 0 : c.beta * c.C[i * c.ldc + j];
+}
+
+// OpenBLAS with an epilogue: C cut into heed's fixed blocks (detail::for_each_gemm_block), each
+// a single-threaded cblas_?gemm (OpenBLAS's OpenMP build runs on one thread inside a parallel
+// region) followed by its epilogue while the block is in cache.
+void run_openblas_blocks(const detail::GemmCall& c) {
+  const int team = detail::gemm_team(c.M, c.N, c.K, detail::gemm_threads());
+  detail::for_each_gemm_block(c.M, c.N, team, [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+    const real* A = c.A + (c.trans_a ? r0 : r0 * c.lda);  // op(A) rows r0..
+    const real* B = c.B + (c.trans_b ? c0 * c.ldb : c0);  // op(B) columns c0..
+    cblas_gemm(c.trans_a ? CblasTrans : CblasNoTrans, c.trans_b ? CblasTrans : CblasNoTrans, int(r1 - r0),
+               int(c1 - c0), int(c.K), c.alpha, A, int(c.lda), B, int(c.ldb), c.beta,
+               c.C + r0 * c.ldc + c0, int(c.ldc));
+    apply_epilogue(c.epilogue, c.C, c.ldc, r0, r1, c0, c1);
+  });
 }
 
 // OpenBLAS, one row (route openblas_gemv): C (1, N) = alpha a op(B) + beta C is a
@@ -131,7 +147,9 @@ void run_f32(const detail::GemmCall& c, detail::GemmRoute route) {
   using detail::GemmRoute;
   switch (route) {
     case GemmRoute::none: return;
-    case GemmRoute::scale_c: return scale_c(c);
+    case GemmRoute::scale_c:
+      scale_c(c);
+      return apply_epilogue(c.epilogue, c.C, c.ldc, 0, c.M, 0, c.N);
 #ifndef HEED_DOUBLE
     case GemmRoute::onednn_sgemm:
     case GemmRoute::onednn_matmul:
@@ -146,7 +164,11 @@ void run_f32(const detail::GemmCall& c, detail::GemmRoute route) {
   // gemm_threads() sets to the count the user set (core/parallel.h: its K splits follow the
   // team's size). It runs M * N * K <= 262144 on one thread by itself.
   detail::gemm_threads();
-  if (route == GemmRoute::openblas_gemv) return run_openblas_gemv(c);
+  if (route == GemmRoute::openblas_gemv) {
+    run_openblas_gemv(c);
+    return apply_epilogue(c.epilogue, c.C, c.ldc, 0, 1, 0, c.N);  // one row, in cache
+  }
+  if (!c.epilogue.empty()) return run_openblas_blocks(c);
   cblas_gemm(c.trans_a ? CblasTrans : CblasNoTrans, c.trans_b ? CblasTrans : CblasNoTrans,
              int(c.M), int(c.N), int(c.K), c.alpha, c.A, int(c.lda), c.B, int(c.ldb), c.beta,
              c.C, int(c.ldc));
@@ -314,6 +336,23 @@ void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, real alph
 void gemm(Bf16Inputs done, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, real alpha,
           const real* A, int64_t lda, const real* B, int64_t ldb, real beta, real* C, int64_t ldc) {
   run(make_call(done, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc));
+}
+
+void gemm_fused(const GemmEpilogue& ep, Bf16Inputs done, bool trans_a, bool trans_b, int64_t M,
+                int64_t N, int64_t K, const real* A, int64_t lda, const real* B, int64_t ldb, real* C,
+                int64_t ldc) {
+  HEED_CHECK(!ep.derivative || ep.activation != GemmActivation::none, "gemm",
+             "an epilogue's derivative needs an activation (M=", M, " N=", N, " K=", K, ")");
+  detail::GemmCall c = make_call(done, trans_a, trans_b, M, N, K, 1, A, lda, B, ldb, 0, C, ldc);
+  c.epilogue = ep;
+  run(c);
+}
+
+void detail::gemm_fused_reference(const GemmEpilogue& ep, Bf16Inputs done, bool trans_a, bool trans_b,
+                                  int64_t M, int64_t N, int64_t K, const real* A, int64_t lda,
+                                  const real* B, int64_t ldb, real* C, int64_t ldc) {
+  gemm(done, trans_a, trans_b, M, N, K, 1, A, lda, B, ldb, 0, C, ldc);
+  apply_epilogue(ep, C, ldc, 0, M, 0, N);
 }
 
 void detail::gemm_exact(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, real alpha,

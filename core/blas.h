@@ -9,6 +9,8 @@
 // on OpenBLAS a single row (M = 1) goes to cblas_sgemv / cblas_dgemv, which reads B once
 // instead of packing it.
 // gemm_naive() is the plain triple loop it must agree with (tests/test_blas.cpp).
+// gemm_fused() is the same product with an epilogue applied to C as part of it (a bias, GELU,
+// a residual: core/gemm_epilogue.h).
 //
 // Under "medium" (core/matmul_precision.h) gemm() rounds A and B to bfloat16 into scratch
 // copies (on the stack up to 96 KiB in all, else from heed's caching allocator; split over
@@ -26,6 +28,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "gemm_epilogue.h"
 #include "real.h"
 
 namespace heed {
@@ -51,6 +54,16 @@ bool gemm_on_bf16_units();
 void gemm(Bf16Inputs done, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, real alpha,
           const real* A, int64_t lda, const real* B, int64_t ldb, real beta, real* C, int64_t ldc);
 
+// C (M, N) = act(op(A) op(B) + bias) + R, and D = act'(op(A) op(B) + bias) when ep asks for it:
+// the product and its epilogue (core/gemm_epilogue.h) as one call, on gemm()'s routes and
+// precision (alpha 1, beta 0: C's old values are never read). On the f32 routes heed applies
+// the epilogue to each block of C right after the block's GEMM; on oneDNN's primitives oneDNN
+// applies it as bias and post-ops. heed::Error naming gemm when ep asks for D without an
+// activation.
+void gemm_fused(const GemmEpilogue& ep, Bf16Inputs done, bool trans_a, bool trans_b, int64_t M,
+                int64_t N, int64_t K, const real* A, int64_t lda, const real* B, int64_t ldb, real* C,
+                int64_t ldc);
+
 // A matrix as the GEMMs under "medium" read it, converted once for all of them: src (rows,
 // cols), leading dim ld. Under "highest": src itself, uncopied. Under "medium" on bf16 units
 // (gemm_on_bf16_units()): src itself as the float operand plus its 16-bit rounding, compact
@@ -59,9 +72,13 @@ void gemm(Bf16Inputs done, bool trans_a, bool trans_b, int64_t M, int64_t N, int
 // `gemm(m.as_a(), ..., m.data(), m.ld(), ...)` (or as_b for B). The copies come from heed's
 // caching allocator. Not copyable (it owns its copy); a throwing constructor (out of memory)
 // leaves nothing allocated.
+struct GradientPass;
 class Bf16Matrix {
  public:
   Bf16Matrix(const real* src, int64_t ld, int64_t rows, int64_t cols);
+  // The gradient dz of a pass (core/gradient_pass.h), written, summed and converted in one pass
+  // over dy; data() is pass.dz (pass.dy without dact), compact.
+  explicit Bf16Matrix(const GradientPass& pass);
   ~Bf16Matrix();
   Bf16Matrix(const Bf16Matrix&) = delete;
   Bf16Matrix& operator=(const Bf16Matrix&) = delete;
@@ -95,6 +112,7 @@ struct GemmCall {
   real* C = nullptr;        // (M, N)
   int64_t ldc = 0;
   Bf16Inputs rounded;       // under "medium": operands that hold bfloat16 values already
+  GemmEpilogue epilogue;    // applied to C as part of the product (gemm_fused; alpha 1, beta 0)
   int64_t a_rows() const { return trans_a ? K : M; }  // A as stored: (a_rows, a_cols)
   int64_t a_cols() const { return trans_a ? M : K; }
   int64_t b_rows() const { return trans_b ? N : K; }
@@ -120,6 +138,12 @@ const char* gemm_route_name(GemmRoute r);
 bool gemm_rounds_copies(const GemmCall& c, GemmRoute r);
 // The route the calling thread's last gemm() took (none before its first).
 GemmRoute last_gemm_route();
+
+// gemm_fused's reference: gemm() with beta 0, then apply_epilogue over all of C as a pass of
+// its own. On dnnl_sgemm (the same blocks, the same operations) gemm_fused gives its bits.
+void gemm_fused_reference(const GemmEpilogue& ep, Bf16Inputs done, bool trans_a, bool trans_b,
+                          int64_t M, int64_t N, int64_t K, const real* A, int64_t lda, const real* B,
+                          int64_t ldb, real* C, int64_t ldc);
 
 // The product of the values as given, whatever the precision setting.
 void gemm_exact(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, real alpha,

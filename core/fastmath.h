@@ -295,7 +295,7 @@ inline double sigmoid(double x) {
 // log(1 + e^x) = max(x, 0) + log(1 + e^-|x|) in double, exact to rounding at every x (e^ is
 // only taken of -|x|, so it never overflows), with no threshold: the scalar form of
 // binary_cross_entropy_with_logits's loss (PyTorch's formula). heed::softplus
-// (autograd/unary.h) is the tensor op, with PyTorch's softplus threshold.
+// (autograd/ops/unary.h) is the tensor op, with PyTorch's softplus threshold.
 inline double softplus(double x) { return (x > 0 ? x : 0.0) + std::log1p(std::exp(-std::fabs(x))); }
 
 // The double build's versions: libm itself.

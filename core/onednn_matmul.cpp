@@ -28,7 +28,24 @@ namespace {
 using dnnl::memory;
 using dt = dnnl::memory::data_type;
 
-// Everything a primitive is made for: bf16 | trans_a << 1 | trans_b << 2, the sizes, alpha
+// What of g's epilogue oneDNN applies: the bias, GELU and a compact residual (a strided one
+// sends oneDNN to its reference kernel), but only the bias when the derivative is asked for
+// (a post-op has one output). heed applies the rest after the primitive.
+struct OnednnPart {
+  bool bias = false;
+  GemmActivation activation = GemmActivation::none;
+  bool residual = false;
+};
+OnednnPart onednn_part(const OnednnGemm& g) {
+  if (!g.ep) return {};
+  const GemmEpilogue& ep = *g.ep;
+  const bool d = ep.derivative != nullptr;
+  return {ep.bias != nullptr, d ? GemmActivation::none : ep.activation,
+          !d && ep.residual && ep.ldr == g.N};
+}
+
+// Everything a primitive is made for: bf16 | trans_a << 1 | trans_b << 2 | oneDNN's part of
+// the epilogue (bias << 3 | activation << 4 | residual << 6), the sizes, alpha
 // and beta by their bits (a NaN is a key too), and the threads it runs on. Nine int64s, no
 // padding, so that it is compared and hashed as bytes.
 struct Key {
@@ -43,7 +60,9 @@ uint32_t bits(float x) {
 }
 
 Key key_of(const OnednnGemm& g, int threads) {
-  return Key{int64_t(g.bf16) | int64_t(g.trans_a) << 1 | int64_t(g.trans_b) << 2,
+  const OnednnPart e = onednn_part(g);
+  return Key{int64_t(g.bf16) | int64_t(g.trans_a) << 1 | int64_t(g.trans_b) << 2 | int64_t(e.bias) << 3 |
+                 int64_t(e.activation) << 4 | int64_t(e.residual) << 6,
              g.M, g.N, g.K, g.lda, g.ldb, g.ldc,
              int64_t(uint64_t(bits(g.alpha)) << 32 | bits(g.beta)), threads};
 }
@@ -57,10 +76,19 @@ struct KeyHash {
   }
 };
 
-// A primitive and the memory layouts it was made for.
+// heed's part of an epilogue on a float C. (This file is compiled into the double build too,
+// whose products never reach oneDNN: core/gemm_engine.h.)
+void epilogue_on(const GemmEpilogue& ep, float* C, int64_t ldc, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+#ifndef HEED_DOUBLE
+  apply_epilogue(ep, C, ldc, r0, r1, c0, c1);
+#endif
+}
+
+// A primitive and the memory layouts it was made for; the residual's post-op index.
 struct Prepared {
   dnnl::matmul prim;
-  memory::desc a, b, c, scratch;
+  memory::desc a, b, c, scratch, bias, residual;
+  int residual_index = 0;
 };
 
 struct Entry {
@@ -138,12 +166,22 @@ std::shared_ptr<const Prepared> prepare(const OnednnGemm& g) {
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   if (g.alpha != 1) attr.set_output_scales(0, {g.alpha});
-  if (g.beta != 0) {  // C = alpha A B + beta C: oneDNN's sum post-op reads C before writing it
-    dnnl::post_ops ops;
-    ops.append_sum(g.beta);
-    attr.set_post_ops(ops);
+  dnnl::post_ops ops;
+  if (g.beta != 0) ops.append_sum(g.beta);  // C = alpha A B + beta C: the sum post-op reads C first
+  const OnednnPart e = onednn_part(g);
+  if (e.activation != GemmActivation::none)
+    ops.append_eltwise(1.f, e.activation == GemmActivation::gelu_erf ? dnnl::algorithm::eltwise_gelu_erf
+                                                                     : dnnl::algorithm::eltwise_gelu_tanh, 0.f, 0.f);
+  if (e.residual) {
+    p->residual = matrix(g.M, g.N, dt::f32, false, g.N);
+    p->residual_index = ops.len();
+    ops.append_binary(dnnl::algorithm::binary_add, p->residual);
   }
-  const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(p->a, p->b, p->c), attr, engine());
+  if (ops.len() > 0) attr.set_post_ops(ops);
+  if (e.bias) p->bias = matrix(1, g.N, dt::f32, false, g.N);
+  const dnnl::matmul::desc d = e.bias ? dnnl::matmul::desc(p->a, p->b, p->bias, p->c)
+                                      : dnnl::matmul::desc(p->a, p->b, p->c);
+  const dnnl::matmul::primitive_desc pd(d, attr, engine());
   p->scratch = pd.scratchpad_desc();
   p->prim = dnnl::matmul(pd);
   return p;
@@ -184,10 +222,26 @@ void run_primitive(const Prepared& p, const OnednnGemm& g) {
   const Scratch<unsigned char> scratch(int64_t(p.scratch.get_size()));
   const memory a(p.a, e, const_cast<void*>(g.A)), b(p.b, e, const_cast<void*>(g.B)),
       c(p.c, e, g.C), s(p.scratch, e, scratch.data);
+  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, c},
+                                       {DNNL_ARG_SCRATCHPAD, s}};
+  const OnednnPart part = onednn_part(g);
+  if (part.bias) args.emplace(DNNL_ARG_BIAS, memory(p.bias, e, const_cast<real*>(g.ep->bias)));
+  if (part.residual)
+    args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(p.residual_index) | DNNL_ARG_SRC_1,
+                 memory(p.residual, e, const_cast<real*>(g.ep->residual)));
   dnnl::stream& st = stream();
-  p.prim.execute(st, {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, c},
-                      {DNNL_ARG_SCRATCHPAD, s}});
+  p.prim.execute(st, args);
   st.wait();
+  if (!g.ep) return;
+  // the rest of the epilogue, in one pass over C (each row on one thread; any split, same bits)
+  GemmEpilogue rest = *g.ep;
+  rest.bias = nullptr;
+  if (part.activation != GemmActivation::none) rest.activation = GemmActivation::none;
+  if (part.residual) rest.residual = nullptr;
+  if (rest.empty()) return;
+  parallel_for(g.M, kGrainTranscendental / g.N + 1, [&](int64_t r0, int64_t r1) {
+    epilogue_on(rest, g.C, g.ldc, r0, r1, 0, g.N);
+  });
 }
 
 // dnnl_sgemm on one thread, for rows [r0, r1) and columns [c0, c1) of C.
@@ -200,50 +254,31 @@ dnnl_status_t sgemm_block(const OnednnGemm& g, int64_t r0, int64_t r1, int64_t c
                     A, g.lda, B, g.ldb, g.beta, g.C + r0 * g.ldc + c0, g.ldc);
 }
 
-// Block b of `blocks` over [0, n), in whole panels of kPanel (the last one may be short).
-constexpr int64_t kPanel = 16;
-std::pair<int64_t, int64_t> block_range(int64_t n, int b, int blocks) {
-  const int64_t panels = (n + kPanel - 1) / kPanel, per = panels / blocks, extra = panels % blocks;
-  const int64_t p0 = b * per + std::min<int64_t>(b, extra), p1 = p0 + per + (b < extra);
-  return {std::min(n, p0 * kPanel), std::min(n, p1 * kPanel)};
-}
-
-// dnnl_sgemm on heed's own team: the longer of C's two sides cut into `threads` blocks of
-// whole 16-wide panels, each block one single-threaded dnnl_sgemm (oneDNN runs on one thread
-// inside a parallel region). oneDNN's own threading cuts K for some shapes (one row, K >= 384:
-// its sums then follow the team's size) and allocates a partition table on every threaded
-// call; this cut never cuts K, so each value of C is summed in the same order whatever the
-// team, and a steady loop allocates nothing. Products below kSerialWork multiply-adds run on
-// one thread (a fork and join costs more), as OpenBLAS does below the same size.
-constexpr int64_t kSerialWork = 262144;
+// dnnl_sgemm on heed's own team: C cut into fixed blocks (detail::for_each_gemm_block, core/
+// gemm_epilogue.h: the longer side in whole 16-wide panels, never K), each block one
+// single-threaded dnnl_sgemm (oneDNN runs on one thread inside a parallel region) followed by
+// its epilogue, if any, while the block is in cache. oneDNN's own threading cuts K for some
+// shapes (one row, K >= 384: its sums then follow the team's size) and allocates a partition
+// table on every threaded call; this cut never cuts K, so each value of C is summed in the
+// same order whatever the team, and a steady loop allocates nothing.
 void run_sgemm(const OnednnGemm& g, int threads) {
-  const int64_t longer = std::max(g.M, g.N), panels = (longer + kPanel - 1) / kPanel;
-  int team = g.M * g.N * g.K < kSerialWork ? 1 : int(std::min<int64_t>(threads, panels));
-  dnnl_status_t status = dnnl_success;
-  if (team <= 1) {
+  const int team = gemm_team(g.M, g.N, g.K, threads);
+  std::atomic<int> failed{int(dnnl_success)};
+  const auto block = [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+    const dnnl_status_t s = sgemm_block(g, r0, r1, c0, c1);
+    if (s != dnnl_success) failed.store(int(s));
+    else if (g.ep) epilogue_on(*g.ep, g.C, g.ldc, r0, r1, c0, c1);
+  };
 #ifdef _OPENMP
-    const int before = omp_get_max_threads();  // dnnl_sgemm would thread itself on it
-    if (before != 1 && !omp_in_parallel()) omp_set_num_threads(1);
-    status = sgemm_block(g, 0, g.M, 0, g.N);
-    if (before != 1 && !omp_in_parallel()) omp_set_num_threads(before);
+  const int before = omp_get_max_threads();  // dnnl_sgemm alone would thread itself on it
+  const bool serial = team <= 1 && before != 1 && !omp_in_parallel();
+  if (serial) omp_set_num_threads(1);
+  for_each_gemm_block(g.M, g.N, team, block);
+  if (serial) omp_set_num_threads(before);
 #else
-    status = sgemm_block(g, 0, g.M, 0, g.N);
+  for_each_gemm_block(g.M, g.N, team, block);
 #endif
-  } else {
-    std::atomic<int> failed{int(dnnl_success)};
-#pragma omp parallel num_threads(team)
-    {
-      // the cut is `team` blocks whatever team OpenMP gave (OMP_DYNAMIC may give fewer)
-      for (int block = omp_get_thread_num(); block < team; block += omp_get_num_threads()) {
-        const auto [b, e] = block_range(longer, block, team);
-        if (b < e) {
-          const dnnl_status_t s = g.M >= g.N ? sgemm_block(g, b, e, 0, g.N) : sgemm_block(g, 0, g.M, b, e);
-          if (s != dnnl_success) failed.store(int(s));
-        }
-      }
-    }
-    status = dnnl_status_t(failed.load());
-  }
+  const dnnl_status_t status = dnnl_status_t(failed.load());
   HEED_CHECK(status == dnnl_success, "gemm", "oneDNN's dnnl_sgemm failed with status ",
              int(status), " (", shapes(g), ")");
 }

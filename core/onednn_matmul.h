@@ -12,7 +12,8 @@
 //   primitive  a oneDNN matmul primitive made for this exact call: shapes, transposes (as
 //              strides: A^T stored (K, M) is the (M, K) matrix with strides (1, lda)), leading
 //              dims, data type, alpha (output scale), beta (a sum post-op, so beta = 1
-//              accumulates into C without a second pass) and the thread count (a primitive
+//              accumulates into C without a second pass), the epilogue oneDNN applies (bias,
+//              GELU and residual post-ops, core/gemm_epilogue.h) and the thread count (a primitive
 //              keeps the team size it was made for). Every bf16 product (dnnl_sgemm has no
 //              bf16), and every f32 one when forced (tests run each product both ways). Making
 //              one costs 30-100 us (more when oneDNN generates a kernel for it), so
@@ -32,6 +33,8 @@
 #include <cstdint>
 #include <string>
 
+#include "gemm_epilogue.h"
+
 namespace heed::detail {
 
 // One product's arguments. bf16: A and B hold bfloat16 values (the high 16 bits of a float,
@@ -48,6 +51,9 @@ struct OnednnGemm {
   float beta = 0;
   float* C = nullptr;
   int64_t ldc = 0;
+  // applied to C as part of the product (alpha 1, beta 0), or null: heed's, block by block,
+  // on dnnl_sgemm; oneDNN's bias and post-ops on a primitive (core/gemm_epilogue.h)
+  const GemmEpilogue* ep = nullptr;
 };
 
 // Runs it (M, N, K > 0). heed::Error on any oneDNN failure (a bf16 product on a CPU without

@@ -1,6 +1,7 @@
 // feed_forward.cpp - FFN(x) = linear2(dropout(act(linear1(x)))), and its module.
 #include "feed_forward.h"
 
+#include "../autograd/ops/linear.h"
 #include "../autograd/ops/unary.h"
 #include "../core/error.h"
 #include "repr.h"
@@ -17,10 +18,10 @@ Tensor feed_forward(const char* op, const Tensor& x, LinearImpl& linear1, const 
   const int64_t E = linear1.options.in_features();
   HEED_CHECK(x.defined() && x.dim() >= 1 && x.size(-1) == E, op, "feed-forward input ",
              x.defined() ? x.shape() : Shape{}, " does not end in d_model ", E);
-  Tensor h = linear1.forward(x);                                  // (..., F)
-  const Tensor a = activation == "gelu" ? gelu(h) : relu(h);      // (..., F)
-  h = Tensor();  // no node keeps h (gelu keeps its derivative, relu its output): free it now
-  return linear2.forward(dropout.forward(a));                     // (..., E)
+  // (..., F): GELU as linear1's epilogue (autograd/ops/linear.h), which keeps only its derivative;
+  // relu after linear1 keeps only its output
+  const Tensor a = activation == "gelu" ? linear_gelu(x, linear1.weight, linear1.bias) : relu(linear1.forward(x));
+  return linear2.forward(dropout.forward(a));  // (..., E)
 }
 
 PositionwiseFeedForwardImpl::PositionwiseFeedForwardImpl(const FeedForwardOptions& opts) : options(opts) {

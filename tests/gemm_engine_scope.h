@@ -18,4 +18,17 @@ struct EngineScope {
   EngineScope(const EngineScope&) = delete;
   EngineScope& operator=(const EngineScope&) = delete;
 };
+
+// The engines and, on oneDNN, the routes a test walks through.
+struct EngineSetting {
+  GemmEngine engine;
+  detail::OnednnRoute route;
+  const char* name;
+};
+constexpr EngineSetting kEngineSettings[] = {
+    {GemmEngine::onednn, detail::OnednnRoute::automatic, "oneDNN, automatic"},
+    {GemmEngine::onednn, detail::OnednnRoute::primitive, "oneDNN, every product on a primitive"},
+    {GemmEngine::onednn, detail::OnednnRoute::sgemm, "oneDNN, every product on dnnl_sgemm"},
+    {GemmEngine::openblas, detail::OnednnRoute::automatic, "OpenBLAS"},
+};
 }  // namespace heed::test

@@ -1,5 +1,5 @@
 // gradcheck_double_backward_nn.cpp - gradgradcheck (double build) of the network ops whose
-// backward supports create_graph: softmax and log_softmax, layer_norm, dropout, where and
+// backward supports create_graph: softmax and log_softmax, layer_norm, linear_gelu, dropout, where and
 // masked_fill, index_select, gather, embedding, the losses, LSTM and GRU cells, the
 // composed attention paths, linear attention, rotary and relative positions. Fused ops
 // (layer_norm, the losses, lstm_cell) differentiate their composed twin under create_graph
@@ -20,6 +20,7 @@
 #include <heed/autograd/ops/gru_layer.h>
 #include <heed/autograd/ops/indexing.h>
 #include <heed/autograd/ops/layer_norm.h>
+#include <heed/autograd/ops/linear.h>
 #include <heed/autograd/ops/loss.h>
 #include <heed/autograd/ops/lstm_cell.h>
 #include <heed/autograd/ops/reduce.h>
@@ -66,6 +67,17 @@ TEST_CASE("gradgradcheck softmax and log_softmax over each dim") {
     CAPTURE(d);
     check_gradgrad([d](const V& v) { return softmax(v[0], d); }, {x});
     check_gradgrad([d](const V& v) { return log_softmax(v[0], d); }, {x});
+  }
+}
+
+TEST_CASE("gradgradcheck linear_gelu (its composed twin under create_graph), both forms, with and without bias") {
+  manual_seed(14);
+  const Tensor x = param({3, 4}), w = param({5, 4}), b = param({5});
+  for (const char* approximate : {"none", "tanh"}) {
+    const std::string form = approximate;
+    CAPTURE(form);
+    check_gradgrad([&](const V& v) { return linear_gelu(v[0], v[1], v[2], approximate); }, {x, w, b});
+    check_gradgrad([&](const V& v) { return linear_gelu(v[0], v[1], Tensor(), approximate); }, {x, w});
   }
 }
 

@@ -1,5 +1,5 @@
 // gradcheck_layers.cpp - finite-difference checks (double build) of the layer ops:
-// linear, embedding, layer_norm (and its composed twin), dropout; and of whole modules.
+// linear, linear_gelu, embedding, layer_norm (and its composed twin), dropout; and of whole modules.
 #include <heed/core/random.h>
 #include <heed/autograd/ops/arith.h>
 #include <heed/autograd/ops/dropout.h>
@@ -55,6 +55,22 @@ TEST_CASE("linear equals matmul with the transposed weight, plus the bias") {
   CHECK(allclose(linear(x, w, b), matmul(x, wt) + b, 1e-12, 1e-12));
   CHECK_THROWS_AS(linear(param({2, 5}), w, b), Error);
   CHECK_THROWS_AS(linear(x, w, param({4})), Error);
+}
+
+TEST_CASE("gradcheck linear_gelu (erf and tanh forms), and == gelu(linear(...)), outputs and gradients") {
+  manual_seed(13);
+  for (const char* approximate : {"none", "tanh"})
+    for (const Shape& xs : {Shape{5}, Shape{3, 5}, Shape{2, 3, 5}}) {
+      const std::string form = approximate;
+      CAPTURE(form);
+      CAPTURE(xs);
+      const Tensor x = param(xs), w = param({4, 5}), b = param({4});
+      check_grad([&](const V& v) { return linear_gelu(v[0], v[1], v[2], approximate); }, {x, w, b});
+      check_grad([&](const V& v) { return linear_gelu(v[0], v[1], Tensor(), approximate); }, {x, w});
+      check_fused_matches_composed([&](const V& v) { return linear_gelu(v[0], v[1], v[2], approximate); },
+                                   [&](const V& v) { return linear_gelu_reference(v[0], v[1], v[2], approximate); },
+                                   {x, w, b}, 1e-12, 1e-12);
+    }
 }
 
 TEST_CASE("gradcheck embedding: repeated ids; the padding row gets exactly zero gradient") {

@@ -1,7 +1,8 @@
 // test_gemm_route.cpp - a product's route (core/blas.h, detail::gemm_route) is a rule on the
 // call, so the same call gives the same bits on its first call and on every later one, on
 // every CPU: the route that ran never changes between a key's first and its hundredth call,
-// each route forced gives identical bits call after call, a steady loop makes its oneDNN
+// each route forced gives identical bits call after call (also with an epilogue: a bias,
+// GELU with its derivative and a residual, gemm_fused), a steady loop makes its oneDNN
 // primitives in its first step only, and the machine's load (dynamic threads) never changes a
 // GEMM's team. On an AVX2 CPU oneDNN's sgemm and its primitives share one kernel, so bits alone
 // could not tell a route change there: the routes are observed (detail::last_gemm_route).
@@ -24,6 +25,7 @@
 
 using namespace heed;
 using heed::test::EngineScope;
+using heed::test::kEngineSettings;
 using heed::test::random_buffer;
 
 namespace {
@@ -58,6 +60,16 @@ struct Product {
     gemm(ta, tb, M, N, K, alpha, A.data(), lda, B.data(), ldb, beta, C.data(), N);
     return C;
   }
+  // C = gelu(op(A) op(B) + bias) + R (R: C0, compact), then D = gelu'(...): the fused
+  // product with every part of an epilogue (core/gemm_epilogue.h), bias = B's first row
+  std::vector<real> run_fused() const {
+    std::vector<real> CD(2 * M * N);
+    GemmEpilogue ep;
+    ep.bias = B.data(), ep.activation = GemmActivation::gelu_erf, ep.derivative = CD.data() + M * N;
+    ep.ldd = N, ep.residual = C0.data(), ep.ldr = N;
+    gemm_fused(ep, {}, ta, tb, M, N, K, A.data(), lda, B.data(), ldb, CD.data(), N);
+    return CD;
+  }
 };
 
 std::vector<Product> grid() {
@@ -73,25 +85,12 @@ std::vector<Product> grid() {
   return out;
 }
 
-// The engines and, on oneDNN, the routes a test walks through.
-struct Setting {
-  GemmEngine engine;
-  detail::OnednnRoute route;
-  const char* name;
-};
-constexpr Setting kSettings[] = {
-    {GemmEngine::onednn, detail::OnednnRoute::automatic, "oneDNN, automatic"},
-    {GemmEngine::onednn, detail::OnednnRoute::primitive, "oneDNN, every product on a primitive"},
-    {GemmEngine::onednn, detail::OnednnRoute::sgemm, "oneDNN, every product on dnnl_sgemm"},
-    {GemmEngine::openblas, detail::OnednnRoute::automatic, "OpenBLAS"},
-};
-
 }  // namespace
 
 TEST_CASE("gemm route: a rule on the call; the same route and the same bits from the first call to the hundredth") {
   const std::vector<Product> products = grid();
   for (const char* precision : {"highest", "medium"})
-    for (const Setting& s : kSettings) {
+    for (const heed::test::EngineSetting& s : kEngineSettings) {
       MatmulPrecisionGuard p(precision);
       EngineScope on(s.engine, s.route);
       detail::onednn_clear_cache();  // every key seen for the first time below
@@ -103,7 +102,7 @@ TEST_CASE("gemm route: a rule on the call; the same route and the same bits from
         CAPTURE(x.N);
         CAPTURE(x.K);
         const detail::GemmRoute planned = detail::gemm_route(x.call());
-        const std::vector<real> first = x.run();
+        const std::vector<real> first = x.run(), first_fused = x.run_fused();
         CHECK(detail::last_gemm_route() == planned);
         // the big products 3 times, the small ones 100 (cheap, and where a count would show)
         const int calls = x.M * x.N * x.K > (1 << 20) ? 3 : 100;
@@ -111,6 +110,9 @@ TEST_CASE("gemm route: a rule on the call; the same route and the same bits from
           const std::vector<real> again = x.run();
           rerouted += detail::last_gemm_route() != planned;
           differing += !same_bits(again, first);
+          const std::vector<real> again_fused = x.run_fused();  // and with an epilogue
+          rerouted += detail::last_gemm_route() != planned;
+          differing += !same_bits(again_fused, first_fused);
         }
       }
       CHECK(rerouted == 0);

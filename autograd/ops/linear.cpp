@@ -1,18 +1,24 @@
-// linear.cpp - y = x @ W^T + b with its backward, each a single gemm over all rows.
+// linear.cpp - y = x @ W^T + b and y = gelu(x @ W^T + b), each with its backward, each a
+// single gemm over all rows in each direction.
 //
 // Shapes: x is seen as (N, K), N = x.numel() / K (every leading dim folded into rows);
 // W (M, K) row-major; y (N, M).
 //
-//   forward    y  = x @ W^T + b       gemm(no, trans) after y's rows are set to b
-//   backward   dx = dy @ W            (N, M) @ (M, K)    gemm(no, no)
-//              dW = dy^T @ x          (M, N) @ (N, K)    gemm(trans, no): sums over rows
-//              db = sum_n dy[n, :]    column sums of dy
+//   linear     forward    y  = x @ W^T + b       gemm_fused(no, trans): b is the product's
+//                                                epilogue (core/gemm_epilogue.h)
+//              backward   dx = dy @ W            (N, M) @ (M, K)    gemm(no, no)
+//                         dW = dy^T @ x          (M, N) @ (N, K)    gemm(trans, no): sums over rows
+//                         db = sum_n dy[n, :]    column sums of dy
+//   linear_gelu forward   h  = x @ W^T + b,  y = gelu(h),  d = gelu'(h)   one gemm_fused: the
+//                                                epilogue writes y and d, h is never stored
+//              backward   dh = dy * d,  db = sum_n dh[n, :]     then dx, dW as linear's with dh
 //
+// Each backward reads its incoming gradient once (core/gradient_pass.h): the bias gradient,
+// GELU's derivative and the conversion "medium" makes for the two products are one pass.
 // Under "medium" (core/matmul_precision.h) each product reads its inputs rounded to bfloat16.
 // W's rounding is shared while W is unchanged inside a Bf16CacheScope (core/bf16_cache.h:
-// every use of W in one backward pass, every token of a decoding loop that opens one), and
-// the backward rounds dy once for both of its products; the results are the bits of rounding
-// at every gemm.
+// every use of W in one backward pass, every token of a decoding loop that opens one); the
+// results are the bits of rounding at every gemm.
 #include "linear.h"
 
 #include <algorithm>
@@ -20,45 +26,82 @@
 #include "../../core/bf16_cache.h"
 #include "../../core/blas.h"
 #include "../../core/error.h"
+#include "../../core/gemm_epilogue.h"
+#include "../../core/gradient_pass.h"
 #include "../../core/parallel.h"
 #include "../engine/node.h"
 #include "arith.h"
 #include "broadcast.h"
+#include "../engine/composed_backward.h"
 #include "linalg.h"
 #include "reduce_util.h"
 #include "shape.h"
+#include "unary.h"
 
 namespace heed {
+namespace {
 
-Tensor detail::linear_forward(const Tensor& x, const real* W, const real* b, int64_t M,
-                              const Bf16Copy* w16) {
+// y = act(x W^T + b) (..., M), and d = act'(x W^T + b) into `derivative` when given (a
+// tensor of y's shape): one gemm_fused.
+Tensor affine(const Tensor& x, const real* W, const real* b, int64_t M, const Bf16Copy* w16,
+              GemmActivation act, Tensor* derivative) {
   const int64_t K = x.size(-1), N = dims_product(x.shape(), 0, x.dim() - 1);
   Shape ys = x.shape();
   ys[ys.size() - 1] = M;
   Tensor y = empty(ys);  // (N, M)
-  real* py = y.data();
-  if (b) {  // y[n, :] = b, then gemm adds into it (beta = 1)
-    parallel_for(N, kGrainElementwise / (M + 1) + 1, [&](int64_t lo, int64_t hi) {
-      for (int64_t n = lo; n < hi; ++n) std::copy(b, b + M, py + n * M);
-    });
+  GemmEpilogue ep;
+  ep.bias = b, ep.activation = act;
+  if (derivative) {
+    *derivative = empty(ys);
+    ep.derivative = derivative->data(), ep.ldd = M;
   }
   const Bf16Inputs w{false, w16 != nullptr, nullptr, w16 ? w16->bits() : nullptr};
-  gemm(w, false, true, N, M, K, 1, x.data(), K, W, K, b ? 1 : 0, py, M);
+  gemm_fused(ep, w, false, true, N, M, K, x.data(), K, W, K, y.data(), M);
   return y;
 }
 
-Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
-  HEED_CHECK(weight.dim() == 2, "linear", "weight must be (out_features, in_features); got ",
-             weight.shape());
-  HEED_CHECK(x.dim() >= 1 && x.size(-1) == weight.size(1), "linear", "input ", x.shape(),
+void check_args(const char* op, const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  HEED_CHECK(weight.dim() == 2, op, "weight must be (out_features, in_features); got ", weight.shape());
+  HEED_CHECK(x.dim() >= 1 && x.size(-1) == weight.size(1), op, "input ", x.shape(),
              " does not match weight ", weight.shape(), " (the last dims must agree)");
-  const int64_t M = weight.size(0), K = weight.size(1);
-  HEED_CHECK(!bias.defined() || bias.shape() == Shape{M}, "linear", "bias ", bias.shape(),
-             " does not match weight ", weight.shape(), "; expected (", M, ")");
-  const int64_t N = dims_product(x.shape(), 0, x.dim() - 1);  // rows: the product of x's leading dims
+  HEED_CHECK(!bias.defined() || bias.shape() == Shape{weight.size(0)}, op, "bias ", bias.shape(),
+             " does not match weight ", weight.shape(), "; expected (", weight.size(0), ")");
+}
+
+// act(x W^T + b) with W's bfloat16 copy under "medium" (core/bf16_cache.h)
+Tensor forward(const Tensor& x, const Tensor& weight, const Tensor& bias, GemmActivation act,
+               Tensor* derivative) {
   const std::shared_ptr<const Bf16Copy> w16 = bf16_cached(weight);  // null: not "medium"
-  Tensor y = detail::linear_forward(x, w16 ? w16->data() : weight.data(),
-                                    bias.defined() ? bias.data() : nullptr, M, w16.get());
+  return affine(x, w16 ? w16->data() : weight.data(), bias.defined() ? bias.data() : nullptr,
+                weight.size(0), w16.get(), act, derivative);
+}
+
+// The backward's two products from dz (N, M), the gradient at the affine map's output, as
+// they read it (dz16):  dx (N, K) = dz W,  dW (M, K) = dz^T x, or += into a reused weight's sum.
+void products(const Bf16Matrix& dz16, const Tensor& x, const Tensor& weight, int64_t N, int64_t M,
+              int64_t K, Grads& g) {
+  if (real* dx = g.write(0, x.shape())) {
+    const std::shared_ptr<const Bf16Copy> w16 = bf16_cached(weight);
+    const Bf16Inputs w{false, w16 != nullptr, nullptr, w16 ? w16->bits() : nullptr};
+    gemm(dz16.as_a(w), false, false, N, K, M, 1, dz16.data(), dz16.ld(),
+         w16 ? w16->data() : weight.data(), K, 0, dx, K);
+  }
+  if (const auto [dw, beta] = g.write_or_add(1, weight.shape()); dw)
+    gemm(dz16.as_a(), true, false, M, K, N, 1, dz16.data(), dz16.ld(), x.data(), K, beta, dw, K);
+}
+
+}  // namespace
+
+Tensor detail::linear_forward(const Tensor& x, const real* W, const real* b, int64_t M,
+                              const Bf16Copy* w16) {
+  return affine(x, W, b, M, w16, GemmActivation::none, nullptr);
+}
+
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  check_args("linear", x, weight, bias);
+  const int64_t M = weight.size(0), K = weight.size(1);
+  const int64_t N = dims_product(x.shape(), 0, x.dim() - 1);  // rows: the product of x's leading dims
+  Tensor y = forward(x, weight, bias, GemmActivation::none, nullptr);
   return record("linear", y, {x, weight, bias}, kDoubleBackward,
                 [x = SavedTensor(x), weight = SavedTensor(weight), N, M, K](const Tensor& dy, Grads& g) {
     if (g.create_graph()) {  // the same products, recorded (matmul's create_graph path)
@@ -67,18 +110,35 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
       if (g.needs(2)) g[2] = sum_to(dy, {M});
       return;
     }
-    // dy (N, M) as the products read it: converted once under "medium", else dy itself
-    const Bf16Matrix dy16(dy.data(), M, N, g.needs(0) || g.needs(1) ? M : 0);
-    if (real* dx = g.write(0, x.shape())) {  // dx (N, K) = dy (N, M) @ W (M, K)
-      const std::shared_ptr<const Bf16Copy> w16 = bf16_cached(weight);
-      const Bf16Inputs w{false, w16 != nullptr, nullptr, w16 ? w16->bits() : nullptr};
-      gemm(dy16.as_a(w), false, false, N, K, M, 1, dy16.data(), dy16.ld(),
-           w16 ? w16->data() : weight.data(), K, 0, dx, K);
+    if (!g.needs(0) && !g.needs(1)) {  // the bias alone: db (M)
+      if (real* db = g.write(2, {M})) detail::column_sums(db, dy.data(), N, M);
+      return;
     }
-    // dW (M, K) = dy^T (M, N) @ x (N, K), or += into a reused weight's running sum
-    if (const auto [dw, beta] = g.write_or_add(1, weight.shape()); dw)
-      gemm(dy16.as_a(), true, false, M, K, N, 1, dy16.data(), dy16.ld(), x.data(), K, beta, dw, K);
-    if (real* db = g.write(2, {M})) detail::column_sums(db, dy.data(), N, M);  // db (M)
+    GradientPass pass{dy.data(), N, M};  // db (M) and dy (N, M) as the products read it, one pass
+    pass.db = g.write(2, {M});
+    products(Bf16Matrix(pass), x, weight, N, M, K, g);
+  });
+}
+
+Tensor linear_gelu(const Tensor& x, const Tensor& weight, const Tensor& bias, const std::string& approximate) {
+  const GemmActivation act = gelu_activation(approximate, "linear_gelu");
+  check_args("linear_gelu", x, weight, bias);
+  const int64_t M = weight.size(0), K = weight.size(1);
+  const int64_t N = dims_product(x.shape(), 0, x.dim() - 1);
+  if (!any_requires_grad({x, weight, bias})) return forward(x, weight, bias, act, nullptr);
+  Tensor d;  // gelu'(h) (N, M), all the backward keeps of h
+  Tensor y = forward(x, weight, bias, act, &d);
+  return record("linear_gelu", y, {x, weight, bias}, kDoubleBackward,
+                [x = SavedTensor(x), weight = SavedTensor(weight), bias = SavedTensor(bias), d, N, M, K,
+                 approximate](const Tensor& dy, Grads& g) {
+    if (g.create_graph())  // the composed twin (composed_backward.h)
+      return detail::composed_gradients([&](const std::vector<Tensor>& in) {
+        return linear_gelu_reference(in[0], in[1], in[2], approximate);
+      }, {x, weight, bias}, dy, g);
+    const Tensor dh = empty({N, M});  // dy * gelu'(h)
+    GradientPass pass{dy.data(), N, M, d.data(), dh.data()};
+    pass.db = g.write(2, {M});
+    products(Bf16Matrix(pass), x, weight, N, M, K, g);
   });
 }
 
@@ -86,6 +146,12 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
 Tensor linear_reference(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   const Tensor y = matmul(x, transpose(weight, 0, 1));  // (..., M)
   return bias.defined() ? y + bias : y;
+}
+
+// y = gelu(linear(x, W, b)): the Linear, then the GELU op
+Tensor linear_gelu_reference(const Tensor& x, const Tensor& weight, const Tensor& bias,
+                             const std::string& approximate) {
+  return gelu(linear(x, weight, bias), approximate);
 }
 
 }  // namespace heed

@@ -15,6 +15,8 @@
 #include "../../core/elementwise.h"
 #include "../../core/error.h"
 #include "../../core/fastmath.h"
+#include "../../core/gelu.h"
+#include "../../core/gemm_epilogue.h"
 #include "../engine/node.h"
 #include "arith.h"
 #include "compare.h"
@@ -101,67 +103,34 @@ Tensor relu(const Tensor& x) {
 
 namespace {
 
-const real kSqrt2OverPi = real(0.79788456080286535588); // sqrt(2 / pi)
-const real kGeluCubic = real(0.044715);
+// erf form: y'' = phi(x) (2 - x^2)
+real gelu_erf_second(real v) { return real(0.39894228040143267794) * fastmath::exp(-v * v / 2) * (2 - v * v); }
 
-// y = x * Phi(x)     dx = dy * (Phi(x) + x * phi(x))
-// Phi(x) = (1 + erf(x / sqrt 2)) / 2 = erfc(-x / sqrt 2) / 2, phi(x) = e^(-x^2/2) / sqrt(2 pi).
-// fastmath::normal_cdf keeps the tiny values of Phi at very negative x that 1 + erf rounds
-// to 0, and gives phi from the same exp.
-// When x needs a gradient, the forward pass also writes y' = Phi + x phi (from the same Phi
-// and exp) and the node keeps y' instead of x, so the backward is one multiply instead of a
-// second evaluation of Phi; the floats are the ones the backward computed from x before.
-// (Memory is the same: y' replaces the saved x.)
-Tensor gelu_erf(const Tensor& x) {
-  return map_recording_derivative("gelu", x, [](real v) { return v * fastmath::normal_cdf(v); },
-      [](real v, real& d) {
-        real pdf;
-        const real cdf = fastmath::normal_cdf(v, &pdf);
-        d = cdf + v * pdf;
-        return v * cdf;
-      },
-      [](real v) {  // y'' = phi(x) (2 - x^2)
-        return real(0.39894228040143267794) * fastmath::exp(-v * v / 2) * (2 - v * v);
-      });
-}
-
-// y = x (1 + t) / 2,  t = tanh(u),  u = sqrt(2/pi) (x + 0.044715 x^3)
-//                    dx = dy * ((1 + t) / 2 + x (1 - t^2) / 2 * sqrt(2/pi) (1 + 3 * 0.044715 x^2))
-// Computed as (1 + tanh u) / 2 = sigmoid(2u) = s and (1 - t^2) / 4 = s (1 - s), which is the
-// same function without the cancellation of 1 + t at negative x (at x = -3, 1 + t keeps only
-// 4 of float's 7 digits). With e = e^(-2|u|) and r = 1 / (1 + e): s = r for u >= 0, e r for
-// u < 0, and s (1 - s) = e r^2 either way.
-// As gelu_erf, the forward pass writes y' beside y when x needs a gradient.
-Tensor gelu_tanh(const Tensor& x) {
-  const auto f = [](real v) {
-    const real u = kSqrt2OverPi * (v + kGeluCubic * v * v * v);
-    return v * fastmath::sigmoid(2 * u);
-  };
-  const auto fd = [&f](real v, real& d) {
-    const real u = kSqrt2OverPi * (v + kGeluCubic * v * v * v);
-    const real du = kSqrt2OverPi * (1 + 3 * kGeluCubic * v * v);
-    const real e = fastmath::exp(-2 * std::abs(u)), r = 1 / (1 + e), er = e * r;
-    const real s = u >= 0 ? r : er;
-    d = s + 2 * v * (er * r) * du;
-    return f(v);
-  };
-  // y = x s, s = sigmoid(2u): y' = s + x s', s' = 2 s (1 - s) u', and
-  // y'' = 2 s' + x (s' 2 u' (1 - 2 s) + 2 s (1 - s) u''),  u'' = 6 sqrt(2/pi) 0.044715 x
-  return map_recording_derivative("gelu", x, f, fd, [](real v) {
-    const real u = kSqrt2OverPi * (v + kGeluCubic * v * v * v);
-    const real du = kSqrt2OverPi * (1 + 3 * kGeluCubic * v * v);
-    const real d2u = 6 * kSqrt2OverPi * kGeluCubic * v;
-    const real s = fastmath::sigmoid(2 * u), q = s * (1 - s), ds = 2 * q * du;
-    return 2 * ds + v * (ds * 2 * du * (1 - 2 * s) + 2 * q * d2u);
-  });
+// tanh form: y = x s, s = sigmoid(2u): y' = s + x s', s' = 2 s (1 - s) u', and
+// y'' = 2 s' + x (s' 2 u' (1 - 2 s) + 2 s (1 - s) u''),  u'' = 6 sqrt(2/pi) 0.044715 x
+real gelu_tanh_second(real v) {
+  const real k = real(gelu_math::kSqrt2OverPi), c = real(gelu_math::kCubic);
+  const real u = k * (v + c * v * v * v);
+  const real du = k * (1 + 3 * c * v * v);
+  const real d2u = 6 * k * c * v;
+  const real s = fastmath::sigmoid(2 * u), q = s * (1 - s), ds = 2 * q * du;
+  return 2 * ds + v * (ds * 2 * du * (1 - 2 * s) + 2 * q * d2u);
 }
 
 }  // namespace
 
+// y = gelu(x)       dx = dy * y'(x)        (both forms and their derivatives: core/gelu.h)
+// When x needs a gradient, the forward pass also writes y' (from the same Phi and exp) and
+// the node keeps it beside x, so the backward is one multiply instead of a second evaluation
+// of Phi (derivative.h). The fused Linear + GELU (autograd/ops/linear.cpp) computes the same
+// values.
 Tensor gelu(const Tensor& x, const std::string& approximate) {
-  if (approximate == "none") return gelu_erf(x);
-  if (approximate == "tanh") return gelu_tanh(x);
-  fail("gelu", "approximate must be \"none\" or \"tanh\", got \"", approximate, "\"");
+  using namespace gelu_math;
+  if (gelu_activation(approximate) == GemmActivation::gelu_erf)  // heed::Error for another name
+    return map_recording_derivative("gelu", x, [](real v) { return erf_form(v); }, [](real v, real& d) { return erf_form(v, d); },
+                     gelu_erf_second);
+  return map_recording_derivative("gelu", x, [](real v) { return tanh_form(v); }, [](real v, real& d) { return tanh_form(v, d); },
+                   gelu_tanh_second);
 }
 
 // y = x > 0 ? x : alpha (e^x - 1)     dx = dy * (x > 0 ? 1 : alpha e^x)

@@ -132,7 +132,8 @@ class CausalSelfAttentionImpl : public nn::Module {
 };
 HEED_MODULE(CausalSelfAttention);
 
-// mlp(x) = dropout(c_proj(gelu(c_fc(x)))), hidden width 4E.
+// mlp(x) = dropout(c_proj(gelu(c_fc(x)))), hidden width 4E. gelu(c_fc(x)) is one op,
+// linear_gelu: GELU is the product's epilogue (autograd/ops/linear.h).
 class MLPImpl : public nn::Module {
  public:
   MLPImpl(int64_t E, double dropout) {
@@ -140,7 +141,9 @@ class MLPImpl : public nn::Module {
     c_proj = register_module("c_proj", nn::Linear(4 * E, E));
     this->dropout = register_module("dropout", nn::Dropout(dropout));
   }
-  Tensor forward(const Tensor& x) { return dropout->forward(c_proj->forward(gelu(c_fc->forward(x)))); }
+  Tensor forward(const Tensor& x) {
+    return dropout->forward(c_proj->forward(linear_gelu(x, c_fc->weight, c_fc->bias)));
+  }
   std::string repr() const override { return "MLP"; }
   nn::Linear c_fc{nullptr}, c_proj{nullptr};
   nn::Dropout dropout{nullptr};
