@@ -50,6 +50,7 @@ class Tensor {
   // ---- metadata and data ----
   bool defined() const { return impl_ != nullptr; }
   const Shape& shape() const;
+  IntArrayRef sizes() const { return shape(); }  // libtorch's spelling; prints "[2, 3]"
   int dim() const { return shape().size(); }
   int64_t size(int64_t d) const;  // negative d counts from the end
   int64_t numel() const;
@@ -124,9 +125,10 @@ class Tensor {
   // Views. Every heed tensor is contiguous, so what libtorch returns as a view is one of two
   // things here:
   //  - a shared view, when its elements are one contiguous block of x: reshape, view,
-  //    flatten, squeeze, unsqueeze, detach; narrow, slice (step 1) and chunk along dim 0,
-  //    or along a dim d when every dim before d has size 1; select(0, i) and x[i] (so
-  //    x[i][j] too), likewise select(d, i) when every dim before d has size 1; and views
+  //    view_as, reshape_as, flatten, squeeze, unsqueeze, detach; narrow, slice (step 1),
+  //    chunk, split and split_with_sizes along dim 0,
+  //    or along a dim d when every dim before d has size 1; select(0, i), unbind(0) and
+  //    x[i] (so x[i][j] too), likewise select(d, i) when every dim before d has size 1; and views
   //    of these. It shares x's storage at an element offset: a write through it (fill_,
   //    copy_, add_, +=, index_put_, ...) changes x, x's changes show in it, and the version
   //    counter is the storage's, so a backward that saved x refuses after such a write.
@@ -134,8 +136,9 @@ class Tensor {
   //    a graph) is refused, naming the view op, as PyTorch refuses a view of a leaf:
   //    wrap it in heed::NoGradGuard (a parameter's row: `NoGradGuard g; w[1].fill_(7);`
   //    writes w), or clone() first to write a copy.
-  //  - a copy, for every other view: transpose, permute, t(), narrow/slice/select/chunk
-  //    along a later dim, slice with a step, expand, x.index({...}). The copy carries the
+  //  - a copy, for every other view: transpose, permute, t(), movedim, swapaxes, swapdims,
+  //    narrow/slice/select/chunk/split/unbind along a later dim, slice with a step, expand,
+  //    expand_as, x.index({...}). The copy carries the
   //    op's name, and every in-place op on it raises heed::Error naming the op and dim
   //    ("fill_: this tensor is a copy made by narrow(dim 1), not a view of its input ..."),
   //    since libtorch would have written x and heed cannot. Write x itself
@@ -143,11 +146,17 @@ class Tensor {
   //    copy to write it. Ops' outputs, clone() and contiguous() are not marked.
   Tensor reshape(const Shape& shape) const;   // one dim may be -1; shares storage
   Tensor view(const Shape& shape) const;      // same as reshape (all tensors are contiguous)
+  Tensor view_as(const Tensor& other) const { return view(other.shape()); }
+  Tensor reshape_as(const Tensor& other) const { return reshape(other.shape()); }
   Tensor transpose(int64_t d0, int64_t d1) const;
   Tensor permute(const std::vector<int64_t>& dims) const;
   Tensor unsqueeze(int64_t d) const;
   Tensor squeeze(int64_t d) const;            // as it is when size(d) != 1, as PyTorch
   Tensor squeeze() const;                     // every dim of size 1
+  Tensor movedim(int64_t source, int64_t destination) const;  // autograd/shape_ops.h
+  Tensor movedim(const std::vector<int64_t>& source, const std::vector<int64_t>& destination) const;
+  Tensor swapaxes(int64_t d0, int64_t d1) const;             // transpose(d0, d1)
+  Tensor swapdims(int64_t d0, int64_t d1) const;
 
   // ---- ops as methods, as a libtorch user types them: x.sum(1), x.softmax(-1) ----
   // Each is one line calling the free function of the same name (heed::sum(x, 1), ...),
@@ -176,6 +185,14 @@ class Tensor {
   // `chunks` pieces along dim, as torch.chunk: each ceil(size / chunks) long, the last
   // shorter, and fewer than `chunks` when the size runs out (autograd/shape_ops.h).
   std::vector<Tensor> chunk(int64_t chunks, int64_t dim = 0) const;
+  // Pieces of split_size (the last shorter), or of the given sizes; x.select(dim, i) for
+  // every i (autograd/shape_ops.h).
+  std::vector<Tensor> split(int64_t split_size, int64_t dim = 0) const;
+  std::vector<Tensor> split(const std::vector<int64_t>& split_sizes, int64_t dim = 0) const;
+  std::vector<Tensor> split_with_sizes(const std::vector<int64_t>& split_sizes, int64_t dim = 0) const {
+    return split(split_sizes, dim);
+  }
+  std::vector<Tensor> unbind(int64_t dim = 0) const;
   // Draws from the rows of these probabilities, as torch.multinomial (core/multinomial.h).
   IndexTensor multinomial(int64_t num_samples, bool replacement = false) const;
   Tensor exp() const;
@@ -518,6 +535,7 @@ class IndexTensor {
   IndexTensor(std::vector<int64_t> ids, const Shape& shape);
   bool defined() const { return defined_; }
   const Shape& shape() const { return shape_; }
+  IntArrayRef sizes() const { return shape_; }
   int dim() const { return shape_.size(); }
   int64_t size(int64_t d) const;
   int64_t numel() const { return static_cast<int64_t>(ids_.size()); }
@@ -564,6 +582,7 @@ class IndexTensor {
   Tensor mean() const;  // a float Tensor of shape (): accuracy is eq(...).mean()
   Tensor to_tensor() const;  // the ids as reals, same shape (libtorch's .to(torch::kFloat))
   IndexTensor& fill_(int64_t id);
+  IndexTensor clone() const { return *this; }  // a copy of the ids, as every copy is
   IndexTensor t() const;     // transpose(0, 1) of a 2-D IndexTensor; a 0-D or 1-D one as it is
   // As Tensor's: ids live on the CPU, so to(kCPU) and cpu() return a copy of *this and
   // another device is a heed::Error; to(kLong) is the same ids, to(kFloat) is to_tensor()'s
@@ -611,6 +630,15 @@ template <class I, std::enable_if_t<std::is_integral_v<I> && !std::is_same_v<I, 
 IndexTensor tensor(I value, const TensorOptions& o = TensorOptions(kLong)) {
   return detail::id_scalar(int64_t(value), o);
 }
+
+// torch::randint: integers uniform in [low, high) ([0, high) with high alone) from the seeded
+// generator (core/random.h). Without options they are ids, as libtorch's default kLong: an
+// IndexTensor. With options, torch::randint(0, 10, {15, 1}, torch::kFloat) (a device,
+// requires_grad), a real Tensor holding those integers. high <= low is a heed::Error.
+IndexTensor randint(int64_t low, int64_t high, const Shape& shape);
+IndexTensor randint(int64_t high, const Shape& shape);
+Tensor randint(int64_t low, int64_t high, const Shape& shape, const TensorOptions& o);
+Tensor randint(int64_t high, const Shape& shape, const TensorOptions& o);
 
 // Nested, one row a line, as a Tensor prints: "IndexTensor(2,2)\n[[1, 2],\n [3, 4]]".
 std::ostream& operator<<(std::ostream& os, const IndexTensor& t);

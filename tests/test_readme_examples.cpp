@@ -11,6 +11,7 @@
 #include <heed/autograd/node.h>
 #include <heed/autograd/linalg.h>
 #include <heed/autograd/loss_ops.h>
+#include <heed/autograd/reduce.h>
 #include <heed/autograd/softmax.h>
 #include <heed/autograd/unary.h>
 #include <heed/layers/activation.h>
@@ -51,7 +52,8 @@ TEST_CASE("README one-line examples compile and run") {
   nn::Dropout drop(0.1); y = drop(x);
   nn::LayerNorm ln(nn::LayerNormOptions({784}).eps(1e-5)); y = ln(x);
   nn::GELU gelu(nn::GELUOptions().approximate("tanh"));
-  nn::Sequential mlp(nn::Linear(4, 8), nn::ReLU());
+  nn::Sequential mlp(nn::Linear(4, 8), nn::ReLU(), nn::Functional(heed::tanh));
+  CHECK(mlp(randn({2, 4})).abs().max().item() < 1);
   nn::LSTMCell cell(nn::LSTMCellOptions(64, 128)); Tensor xt = randn({2, 64}), h = zeros({2,128}), c = zeros({2,128});
   auto [h2, c2] = cell(xt, std::make_tuple(h, c));
   nn::LSTM lstm(nn::LSTMOptions(64, 128).num_layers(2).bidirectional(true)); std::vector<int64_t> lengths{3, 2};
@@ -70,6 +72,9 @@ TEST_CASE("README one-line examples compile and run") {
   nn::LeakyReLU leaky; CHECK(leaky(-ones({2})).to_vector() == std::vector<real>(2, real(-0.01)));
   CHECK(randn_like(logits).shape() == logits.shape()); CHECK(rand_like(logits).numel() == 15);
   CHECK(full_like(logits, 2).sum().item() == 30);
+  CHECK(randint(0, 10, {3}).numel() == 3); CHECK(randint(0, 10, {3}, kFloat).max().item() < 10);
+  CHECK(logits.view_as(zeros({5, 3})).sizes() == Shape({5, 3}));
+  CHECK(logits.movedim(0, 1).swapaxes(0, 1).to_vector() == logits.to_vector());
   CHECK(logits.add(logits).sub(logits).mul(2).div(2).to_vector() == logits.to_vector());
   IndexTensor next = nn::sample(logits, nn::SamplingOptions().temperature(0.8).top_k(20).top_p(0.9));
   {
@@ -252,6 +257,15 @@ TEST_CASE("README: coming from libtorch, the heed column") {
   z.select(0, 1).zero_();
   CHECK(z.to_vector() == std::vector<heed::real>{3, 3, 3, 3, 0, 0, 0, 0});
   CHECK(heed::test::error_of([&] { z.t().fill_(1); }).find("copy made by transpose") != std::string::npos);
+  z.split(1)[1].fill_(2);
+  z.unbind(0)[1].add_(1);
+  CHECK(z[1].to_vector() == std::vector<heed::real>(4, 3));
+  CHECK(heed::test::error_of([&] { z.movedim(0, 1).fill_(1); }).find("copy made by movedim") != std::string::npos);
+  CHECK(heed::test::error_of([&] { z.swapaxes(0, 1).fill_(1); }).find("copy made by swapaxes") != std::string::npos);
+  CHECK(z.max(1).indices.shape() == Shape({2}));
+  auto [zmax, zarg] = z.max(1);
+  CHECK(zarg.vec() == std::vector<int64_t>{0, 0});
+  CHECK(zmax.to_vector() == std::vector<heed::real>{3, 3});  // both rows hold 3 only
   z.index_put_({Slice(), Slice(1, 2)}, 5);
   CHECK(z.at({1, 1}) == 5);
   PortData ds;
