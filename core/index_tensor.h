@@ -37,6 +37,7 @@ class IndexTensor {
   IndexTensor(std::vector<int64_t> ids, const Shape& shape);
   bool defined() const { return defined_; }
   const Shape& shape() const { return shape_; }
+  IntArrayRef sizes() const { return shape_; }
   int dim() const { return shape_.size(); }
   int64_t size(int64_t d) const;
   int64_t numel() const { return static_cast<int64_t>(ids_.size()); }
@@ -83,6 +84,7 @@ class IndexTensor {
   Tensor mean() const;  // a float Tensor of shape (): accuracy is eq(...).mean()
   Tensor to_tensor() const;  // the ids as reals, same shape (libtorch's .to(torch::kFloat))
   IndexTensor& fill_(int64_t id);
+  IndexTensor clone() const { return *this; }  // a copy of the ids, as every copy is
   IndexTensor t() const;     // transpose(0, 1) of a 2-D IndexTensor; a 0-D or 1-D one as it is
   // As Tensor's: ids live on the CPU, so to(kCPU) and cpu() return a copy of *this and
   // another device is a heed::Error; to(kLong) is the same ids, to(kFloat) is to_tensor()'s
@@ -145,5 +147,15 @@ T IndexTensor::item() const {
   }
   return static_cast<T>(v);
 }
+
+
+// torch::randint: integers uniform in [low, high) ([0, high) with high alone) from the seeded
+// generator (core/random.h). Without options they are ids, as libtorch's default kLong: an
+// IndexTensor. With options, torch::randint(0, 10, {15, 1}, torch::kFloat) (a device,
+// requires_grad), a real Tensor holding those integers. high <= low is a heed::Error.
+IndexTensor randint(int64_t low, int64_t high, const Shape& shape);
+IndexTensor randint(int64_t high, const Shape& shape);
+Tensor randint(int64_t low, int64_t high, const Shape& shape, const TensorOptions& o);
+Tensor randint(int64_t high, const Shape& shape, const TensorOptions& o);
 
 }  // namespace heed

@@ -62,6 +62,12 @@ std::string Shape::str() const {
 
 std::ostream& operator<<(std::ostream& os, const Shape& s) { return os << s.str(); }
 
+std::ostream& operator<<(std::ostream& os, const IntArrayRef& s) {
+  os << "[";
+  for (int i = 0; i < s.size(); ++i) os << (i ? ", " : "") << s[i];
+  return os << "]";
+}
+
 // The running product wraps (unsigned) instead of overflowing: it can outgrow int64 only for
 // a shape with a 0 dim, whose strides are never used to reach an element.
 Shape contiguous_strides(const Shape& s) {

@@ -60,6 +60,16 @@ class Shape {
 
 std::ostream& operator<<(std::ostream& os, const Shape& s);
 
+// What libtorch's x.sizes() returns: a Shape (s[0], s.size(), s.vec(), passed wherever a Shape
+// goes) that prints as libtorch prints sizes, "[2, 3]" ("[]" for a scalar), where a Shape
+// prints "(2,3)" in heed's messages.
+class IntArrayRef : public Shape {
+ public:
+  using Shape::Shape;
+  IntArrayRef(const Shape& s) : Shape(s) {}
+};
+std::ostream& operator<<(std::ostream& os, const IntArrayRef& s);
+
 // Row-major strides of a contiguous tensor of this shape, in elements.
 Shape contiguous_strides(const Shape& s);
 

@@ -216,6 +216,31 @@ Tensor rand(const Shape& shape) {
   return t;
 }
 
+// The ids of randint: floor(low + u (high - low)) for u uniform in [0, 1), kept below high.
+static std::vector<int64_t> random_integers(int64_t low, int64_t high, const Shape& shape) {
+  HEED_CHECK(low < high, "randint", "random_ expects 'from' to be less than 'to', but got from=", low,
+             " >= to=", high);
+  std::vector<int64_t> v(size_t(shape.checked_numel("randint")));
+  const double range = double(high) - double(low);
+  Draws d;
+  for (int64_t& x : v) x = std::min(low + int64_t(d.uniform() * range), high - 1);
+  return v;
+}
+
+IndexTensor randint(int64_t low, int64_t high, const Shape& shape) {
+  return IndexTensor(random_integers(low, high, shape), shape);
+}
+IndexTensor randint(int64_t high, const Shape& shape) { return randint(0, high, shape); }
+
+Tensor randint(int64_t low, int64_t high, const Shape& shape, const TensorOptions& o) {
+  detail::check_dtype("randint", o);
+  const std::vector<int64_t> ids = random_integers(low, high, shape);
+  Tensor t = empty_for("randint", shape);
+  for (size_t i = 0; i < ids.size(); ++i) t.data()[i] = real(ids[i]);
+  return detail::with_options(t, o);
+}
+Tensor randint(int64_t high, const Shape& shape, const TensorOptions& o) { return randint(0, high, shape, o); }
+
 Tensor from_vector(const std::vector<real>& values, const Shape& shape) {
   HEED_CHECK(int64_t(values.size()) == shape.checked_numel("from_vector"), "from_vector",
              values.size(), " values do not fill shape ", shape);

@@ -107,6 +107,7 @@ class Tensor {
   // ---- metadata and data ----
   bool defined() const { return impl_ != nullptr; }
   const Shape& shape() const;
+  IntArrayRef sizes() const { return shape(); }  // libtorch's spelling; prints "[2, 3]"
   int dim() const { return shape().size(); }
   int64_t size(int64_t d) const;  // negative d counts from the end
   int64_t numel() const;
@@ -181,9 +182,10 @@ class Tensor {
   // Views. Every heed tensor is contiguous, so what libtorch returns as a view is one of two
   // things here:
   //  - a shared view, when its elements are one contiguous block of x: reshape, view,
-  //    flatten, squeeze, unsqueeze, detach; narrow, slice (step 1) and chunk along dim 0,
-  //    or along a dim d when every dim before d has size 1; select(0, i) and x[i] (so
-  //    x[i][j] too), likewise select(d, i) when every dim before d has size 1; and views
+  //    view_as, reshape_as, flatten, squeeze, unsqueeze, detach; narrow, slice (step 1),
+  //    chunk, split and split_with_sizes along dim 0,
+  //    or along a dim d when every dim before d has size 1; select(0, i), unbind(0) and
+  //    x[i] (so x[i][j] too), likewise select(d, i) when every dim before d has size 1; and views
   //    of these. It shares x's storage at an element offset: a write through it (fill_,
   //    copy_, add_, +=, index_put_, ...) changes x, x's changes show in it, and the version
   //    counter is the storage's, so a backward that saved x refuses after such a write.
@@ -191,8 +193,9 @@ class Tensor {
   //    a graph) is refused, naming the view op, as PyTorch refuses a view of a leaf:
   //    wrap it in heed::NoGradGuard (a parameter's row: `NoGradGuard g; w[1].fill_(7);`
   //    writes w), or clone() first to write a copy.
-  //  - a copy, for every other view: transpose, permute, t(), narrow/slice/select/chunk
-  //    along a later dim, slice with a step, expand, x.index({...}). The copy carries the
+  //  - a copy, for every other view: transpose, permute, t(), movedim, swapaxes, swapdims,
+  //    narrow/slice/select/chunk/split/unbind along a later dim, slice with a step, expand,
+  //    expand_as, x.index({...}). The copy carries the
   //    op's name, and every in-place op on it raises heed::Error naming the op and dim
   //    ("fill_: this tensor is a copy made by narrow(dim 1), not a view of its input ..."),
   //    since libtorch would have written x and heed cannot. Write x itself
@@ -203,11 +206,17 @@ class Tensor {
   //  memory-overlap check; the same elements (x.add_(x)) or disjoint blocks are fine.
   Tensor reshape(const Shape& shape) const;   // one dim may be -1; shares storage
   Tensor view(const Shape& shape) const;      // same as reshape (all tensors are contiguous)
+  Tensor view_as(const Tensor& other) const { return view(other.shape()); }
+  Tensor reshape_as(const Tensor& other) const { return reshape(other.shape()); }
   Tensor transpose(int64_t d0, int64_t d1) const;
   Tensor permute(const std::vector<int64_t>& dims) const;
   Tensor unsqueeze(int64_t d) const;
   Tensor squeeze(int64_t d) const;            // as it is when size(d) != 1, as PyTorch
   Tensor squeeze() const;                     // every dim of size 1
+  Tensor movedim(int64_t source, int64_t destination) const;  // autograd/shape_ops.h
+  Tensor movedim(const std::vector<int64_t>& source, const std::vector<int64_t>& destination) const;
+  Tensor swapaxes(int64_t d0, int64_t d1) const;             // transpose(d0, d1)
+  Tensor swapdims(int64_t d0, int64_t d1) const;
 
   // ---- ops as methods, as a libtorch user types them: x.sum(1), x.softmax(-1) ----
   // Each is one line calling the free function of the same name (heed::sum(x, 1), ...),
@@ -236,6 +245,14 @@ class Tensor {
   // `chunks` pieces along dim, as torch.chunk: each ceil(size / chunks) long, the last
   // shorter, and fewer than `chunks` when the size runs out (autograd/ops/shape.h).
   std::vector<Tensor> chunk(int64_t chunks, int64_t dim = 0) const;
+  // Pieces of split_size (the last shorter), or of the given sizes; x.select(dim, i) for
+  // every i (autograd/shape_ops.h).
+  std::vector<Tensor> split(int64_t split_size, int64_t dim = 0) const;
+  std::vector<Tensor> split(const std::vector<int64_t>& split_sizes, int64_t dim = 0) const;
+  std::vector<Tensor> split_with_sizes(const std::vector<int64_t>& split_sizes, int64_t dim = 0) const {
+    return split(split_sizes, dim);
+  }
+  std::vector<Tensor> unbind(int64_t dim = 0) const;
   // Draws from the rows of these probabilities, as torch.multinomial (core/multinomial.h).
   IndexTensor multinomial(int64_t num_samples, bool replacement = false) const;
   Tensor exp() const;

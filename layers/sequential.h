@@ -1,4 +1,5 @@
-// sequential.h - nn::Sequential, a chain of one-input modules, as torch::nn::Sequential.
+// sequential.h - nn::Sequential, a chain of one-input modules, as torch::nn::Sequential, and
+// nn::Functional, a function as one of them.
 //
 //   y = m_{n-1}( ... m_1(m_0(x)) )
 //
@@ -67,5 +68,34 @@ class SequentialImpl : public Module {
   std::vector<std::function<void(SequentialImpl&)>> clones_;  // append a clone of step i
 };
 HEED_MODULE(Sequential);
+
+// nn::Functional: a function as a step, as libtorch's torch::nn::Functional. Arguments after
+// the function are bound after the input (std::bind), as libtorch binds them:
+//   nn::Sequential net(nn::Linear(4, 8), nn::Functional(heed::relu),
+//                      nn::Functional(heed::reshape, Shape{-1, 2, 4}),
+//                      nn::Functional([](const Tensor& x) { return log_softmax(x, 2); }));
+// An overloaded function's name needs a lambda (as in libtorch). It has no parameters;
+// clone() copies the function, which then shares what the function captured.
+class FunctionalImpl : public Module {
+ public:
+  using Function = std::function<Tensor(Tensor)>;
+  explicit FunctionalImpl(Function function) : function_(std::move(function)) {}
+  template <class F, class... Args, class = std::enable_if_t<(sizeof...(Args) > 0)>>
+  explicit FunctionalImpl(F function, Args&&... args)
+      : function_(std::bind(function, std::placeholders::_1, std::forward<Args>(args)...)) {}
+  Tensor forward(const Tensor& x) { return function_(x); }
+  std::string repr() const override { return "Functional()"; }
+
+ protected:
+  std::shared_ptr<Module> clone_module() const override {
+    auto copy = std::make_shared<FunctionalImpl>(function_);
+    copy->copy_state_from(*this);
+    return copy;
+  }
+
+ private:
+  Function function_;
+};
+HEED_MODULE(Functional);
 
 }  // namespace heed::nn

@@ -2,7 +2,8 @@
 // programs use by these names: sin, cos, norm (p = 2, 1, 3, inf over dims), mm, bmm, t,
 // expand_as, index / index_put with slices, compound assignment in a graph, smooth_l1_loss
 // and huber_loss, chunk (with gradgradcheck). Inputs stay away from kinks (|x| at 0, ties of
-// the inf norm, the loss's |d| = beta seam is smooth).
+// the inf norm, the loss's |d| = beta seam is smooth). Also split, split_with_sizes, unbind,
+// movedim and swapaxes, each with gradgradcheck.
 #include <heed/core/random.h>
 #include <heed/autograd/ops/arith.h>
 #include <heed/autograd/ops/mm.h>
@@ -179,4 +180,25 @@ TEST_CASE("gradcheck and gradgradcheck chunk: every piece, uneven sizes, a middl
   CHECK_MESSAGE(r.ok, r.message);
   const GradcheckResult r2 = gradgradcheck([](const V& v) { return (v[0].chunk(2, 2)[0] * v[0].chunk(2, 2)[1]).tanh(); }, {x});
   CHECK_MESSAGE(r2.ok, r2.message);
+}
+
+TEST_CASE("gradcheck and gradgradcheck split, split_with_sizes, unbind, movedim, swapaxes") {
+  manual_seed(911);
+  Tensor x = param({3, 5, 2});
+  // each piece used differently, so that each piece's gradient is distinct
+  const std::vector<TensorFn> fns = {
+      [](const V& v) { std::vector<Tensor> p = v[0].split(2, 1); return p[0] * p[1] + p[2].sum(1, true) * 2; },
+      [](const V& v) { std::vector<Tensor> p = v[0].split(1, 0); return p[0] * p[2] * 3 + p[1]; },
+      [](const V& v) { std::vector<Tensor> p = v[0].split({1, 3, 1}, 1); return p[1].sum(1, true) * p[0] * p[2]; },
+      [](const V& v) { std::vector<Tensor> p = v[0].unbind(2); return p[0] * p[1] + p[0]; },
+      [](const V& v) { std::vector<Tensor> p = v[0].unbind(0); return p[0] * p[1] * p[2]; },
+      [](const V& v) { return v[0].movedim(0, 2) * v[0].movedim({0, 1}, {2, 0}); },
+      [](const V& v) { return v[0].swapaxes(0, 1) * v[0].swapdims(1, 0); },
+  };
+  for (size_t i = 0; i < fns.size(); ++i) {
+    CAPTURE(i);
+    check_grad(fns[i], {x});
+    const GradcheckResult r = gradgradcheck(fns[i], {x});
+    CHECK_MESSAGE(r.ok, r.message);
+  }
 }

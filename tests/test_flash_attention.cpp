@@ -229,7 +229,7 @@ namespace {
 
 // (B, T, H*D) -> (B, H, T, D) and back: the copies flash_attention_heads and
 // flash_attention_packed avoid, used here to build their reference.
-Tensor split(const Tensor& x, int64_t H) {
+Tensor split_heads(const Tensor& x, int64_t H) {
   return x.reshape({x.size(0), x.size(1), H, x.size(2) / H}).permute({0, 2, 1, 3});
 }
 Tensor merge(const Tensor& x) {
@@ -252,7 +252,7 @@ TEST_CASE("flash attention reads heads side by side and from one packed projecti
           Tensor q = test::param({B, Tq, H * D}), k = test::param({B, Tk, H * D});
           Tensor v = test::param({B, Tk, H * Dv}), w = randn({B, Tq, H * Dv});
           Run r = run([&](auto& a, auto& b, auto& c) {
-            return merge(flash_attention_composed(split(a, H), split(b, H), split(c, H), m));
+            return merge(flash_attention_composed(split_heads(a, H), split_heads(b, H), split_heads(c, H), m));
           }, q, k, v, w);
           Run f = run([&](auto& a, auto& b, auto& c) {
             return flash_attention_heads(a, b, c, H, m, {}, opt);
@@ -267,9 +267,9 @@ TEST_CASE("flash attention reads heads side by side and from one packed projecti
         for (const AttentionMask& m : mask_kinds(B, T)) {
           CAPTURE(T); CAPTURE(m.is_causal()); CAPTURE(m.key_padding().defined());
           Tensor qkv = test::param({B, T, 3 * E}), w = randn({B, T, E});
-          Tensor r = merge(flash_attention_composed(split(narrow(qkv, 2, 0, E), H),
-                                                    split(narrow(qkv, 2, E, E), H),
-                                                    split(narrow(qkv, 2, 2 * E, E), H), m));
+          Tensor r = merge(flash_attention_composed(split_heads(narrow(qkv, 2, 0, E), H),
+                                                    split_heads(narrow(qkv, 2, E, E), H),
+                                                    split_heads(narrow(qkv, 2, 2 * E, E), H), m));
           sum(r * w).backward();
           const Tensor r_grad = qkv.grad();
           qkv.set_grad(Tensor());
@@ -284,8 +284,8 @@ TEST_CASE("flash attention reads heads side by side and from one packed projecti
           CAPTURE(Tq); CAPTURE(Tk); CAPTURE(m.is_causal()); CAPTURE(m.key_padding().defined());
           Tensor q = test::param({B, Tq, E}), kv = test::param({B, Tk, 2 * E});
           Tensor w = randn({B, Tq, E});
-          Tensor r = merge(flash_attention_composed(split(q, H), split(narrow(kv, 2, 0, E), H),
-                                                    split(narrow(kv, 2, E, E), H), m));
+          Tensor r = merge(flash_attention_composed(split_heads(q, H), split_heads(narrow(kv, 2, 0, E), H),
+                                                    split_heads(narrow(kv, 2, E, E), H), m));
           sum(r * w).backward();
           const Tensor rq = q.grad(), rkv = kv.grad();
           q.set_grad(Tensor()), kv.set_grad(Tensor());

@@ -159,7 +159,7 @@ Attention composed(const AttentionMask& m, std::optional<double> s) {
 Tensor merge(const Tensor& x) {
   return x.permute({0, 2, 1, 3}).contiguous().reshape({x.size(0), x.size(2), x.size(1) * x.size(3)});
 }
-Tensor split(const Tensor& x, int64_t H) {
+Tensor split_heads(const Tensor& x, int64_t H) {
   return x.reshape({x.size(0), x.size(1), H, x.size(2) / H}).permute({0, 2, 1, 3});
 }
 
@@ -196,16 +196,16 @@ TEST_CASE("NaN and inf propagate through the side-by-side and packed flash entri
         const FlashOptions opt = FlashOptions().rows(tile).cols(tile);
         const std::string what = p.name + ", " + mname + ", tile " + std::to_string(tile);
         same(run([&](auto& q, auto& k, auto& v) {
-                   return split(flash_attention_heads(merge(q), merge(k), merge(v), H, m, in.scale, opt), H);
+                   return split_heads(flash_attention_heads(merge(q), merge(k), merge(v), H, m, in.scale, opt), H);
                  }, in.q, in.k, in.v, in.w),
              ref, "flash_attention_heads, " + what);
         same(run([&](auto& q, auto& k, auto& v) {
-                   return split(flash_attention_packed(cat({merge(q), merge(k), merge(v)}, 2), H, m,
+                   return split_heads(flash_attention_packed(cat({merge(q), merge(k), merge(v)}, 2), H, m,
                                                        in.scale, opt), H);
                  }, in.q, in.k, in.v, in.w),
              ref, "flash_attention_packed (qkv), " + what);
         same(run([&](auto& q, auto& k, auto& v) {
-                   return split(flash_attention_packed(merge(q), cat({merge(k), merge(v)}, 2), H, m,
+                   return split_heads(flash_attention_packed(merge(q), cat({merge(k), merge(v)}, 2), H, m,
                                                        in.scale, opt), H);
                  }, in.q, in.k, in.v, in.w),
              ref, "flash_attention_packed (q, kv), " + what);

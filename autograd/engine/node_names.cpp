@@ -39,6 +39,7 @@ constexpr NodeName kNodeNames[] = {
     {"index", "IndexBackward0"},                  // libtorch names the select or slice that
                                                   // basic indexing becomes; heed's op has one name
     {"chunk", "SplitBackward0"},                  // chunk is split(ceil(n / chunks))
+    {"movedim", "PermuteBackward0"},              // movedim is a permute
     {"matmul", "MmBackward0"},                    // of two 2-D tensors
     {"linear", "AddmmBackward0"},                 // x W^T + b, x 2-D
     {"layer_norm", "NativeLayerNormBackward0"},

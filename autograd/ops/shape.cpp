@@ -1,5 +1,5 @@
-// shape.cpp - transpose, permute, slice, narrow, cat, stack: ops that copy elements to
-// new places without changing them.
+// shape.cpp - transpose, permute (and movedim, swapaxes), slice, narrow (and chunk,
+// split, unbind), cat, stack: ops that copy elements to new places without changing them.
 //
 // Every heed tensor is contiguous, so each of these ops copies (but a slice or narrow that is
 // one block of its input, which shares the input's storage: slice_op below), and they all use
@@ -211,6 +211,46 @@ Tensor permute(const Tensor& x, const std::vector<int64_t>& dims) {
   });
 }
 
+// y = permute(x, perm) with perm moving each source[i] to destination[i] and the other dims,
+// in order, into the places left                        dx = dy permuted back (permute's)
+Tensor movedim(const Tensor& x, const std::vector<int64_t>& source, const std::vector<int64_t>& destination) {
+  const int r = x.dim();
+  HEED_CHECK(source.size() == destination.size(), "movedim", "Invalid source or destination dims: source (",
+             dims_str(source), " dims) should contain the same number of dims as destination (",
+             dims_str(destination), " dims)");
+  std::vector<int64_t> perm(r, -1);
+  std::vector<bool> moved(r, false);
+  for (size_t i = 0; i < source.size(); ++i) {
+    const int s = wrap_dim("movedim", source[i], r), t = wrap_dim("movedim", destination[i], r);
+    HEED_CHECK(!moved[s], "movedim", "repeated dim in `source` (", dims_str(source), ")");
+    HEED_CHECK(perm[t] < 0, "movedim", "repeated dim in `destination` (", dims_str(destination), ")");
+    moved[s] = true;
+    perm[t] = s;
+  }
+  int64_t next = 0;  // the dims not moved fill the free places in order
+  for (int64_t& p : perm) {
+    if (p >= 0) continue;
+    while (moved[next]) ++next;
+    p = next++;
+  }
+  Tensor y = named("movedim", permute(x, perm), {x});
+  detail::mark_view(y, "movedim", -1, false);
+  return y;
+}
+
+Tensor movedim(const Tensor& x, int64_t source, int64_t destination) {
+  return movedim(x, std::vector<int64_t>{source}, std::vector<int64_t>{destination});
+}
+
+// transpose, named as the caller spelled it (its node is libtorch's TransposeBackward0)
+static Tensor renamed_transpose(const char* op, const Tensor& x, int64_t d0, int64_t d1) {
+  Tensor y = transpose(x, d0, d1);
+  detail::mark_view(y, op, -1, false);
+  return y;
+}
+Tensor swapaxes(const Tensor& x, int64_t d0, int64_t d1) { return renamed_transpose("swapaxes", x, d0, d1); }
+Tensor swapdims(const Tensor& x, int64_t d0, int64_t d1) { return renamed_transpose("swapdims", x, d0, d1); }
+
 // ---------------------------------------------------------------- slice, narrow
 
 // The pair as recorded ops, each the other's backward (so both differentiate to any order):
@@ -308,6 +348,11 @@ Tensor select(const Tensor& x, int64_t dim, int64_t index) {
   return remark(named("select", squeeze(narrow(x, d, index < 0 ? index + n : index, 1), d), {x}), "select", d, x);
 }
 
+// One piece of chunk, split or split_with_sizes: narrow(x, d, start, len) named op.
+static Tensor piece(const char* op, const Tensor& x, int d, int64_t start, int64_t len) {
+  return remark(named(op, narrow(x, d, start, len), {x}), op, d, x);
+}
+
 std::vector<Tensor> chunk(const Tensor& x, int64_t chunks, int64_t dim) {
   HEED_CHECK(x.dim() > 0, "chunk", "expects at least a 1-dimensional tensor");
   HEED_CHECK(chunks > 0, "chunk", "expects `chunks` to be greater than 0, got: ", chunks);
@@ -316,11 +361,52 @@ std::vector<Tensor> chunk(const Tensor& x, int64_t chunks, int64_t dim) {
   const int64_t len = n / chunks + (n % chunks != 0);  // ceil(n / chunks), without overflow
   std::vector<Tensor> pieces;
   if (n == 0) {
-    for (int64_t i = 0; i < chunks; ++i) pieces.push_back(remark(named("chunk", narrow(x, d, 0, 0), {x}), "chunk", d, x));
+    for (int64_t i = 0; i < chunks; ++i) pieces.push_back(piece("chunk", x, d, 0, 0));
     return pieces;
   }
   for (int64_t start = 0; start < n; start += len)
-    pieces.push_back(remark(named("chunk", narrow(x, d, start, std::min(len, n - start)), {x}), "chunk", d, x));
+    pieces.push_back(piece("chunk", x, d, start, std::min(len, n - start)));
+  return pieces;
+}
+
+// pieces i = x[i*s : min((i+1)*s, n)] along dim          dx = the pieces' gradients side by side
+std::vector<Tensor> split(const Tensor& x, int64_t split_size, int64_t dim) {
+  HEED_CHECK(x.dim() > 0, "split", "expects at least a 1-dimensional tensor");
+  const int d = wrap_dim("split", dim, x.dim());
+  const int64_t n = x.shape()[d];
+  HEED_CHECK(split_size >= 0, "split", "expects split_size be non-negative, but got split_size=", split_size);
+  HEED_CHECK(split_size > 0 || n == 0, "split", "split_size can only be 0 if dimension size is 0, but got dimension size of ", n);
+  if (n == 0) return {piece("split", x, d, 0, 0)};  // one empty piece, as torch
+  std::vector<Tensor> pieces;
+  for (int64_t start = 0; start < n; start += std::min(split_size, n - start))
+    pieces.push_back(piece("split", x, d, start, std::min(split_size, n - start)));
+  return pieces;
+}
+
+std::vector<Tensor> split(const Tensor& x, const std::vector<int64_t>& split_sizes, int64_t dim) {
+  HEED_CHECK(x.dim() > 0, "split_with_sizes", "expects at least a 1-dimensional tensor");
+  const int d = wrap_dim("split_with_sizes", dim, x.dim());
+  const int64_t n = x.shape()[d];
+  int64_t total = 0;
+  bool ok = true;
+  for (int64_t s : split_sizes) ok = ok && s >= 0 && !__builtin_add_overflow(total, s, &total);
+  HEED_CHECK(ok && total == n, "split_with_sizes", "expects split_sizes to sum exactly to ", n,
+             " (input tensor's size at dimension ", dim, "), but got split_sizes=", IntArrayRef(Shape(split_sizes)));
+  std::vector<Tensor> pieces;
+  int64_t start = 0;
+  for (int64_t s : split_sizes) {
+    pieces.push_back(piece("split_with_sizes", x, d, start, s));
+    start += s;
+  }
+  return pieces;
+}
+
+// pieces i = x.select(dim, i)                           dx = the pieces' gradients stacked
+std::vector<Tensor> unbind(const Tensor& x, int64_t dim) {
+  HEED_CHECK(x.dim() > 0, "unbind", "dimension specified as ", dim, " but tensor has no dimensions");
+  const int d = wrap_dim("unbind", dim, x.dim());
+  std::vector<Tensor> pieces;
+  for (int64_t i = 0; i < x.shape()[d]; ++i) pieces.push_back(remark(named("unbind", select(x, d, i), {x}), "unbind", d, x));
   return pieces;
 }
 
@@ -373,5 +459,11 @@ Tensor stack(std::initializer_list<Tensor> xs, int64_t dim) { return stack(std::
 
 Tensor Tensor::transpose(int64_t d0, int64_t d1) const { return heed::transpose(*this, d0, d1); }
 Tensor Tensor::permute(const std::vector<int64_t>& dims) const { return heed::permute(*this, dims); }
+Tensor Tensor::movedim(int64_t source, int64_t destination) const { return heed::movedim(*this, source, destination); }
+Tensor Tensor::movedim(const std::vector<int64_t>& source, const std::vector<int64_t>& destination) const {
+  return heed::movedim(*this, source, destination);
+}
+Tensor Tensor::swapaxes(int64_t d0, int64_t d1) const { return heed::swapaxes(*this, d0, d1); }
+Tensor Tensor::swapdims(int64_t d0, int64_t d1) const { return heed::swapdims(*this, d0, d1); }
 
 }  // namespace heed

@@ -29,6 +29,21 @@ Tensor select(const Tensor& x, int64_t dim, int64_t index);
 // `chunks` empty pieces when n = 0. Each piece is narrow(x, dim, start, len), named "chunk"
 // (libtorch's SplitBackward0), so its backward and double backward are narrow's.
 std::vector<Tensor> chunk(const Tensor& x, int64_t chunks, int64_t dim = 0);
+// Pieces of split_size along dim, the last shorter, as torch.split: ceil(n / split_size) of
+// them (one, empty, when n = 0; split_size 0 only then). The second form cuts pieces of the
+// given sizes, which must add up to n (torch.split_with_sizes). Each piece is a narrow, so
+// along dim 0 it shares x's storage and elsewhere it is a marked copy (core/tensor.h, "Views").
+std::vector<Tensor> split(const Tensor& x, int64_t split_size, int64_t dim = 0);
+std::vector<Tensor> split(const Tensor& x, const std::vector<int64_t>& split_sizes, int64_t dim = 0);
+// x.select(dim, i) for every i, as torch.unbind: dim removed; views by select's rule.
+std::vector<Tensor> unbind(const Tensor& x, int64_t dim = 0);
+// Dim source moves to destination, the others keep their order (torch.movedim): a permute.
+// The list form moves several; each list without repeats, both of one length.
+Tensor movedim(const Tensor& x, int64_t source, int64_t destination);
+Tensor movedim(const Tensor& x, const std::vector<int64_t>& source, const std::vector<int64_t>& destination);
+// NumPy's names for transpose(x, d0, d1), as torch.swapaxes and torch.swapdims.
+Tensor swapaxes(const Tensor& x, int64_t d0, int64_t d1);
+Tensor swapdims(const Tensor& x, int64_t d0, int64_t d1);
 Tensor cat(const std::vector<Tensor>& xs, int64_t dim = 0);
 Tensor stack(const std::vector<Tensor>& xs, int64_t dim = 0);
 // A braced list of Tensors, cat({a, b}, 1), lands here. These overloads also give an empty

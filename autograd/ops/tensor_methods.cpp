@@ -49,6 +49,11 @@ Tensor Tensor::log_softmax(int64_t dim) const { return heed::log_softmax(*this, 
 Tensor Tensor::matmul(const Tensor& other) const { return heed::matmul(*this, other); }
 Tensor Tensor::select(int64_t dim, int64_t index) const { return heed::select(*this, dim, index); }
 std::vector<Tensor> Tensor::chunk(int64_t chunks, int64_t dim) const { return heed::chunk(*this, chunks, dim); }
+std::vector<Tensor> Tensor::split(int64_t split_size, int64_t dim) const { return heed::split(*this, split_size, dim); }
+std::vector<Tensor> Tensor::split(const std::vector<int64_t>& split_sizes, int64_t dim) const {
+  return heed::split(*this, split_sizes, dim);
+}
+std::vector<Tensor> Tensor::unbind(int64_t dim) const { return heed::unbind(*this, dim); }
 Tensor Tensor::narrow(int64_t dim, int64_t start, int64_t length) const {
   return heed::narrow(*this, dim, start, length);
 }

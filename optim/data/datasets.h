@@ -47,6 +47,8 @@ class Dataset {
     for (size_t i : indices) batch.push_back(get(i));
     return batch;
   }
+  // libtorch's get_batch(0), a batch of one example (its ArrayRef takes a single index).
+  BatchType get_batch(size_t index) { return get_batch(BatchRequestType{index}); }
 
   template <class Transform>
   MapDataset<Self, Transform> map(Transform transform) & {
@@ -70,6 +72,7 @@ class MapDataset {
   BatchType get_batch(const BatchRequestType& indices) {
     return transform_.apply_batch(dataset_.get_batch(indices));
   }
+  BatchType get_batch(size_t index) { return get_batch(BatchRequestType{index}); }
   std::optional<size_t> size() const { return dataset_.size(); }
   const Source& dataset() const { return dataset_; }
   const Transform& transform() const { return transform_; }
