@@ -98,6 +98,7 @@ struct Entry {
 
 struct Cache {
   std::mutex lock;
+  std::mutex making;  // one primitive made at a time (lookup says why)
   std::unordered_map<Key, Entry, KeyHash> entries;
   std::list<Key> lru;  // most recently used first
   std::atomic<OnednnRoute> route{OnednnRoute::automatic};
@@ -195,22 +196,26 @@ void make_room(Cache& c) {
 }
 
 // The primitive for g on `threads` threads (the team gemm_threads() set on this thread):
-// the cached one, or one made now and cached. Two threads that miss at once both make one;
-// the first stored is kept, and both are the same primitive (same key, same CPU).
+// the cached one, or one made now and cached. Primitives are made one at a time, under
+// c.making: oneDNN 2.6's primitive-descriptor creation run from two std::threads at once is
+// reported by ThreadSanitizer as a race inside libdnnl, and a thread that missed while
+// another made the same primitive then finds it cached instead of making a second. GEMMs
+// whose primitive is cached go on meanwhile (c.lock is not held while making).
 std::shared_ptr<const Prepared> lookup(const OnednnGemm& g, int threads) {
   Cache& c = cache();
   const Key k = key_of(g, threads);
-  std::unique_lock<std::mutex> hold(c.lock);
-  auto it = c.entries.find(k);
-  if (it != c.entries.end()) {
+  const auto find = [&]() -> std::shared_ptr<const Prepared> {
+    std::lock_guard<std::mutex> hold(c.lock);
+    auto it = c.entries.find(k);
+    if (it == c.entries.end()) return nullptr;
     c.lru.splice(c.lru.begin(), c.lru, it->second.age);
     return it->second.prepared;
-  }
-  hold.unlock();  // making a primitive takes long: other threads' GEMMs go on meanwhile
+  };
+  if (auto p = find()) return p;
+  std::lock_guard<std::mutex> making(c.making);
+  if (auto p = find()) return p;  // made by another thread while this one waited
   std::shared_ptr<const Prepared> p = prepare(g);
-  hold.lock();
-  it = c.entries.find(k);
-  if (it != c.entries.end()) return it->second.prepared;
+  std::lock_guard<std::mutex> hold(c.lock);
   make_room(c);
   c.lru.push_front(k);
   c.entries.emplace(k, Entry{p, c.lru.begin()});
@@ -285,6 +290,7 @@ void run_sgemm(const OnednnGemm& g, int threads) {
 
 // The kernel oneDNN picks for a typical product in `type`, or "" when it has none.
 std::string kernel_for(dt type) {
+  std::lock_guard<std::mutex> making(cache().making);  // as lookup: one primitive made at a time
   try {
     const memory::desc a({256, 256}, type, memory::dims{256, 1});
     const memory::desc c({256, 256}, dt::f32, memory::dims{256, 1});

@@ -12,7 +12,7 @@ sanitize: deps
 
 # One recipe line per test binary (the blank line before endef ends it, as check_run's).
 define run_sanitized
-UBSAN_OPTIONS=print_stacktrace=1 $(BUILD)/sanitize/tests_$(1)
+UBSAN_OPTIONS=print_stacktrace=1 timeout --signal=KILL 2400 $(BUILD)/sanitize/tests_$(1)
 
 endef
 
@@ -23,7 +23,9 @@ endef
 # (with random exceptions, early exits and restarts: tests/test_data_loader_errors.cpp), one
 # oneDNN primitive run by several threads.
 # The library and just those test files are built with -fsanitize=thread into $(BUILD)/tsan,
-# and those cases run; any report stops the run. GCC's libgomp is not instrumented (TSan
+# and those cases run; any report stops the run (halt_on_error exits with 66; abort_on_error
+# would raise SIGABRT into doctest's signal handler, which then waits forever for the
+# threads TSan stopped, so it is not set, and a 900 s timeout bounds the run anyway). GCC's libgomp is not instrumented (TSan
 # would take its barriers for races), so heed's own parallel regions run on one thread here:
 # OMP_NUM_THREADS=1 sets heed's thread count (core/parallel.cpp), and no case chosen asks
 # for more.
@@ -37,7 +39,7 @@ TSAN_CASES := $(TSAN_CASES),data loader:*,*one primitive run from several thread
 tsan: deps
 	@$(MAKE) --no-print-directory BUILD=$(BUILD)/tsan CXXFLAGS="-O1 -g $(ARCH) $(TSAN)" \
 	  LDFLAGS="$(TSAN)" $(BUILD)/tsan/tests_tsan
-	OMP_NUM_THREADS=1 TSAN_OPTIONS="halt_on_error=1 abort_on_error=1" \
+	OMP_NUM_THREADS=1 TSAN_OPTIONS="halt_on_error=1" timeout --signal=KILL 900 \
 	  $(BUILD)/tsan/tests_tsan -tc="$(TSAN_CASES)"
 
 $(BUILD)/tests_tsan: $(TSAN_SRCS:%.cpp=$(BUILD)/f32/%.o) $(LIB_f32)
