@@ -15,6 +15,7 @@
 //   row_sum(x, n)          sum_k x[k]                  (in double)
 //   row_dot(a, b, n)       sum_k a[k] b[k]             (in double)
 //   row_sum_exp(x, n, m)   sum_k e^(x[k] - m)          (in double)
+//   row_all_finite(x, n)   no x[k] is NaN or +-inf
 // over one contiguous row, each a single vectorised pass (see "Row reductions" below).
 #pragma once
 #include <limits>
@@ -234,6 +235,23 @@ inline double row_sum_exp(const real* x, int64_t n, real m) {
     total += row_sum(e, len);
   }
   return total;
+}
+
+// True when no x[k], k < n, is NaN or +-inf: x - x is 0 for a finite value and NaN for the
+// others, and the laned sum of those differences stays 0 only if every one was finite (a
+// branch-free pass; the plain form is std::all_of with std::isfinite, which GCC keeps serial).
+inline bool row_all_finite(const real* x, int64_t n) {
+  real bad = 0;
+  run_at_cpu_level([&] {
+    real acc[kLanes] = {};
+    int64_t k = 0;
+    for (; k + kLanes <= n; k += kLanes)
+#pragma GCC unroll 1
+      for (int l = 0; l < kLanes; ++l) acc[l] += x[k + l] - x[k + l];
+    for (; k < n; ++k) acc[0] += x[k] - x[k];
+    for (int l = 0; l < kLanes; ++l) bad += acc[l];
+  });
+  return bad == 0;
 }
 
 }  // namespace heed

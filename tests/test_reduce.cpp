@@ -1,8 +1,12 @@
 // test_reduce.cpp - max, min, argmax, argmin and var (float build): values against hand
-// computation and naive loops, ties, NaN, the parallel paths, and errors.
+// computation and naive loops, ties, NaN, the parallel paths, and errors; row_all_finite.
+#include <algorithm>
+#include <cmath>
 #include <limits>
 #include <string>
 
+#include <heed/core/cpu.h>
+#include <heed/core/elementwise.h>
 #include <heed/core/random.h>
 #include <heed/autograd/ops/reduce.h>
 #include <heed/autograd/ops/reduce_minmax.h>
@@ -259,4 +263,26 @@ TEST_CASE("reduce errors name the op and the shape") {
   CHECK(argmax(zeros({2, 3, 0}), 1).shape() == Shape{2, 0});
   CHECK(var(zeros({3, 0}), 0, true).shape() == Shape{0});
   CHECK(var(zeros({2, 3, 0}), 1, true, true).shape() == Shape{2, 1, 0});
+}
+
+TEST_CASE("row_all_finite: the vectorised scan agrees with std::isfinite on every length and position") {
+  MESSAGE("row_all_finite at CPU level " << cpu_capability());  // make test runs every level
+  const real specials[] = {std::numeric_limits<real>::quiet_NaN(), std::numeric_limits<real>::infinity(),
+                           -std::numeric_limits<real>::infinity()};
+  const real finite[] = {0, -0.0f, 1, -3.5f, std::numeric_limits<real>::max(), -std::numeric_limits<real>::max(),
+                         std::numeric_limits<real>::denorm_min(), std::numeric_limits<real>::min()};
+  for (int64_t n = 0; n <= 70; ++n) {
+    std::vector<real> x(n);
+    for (int64_t i = 0; i < n; ++i) x[i] = finite[i % 8];
+    CHECK(row_all_finite(x.data(), n));
+    for (int64_t at = 0; at < n; ++at)
+      for (real bad : specials) {
+        const real keep = x[at];
+        x[at] = bad;
+        const bool want = std::all_of(x.begin(), x.end(), [](real v) { return std::isfinite(v); });
+        CHECK(want == false);
+        CHECK(row_all_finite(x.data(), n) == want);
+        x[at] = keep;
+      }
+  }
 }

@@ -493,6 +493,7 @@ void last_bad_key(const Geometry& g, const HeadLayout& lay, const real* x, int64
   std::fill(last, last + width, -1);
   for (int64_t c = skipped_from(g, 0); c < g.Tk; ++c) {
     const real* xc = x + lay.at(b, h, c);
+    if (row_all_finite(xc, width)) continue;  // the common row: one vectorised pass
     for (int64_t d = 0; d < width; ++d)
       if (!std::isfinite(xc[d])) last[d] = c;
   }
@@ -506,6 +507,7 @@ void first_bad_skip(const Geometry& g, const HeadLayout& lay, const real* x, int
   for (int64_t r = 0; r < g.Tq; ++r) {
     const real* xr = x + lay.at(b, h, r);
     const bool nan_row = lse && lse[(b * g.H + h) * g.Tq + r] != lse[(b * g.H + h) * g.Tq + r];
+    if (!nan_row && row_all_finite(xr, width)) continue;  // the common row: one vectorised pass
     for (int64_t d = 0; d < width; ++d)
       if (nan_row || !std::isfinite(xr[d])) from[d] = std::min(from[d], skipped_from(g, r));
   }
