@@ -280,6 +280,29 @@ TEST_CASE("linear under medium (cached W, dy rounded once) == each gemm rounding
   }
 }
 
+TEST_CASE("linear: what the forward converted under medium is used by its backward only while the precision is still medium") {
+  MESSAGE("gemm_on_bf16_units: " << gemm_on_bf16_units() << " (x's 16 bits are kept only on bf16 units)");
+  const int64_t N = 48, K = 40, M = 56;
+  const Tensor dy = randn({N, M});
+  for (const bool forward_medium : {true, false}) {
+    CAPTURE(forward_medium);
+    Tensor x = randn({N, K}).requires_grad_();
+    Tensor w = test::param({M, K}, 0.1);
+    Tensor y;
+    {
+      MatmulPrecisionGuard fwd(forward_medium ? "medium" : "highest");
+      y = linear(x, w);
+    }
+    MatmulPrecisionGuard bwd(forward_medium ? "highest" : "medium");
+    y.backward(dy);
+    std::vector<real> dx_want(N * K), dw_want(M * K);  // the backward's precision, operands as they are
+    gemm(false, false, N, K, M, 1, dy.data(), M, w.data(), K, 0, dx_want.data(), K);
+    gemm(true, false, M, K, N, 1, dy.data(), M, x.data(), K, 0, dw_want.data(), K);
+    CHECK(same_bits(x.grad().data(), dx_want.data(), N * K));
+    CHECK(same_bits(w.grad().data(), dw_want.data(), M * K));
+  }
+}
+
 TEST_CASE("lstm_cell under medium: cached weight copies (parameters) == weights rounded at every gemm (the same values as non-leaves), bit for bit, forward and backward") {
   MatmulPrecisionGuard medium("medium");
   const int64_t B = 16, In = 48, H = 40;
