@@ -32,9 +32,11 @@
 // function as a lambda, so they cannot sit in a table compiled elsewhere; they go through
 // run_at_cpu_level below instead, which compiles the loop three times in the caller's file
 // (GCC's target attribute: the same source for other instructions) and runs the one of the
-// level in use. The three copies do the same IEEE operations per element (no FMA
-// contraction: fastmath's fmadd fuses only in a -march with FMA), so their results are the
-// same bits at every level; tests/test_fastmath.cpp runs each copy.
+// level in use. The three copies do the same operations per element, but GCC may contract
+// a * b + c into one FMA in the AVX2 and AVX-512 copies (its default -ffp-contract=fast), so
+// a loop's results can differ in the last bit between levels (GELU's does); at one level,
+// every call gives the same bits. tests/test_fastmath.cpp runs each copy against one call
+// compiled for its level.
 #pragma once
 #include <cstdint>
 #include <vector>
