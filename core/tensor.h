@@ -185,8 +185,9 @@ class Tensor {
   //    view_as, reshape_as, flatten, squeeze, unsqueeze, detach; narrow, slice (step 1),
   //    chunk, split and split_with_sizes along dim 0,
   //    or along a dim d when every dim before d has size 1; select(0, i), unbind(0) and
-  //    x[i] (so x[i][j] too), likewise select(d, i) when every dim before d has size 1; and views
-  //    of these. It shares x's storage at an element offset: a write through it (fill_,
+  //    x[i] (so x[i][j] too), likewise select(d, i) when every dim before d has size 1;
+  //    x.index({...}) whose region is one block (x.index({i}), x.index({i, Slice(a, b)}),
+  //    x.index({Slice(a, b)})); and views of these. It shares x's storage at an element offset: a write through it (fill_,
   //    copy_, add_, +=, index_put_, ...) changes x, x's changes show in it, and the version
   //    counter is the storage's, so a backward that saved x refuses after such a write.
   //    Under grad mode a write through a shared view that requires grad (x or the view in
@@ -195,7 +196,7 @@ class Tensor {
   //    writes w), or clone() first to write a copy.
   //  - a copy, for every other view: transpose, permute, t(), movedim, swapaxes, swapdims,
   //    narrow/slice/select/chunk/split/unbind along a later dim, slice with a step, expand,
-  //    expand_as, x.index({...}). The copy carries the
+  //    expand_as, x.index({...}) of any other region. The copy carries the
   //    op's name, and every in-place op on it raises heed::Error naming the op and dim
   //    ("fill_: this tensor is a copy made by narrow(dim 1), not a view of its input ..."),
   //    since libtorch would have written x and heed cannot. Write x itself

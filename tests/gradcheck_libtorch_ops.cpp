@@ -84,6 +84,9 @@ TEST_CASE("gradcheck index and index_put with integers, strided slices, None and
   check_grad([](const V& t) { return t[0].index({Slice(), Slice(0, None, 2)}); }, {x});
   check_grad([](const V& t) { return t[0].index({Slice(1, -1), -1}); }, {x});
   check_grad([](const V& t) { return t[0].index({None, Ellipsis, Slice(None, None, 3)}); }, {x});
+  // regions that are one block of x: shared views (x.index({1}) is select(0, 1))
+  check_grad([](const V& t) { return t[0].index({1}) * t[0].index({Slice(2, 4)}); }, {x});
+  check_grad([](const V& t) { return t[0].index({2, Slice(1, 4)}); }, {x});
   check_grad([](const V& t) { return index_put(t[0], {Slice(), Slice(1, None, 2)}, t[1]); }, {x, v});
   check_grad([](const V& t) { return index_put(t[0], {Slice(0, 3), 2}, t[1]) * t[0]; }, {x, w});
   // a value broadcast over the region: its gradient sums the region's
@@ -155,6 +158,7 @@ TEST_CASE("gradgradcheck sin, cos, norm, index, index_put, mm, bmm and the smoot
   }
   Tensor a = param({4, 6}), w = param({3});
   check2([](const V& t) { return t[0].index({Slice(), Slice(0, None, 2)}) * t[0].index({Slice(), Slice(1, None, 2)}); }, {a});
+  check2([](const V& t) { return t[0].index({1}) * t[0].index({Slice(2, 4)}); }, {a});
   check2([](const V& t) { Tensor y = index_put(t[0], {Slice(0, 3), 2}, t[1]); return y * y; }, {a, w});
   Tensor b = param({6, 2}), p3 = param({2, 3, 4}), q3 = param({2, 4, 2});
   check2([](const V& v) { Tensor m = mm(v[0], v[1]); return mm(m.t(), m); }, {a, b});

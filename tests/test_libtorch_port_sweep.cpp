@@ -188,7 +188,9 @@ TEST_CASE("sweep: each libtorch view op shares its base's storage or refuses in-
       {"split_with_sizes", false, [](const Tensor& x) { return x.split({1, 3}, 2)[1]; }},
       {"unbind", false, [](const Tensor& x) { return x.unbind(1)[0]; }},
       {"index", false, [](const Tensor& x) { return x.index({Slice(), 0}); }},
-      {"index", false, [](const Tensor& x) { return x.index({1}); }},  // a block, but index copies
+      {"index", true, [](const Tensor& x) { return x.index({1}); }},  // a block: select(0, 1)
+      {"index", true, [](const Tensor& x) { return x.index({1, Slice(1, 3)}); }},
+      {"index", false, [](const Tensor& x) { return x.index({1, Slice(), 2}); }},
       {"transpose", false, [](const Tensor& x) { return x.transpose(0, 1); }},
       {"transpose", false, [](const Tensor& x) { return x[0].t(); }},
       {"permute", false, [](const Tensor& x) { return x.permute({2, 0, 1}); }},

@@ -48,6 +48,45 @@ TEST_CASE("views: fill_, zero_, copy_, add_, += and mul_ through narrow(0), sele
   CHECK(row_values(x, 3) == std::vector<real>{5, 5, 5});
 }
 
+TEST_CASE("views: x.index({...}) of one block of x shares x (writes reach x, the version counter refuses a stale backward); other regions are copies that refuse writes") {
+  using indexing::Slice;
+  Tensor x = arange(24).reshape({2, 3, 4});
+  x.index({1}).fill_(7);  // libtorch's select(0, 1)
+  CHECK(x.at({1, 0, 0}) == 7);
+  CHECK(x.at({1, 2, 3}) == 7);
+  CHECK(x.at({0, 2, 3}) == 11);
+  x.index({0, Slice(1, 3)}).zero_();  // rows 1 and 2 of x[0]: one block
+  CHECK(x.at({0, 1, 0}) == 0);
+  CHECK(x.at({0, 2, 3}) == 0);
+  CHECK(x.at({0, 0, 3}) == 3);
+  x.index({Slice(0, 1), 0, 2}).add_(5);  // one element
+  CHECK(x.at({0, 0, 2}) == 7);
+  Tensor row = x.index({0, 0});
+  row.copy_(from_vector({-1, -2, -3, -4}, {4}));
+  CHECK(x.at({0, 0, 3}) == -4);
+  x.index({0}).index({0, Slice(0, 2)}).fill_(9);  // an index of a shared index: shared
+  CHECK(x.at({0, 0, 1}) == 9);
+  CHECK(x.index({1}).to_vector() == x[1].to_vector());
+  CHECK(contains(error_of([&] { x.index({Slice(), 1}).fill_(1); }), "fill_: this tensor is a copy made by index"));
+  CHECK(contains(error_of([&] { x.index({0, Slice(), 1}).fill_(1); }), "fill_: this tensor is a copy made by index"));
+  CHECK(contains(error_of([&] { x.index({0, Slice(0, 3, 2)}).fill_(1); }), "fill_: this tensor is a copy made by index"));
+  CHECK(contains(error_of([&] { x.transpose(0, 1).index({0}).fill_(1); }), "fill_: this tensor is a copy made by transpose"));
+  // the version counter is the storage's: a backward that saved x refuses after a write through x.index({i})
+  Tensor w = randn({3, 4}).requires_grad_();
+  Tensor h = w * 2;  // a non-leaf
+  Tensor y = (h * h).sum();  // saves h
+  {
+    NoGradGuard no_grad;
+    h.index({1}).fill_(0);
+  }
+  CHECK(contains(error_of([&] { y.backward(); }), "modified by an inplace operation"));
+  // and under grad mode the gradient of a shared index is dy put back into x's shape
+  Tensor a = randn({3, 4}).requires_grad_();
+  (a.index({2}) * 3).sum().backward();
+  CHECK(a.grad().index({2}).to_vector() == std::vector<real>{3, 3, 3, 3});
+  CHECK(a.grad().index({0}).to_vector() == std::vector<real>{0, 0, 0, 0});
+}
+
 TEST_CASE("views: x[i][j] of a 3-D tensor, and view/reshape of a narrow, write the base") {
   Tensor x = arange(24).reshape({2, 3, 4});
   x[1][2].fill_(-1);  // x[1] is (3, 4) with a leading dim of 3: its [2] is a block too

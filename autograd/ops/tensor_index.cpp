@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "../../core/allocator.h"
 #include "../../core/error.h"
 #include "../../core/region.h"
 #include "../engine/node.h"
@@ -47,22 +48,30 @@ Tensor values_for(const char* op, const Region& r, const Tensor& v, const Tensor
 
 Tensor put_region(const Tensor& x, const Region& r, const Tensor& v);
 
-// x[r] = v is libtorch's set_item: a copy_ into the view x[r]. When that view is one
-// contiguous block of x and v (not broadcast) shares some but not all of its elements,
-// PyTorch refuses, as copy_ does (core/tensor.h, check_no_overlap). A strided region, or a
-// broadcast v, is read whole before x is written (values_for), as if cloned.
-void check_region_overlap(const char* op, const Tensor& x, const Region& r, const Tensor& v) {
-  if (!v.defined() || v.impl()->storage != x.impl()->storage || v.shape() != r.out) return;
+// Where region r starts in x when it is one contiguous block of x (its elements, in
+// row-major order, are x's elements first .. first + n - 1: n distinct offsets, increasing,
+// spanning n), else -1; -1 for an empty region too.
+int64_t block_start(const Region& r) {
   const int64_t n = r.len.numel();
-  if (n == 0) return;
+  if (n == 0) return -1;
   const Shape xs = contiguous_strides(r.x);
   int64_t first = 0, last = 0;  // offsets in x of the region's first and last element
   for (size_t d = 0; d < r.x.size(); ++d) {
     first += r.start[d] * xs[d];
     last += (r.start[d] + (r.len[d] - 1) * r.step[d]) * xs[d];
   }
-  if (last - first + 1 != n) return;  // not one block
-  detail::check_no_overlap(op, x.detach().reshape(Shape{x.numel()}).narrow(0, first, n), v);
+  return last - first + 1 == n ? first : -1;
+}
+
+// x[r] = v is libtorch's set_item: a copy_ into the view x[r]. When that view is one
+// contiguous block of x and v (not broadcast) shares some but not all of its elements,
+// PyTorch refuses, as copy_ does (core/tensor.h, check_no_overlap). A strided region, or a
+// broadcast v, is read whole before x is written (values_for), as if cloned.
+void check_region_overlap(const char* op, const Tensor& x, const Region& r, const Tensor& v) {
+  if (!v.defined() || v.impl()->storage != x.impl()->storage || v.shape() != r.out) return;
+  const int64_t first = block_start(r);
+  if (first < 0) return;  // not one block
+  detail::check_no_overlap(op, x.detach().reshape(Shape{x.numel()}).narrow(0, first, r.len.numel()), v);
 }
 
 // y = x[r]           dx = dy put into zeros at r
@@ -96,11 +105,30 @@ Tensor put_region(const Tensor& x, const Region& r, const Tensor& v) {
 
 }  // namespace
 
+// x[I]: a view sharing x's storage when the region is one block of x (x.index({i}),
+// x.index({Slice(a, b)}), x.index({i, Slice(a, b)}), ..., as select and narrow along dim 0),
+// so in-place ops on it write into x; any other region is gathered into a copy, marked as one
+// (core/tensor.h, "Views"): in-place ops refuse it. A region of a copy is a copy too.
 Tensor index(const Tensor& x, const std::vector<TensorIndex>& indices) {
-  Tensor y = index_region(x, resolve_region("index", x.shape(), indices));
-  // a copy where libtorch's would be a view (core/tensor.h, "Views"): in-place ops refuse it
-  if (y.impl()->storage != x.impl()->storage) detail::mark_view(y, "index", -1, false);
-  return y;
+  const Region r = resolve_region("index", x.shape(), indices);
+  const ViewMark& xv = x.impl()->view;
+  const bool of_copy = xv.op && !xv.shares;
+  const int64_t first = block_start(r);
+  if (first < 0 || of_copy) {
+    Tensor y = index_region(x, r);
+    if (of_copy) y.impl()->view = xv;  // named after the first copy (a write would miss its base)
+    else detail::mark_view(y, "index", -1, false);
+    return y;
+  }
+  auto impl = std::allocate_shared<TensorImpl>(CachingAllocator<TensorImpl>());
+  impl->storage = x.impl()->storage;
+  impl->offset = x.impl()->offset + first;
+  impl->shape = r.out;
+  impl->view = ViewMark{"index", -1, true};
+  Tensor y(std::move(impl));
+  return record("index", y, {x}, kDoubleBackward, [r](const Tensor& dy, Grads& g) {
+    g[0] = put_region(zeros(r.x), r, dy);
+  });
 }
 
 Tensor index_put(const Tensor& x, const std::vector<TensorIndex>& indices, const Tensor& v) {
