@@ -382,8 +382,8 @@ void gemm_batched(const GemmBatch& batch, bool trans_a, bool trans_b, int64_t M,
                   int64_t K, real alpha, const real* A, int64_t lda, const real* B, int64_t ldb,
                   real beta, real* C, int64_t ldc) {
   check_batch(batch, M, N, K);
-  const detail::GemmCall c = make_call({}, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 #ifndef HEED_DOUBLE
+  const detail::GemmCall c = make_call({}, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
   if (detail::gemm_batched_route(c, batch) == detail::GemmRoute::onednn_bf16_batched) {
     run_onednn_bf16_batched(c, batch);
     t_last_route = detail::GemmRoute::onednn_bf16_batched;

@@ -3,11 +3,13 @@
 // primitive (route onednn_bf16_batched); everywhere else it is its reference, the loop of
 // gemm() calls (detail::gemm_batched_reference). Here: the two agree over transposes, padded
 // leading dims and batch strides, a broadcast A or B, beta 0 and 1, one product, one row,
-// K = 0 and an empty batch: bit for bit when C is dense (ldc = N, what matmul passes: both
-// sum each value of C on oneDNN's bf16 brgemm kernel in the same order); with padded rows of C
-// oneDNN may cut the batch's work over threads into other K chunks (seen on 2 threads, odd
-// counts, M = 7), so the two sum the same exact bf16 products in another float32 order,
-// within (K + 2) 2^-23 sum_k |a b| of each other. The route is a rule on the call, and the
+// K = 0 and an empty batch: bit for bit on one thread (both sum each value of C on oneDNN's
+// bf16 brgemm kernel, over the same K blocks in the same order). On more threads oneDNN cuts
+// the batch's work over them as it sees fit, and for a few shapes (seen on 2 threads: 5
+// products of 7 rows) it sums some values of C in K chunks that the one-product primitives of
+// the loop do not, so the two add the same exact bf16 products (each exact in float32) in
+// another float32 order: within (K + 2) 2^-23 sum_k |a b| of each other, and the test counts
+// those that are not the loop's bits. The route is a rule on the call, and the
 // same call gives the same bits on its first, second and tenth run, with other shapes run in
 // between; matmul's forward and backward (which call it) give the loop's bits; bad
 // arguments are a heed::Error. Each case says which route ran (on a CPU without bf16 units,
@@ -41,6 +43,28 @@ bool same_bits(const std::vector<real>& a, const std::vector<real>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(real)) == 0;
 }
 
+// Whether got and ref (n values) differ by at most (K + 2) 2^-23 bound in every value, bound
+// holding sum_k |a b| (+ |beta c|): two float32 sums, in any order, of the same K products.
+bool within_order_bound(const real* got, const real* ref, const real* bound, int64_t n, int64_t K) {
+  for (int64_t j = 0; j < n; ++j)
+    if (!(std::fabs(got[j] - ref[j]) <= (K + 2) * std::ldexp(bound[j], -23))) return false;
+  return true;
+}
+
+std::vector<real> absolute(std::vector<real> v) {
+  for (real& x : v) x = std::fabs(x);
+  return v;
+}
+
+// heed's thread count for a scope, the one before restored after it.
+struct ThreadsScope {
+  int before = get_num_threads();
+  explicit ThreadsScope(int n) { set_num_threads(n); }
+  ~ThreadsScope() { set_num_threads(before); }
+  ThreadsScope(const ThreadsScope&) = delete;
+  ThreadsScope& operator=(const ThreadsScope&) = delete;
+};
+
 // One batched call: its shape, its operands in padded storage, and its starting C.
 struct Batch {
   GemmBatch batch;
@@ -67,19 +91,15 @@ struct Batch {
     return C;
   }
   bool dense_c() const { return ldc == N && batch.stride_c == M * N; }
-  // Whether got and ref differ by at most (K + 2) 2^-23 (|alpha| sum_k |a b| + |beta c|) in
-  // every value: two float32 sums, in any order, of the same products of bfloat16 values
-  // (each exact in float32), |a b| bounding the rounded products within 1%.
-  bool within_order_bound(const std::vector<real>& got, const std::vector<real>& ref) const {
-    std::vector<real> absA(A), absB(B), bound(C0);
-    for (auto* v : {&absA, &absB, &bound})
-      for (real& x : *v) x = std::fabs(x);
+  // |alpha| sum_k |a b| + |beta c| for every value of C (1% more: |a b| of the unrounded
+  // values bounds that of their bfloat16 roundings)
+  std::vector<real> bound() const {
+    const std::vector<real> absA = absolute(A), absB = absolute(B);
+    std::vector<real> out = absolute(C0);
     for (int64_t i = 0; i < batch.count; ++i)
       gemm_naive(ta, tb, M, N, K, std::fabs(alpha) * real(1.01), absA.data() + i * batch.stride_a, lda,
-                 absB.data() + i * batch.stride_b, ldb, std::fabs(beta), bound.data() + i * batch.stride_c, ldc);
-    for (std::size_t j = 0; j < got.size(); ++j)
-      if (!(std::fabs(got[j] - ref[j]) <= (K + 2) * std::ldexp(bound[j], -23))) return false;
-    return true;
+                 absB.data() + i * batch.stride_b, ldb, std::fabs(beta), out.data() + i * batch.stride_c, ldc);
+    return out;
   }
   std::vector<real> reference() const {
     std::vector<real> C = C0;
@@ -130,32 +150,38 @@ bool batched_route_runs() {
 }  // namespace
 
 TEST_CASE("gemm_batched: the batched route gives the loop's bits, over transposes, strides, broadcasts, beta, and empty edges") {
-  for (const char* precision : {"highest", "medium"}) {
-    MatmulPrecisionGuard guard(precision);
-    int batched = 0, looped = 0, reordered = 0;
-    for (const Batch& b : grid()) {
-      CAPTURE(std::string(precision));
-      CAPTURE(b.name());
-      const detail::GemmRoute route = b.route();
-      // the rule: one primitive exactly when each product is on the bf16 units and there are several
-      const bool expect = gemm_on_bf16_units() && b.batch.count > 1 && b.M > 1 && b.K > 0;
-      CHECK((route == detail::GemmRoute::onednn_bf16_batched) == expect);
-      const std::vector<real> got = b.run();
-      if (b.batch.count > 0 && b.M > 0 && b.N > 0) CHECK(detail::last_gemm_route() == route);
-      const std::vector<real> ref = b.reference();
-      if (b.dense_c() || route != detail::GemmRoute::onednn_bf16_batched) {
-        CHECK(same_bits(got, ref));
-      } else {
-        CHECK(b.within_order_bound(got, ref));
-        reordered += !same_bits(got, ref);
+  const int threads = get_num_threads();
+  for (int t : {1, threads}) {
+    ThreadsScope scope(t);
+    for (const char* precision : {"highest", "medium"}) {
+      MatmulPrecisionGuard guard(precision);
+      int batched = 0, looped = 0, reordered = 0;
+      for (const Batch& b : grid()) {
+        CAPTURE(t);
+        CAPTURE(std::string(precision));
+        CAPTURE(b.name());
+        const detail::GemmRoute route = b.route();
+        // the rule: one primitive exactly when each product is on the bf16 units and there are several
+        const bool expect = gemm_on_bf16_units() && b.batch.count > 1 && b.M > 1 && b.K > 0;
+        CHECK((route == detail::GemmRoute::onednn_bf16_batched) == expect);
+        const std::vector<real> got = b.run();
+        if (b.batch.count > 0 && b.M > 0 && b.N > 0) CHECK(detail::last_gemm_route() == route);
+        const std::vector<real> ref = b.reference();
+        if (t == 1 || route != detail::GemmRoute::onednn_bf16_batched) {
+          CHECK(same_bits(got, ref));
+        } else {
+          CHECK(within_order_bound(got.data(), ref.data(), b.bound().data(), int64_t(got.size()), b.K));
+          reordered += !same_bits(got, ref);
+        }
+        (route == detail::GemmRoute::onednn_bf16_batched ? batched : looped) += 1;
       }
-      (route == detail::GemmRoute::onednn_bf16_batched ? batched : looped) += 1;
+      MESSAGE(("gemm_batched on " + std::to_string(t) + " threads under \"" + precision + "\" on " +
+               gemm_engine_name(gemm_engine()) + " at " + cpu_capability() + ": " + std::to_string(batched) +
+               " calls on one batched primitive (" +
+               detail::gemm_route_name(detail::GemmRoute::onednn_bf16_batched) + "), " + std::to_string(looped) +
+               " on the loop of gemm(); " + std::to_string(reordered) +
+               " of them summed in another order than the loop, within the bound"));
     }
-    MESSAGE(("gemm_batched under \"" + std::string(precision) + "\" on " + gemm_engine_name(gemm_engine()) +
-            " at " + cpu_capability() + ": " + std::to_string(batched) + " calls on one batched primitive (" +
-            detail::gemm_route_name(detail::GemmRoute::onednn_bf16_batched) + "), " + std::to_string(looped) +
-            " on the loop of gemm(); " + std::to_string(reordered) +
-            " with padded C summed in another order than the loop, within the bound"));
   }
 }
 
@@ -215,8 +241,9 @@ TEST_CASE("gemm_batched: bad arguments are a heed::Error naming gemm") {
 namespace {
 // matmul(a, b) forward and backward (dC = w) against the loop of gemm() calls, one per batch,
 // over the broadcast batch: each gradient of a broadcast operand is the per-batch products
-// summed back as matmul's backward sums them (sum_to).
-void check_matmul_against_loop(const Shape& as, const Shape& bs) {
+// summed back as matmul's backward sums them (sum_to). The loop's bits when `exact` (one
+// thread), else within the reordering bound (above), summed back with the gradients.
+void check_matmul_against_loop(const Shape& as, const Shape& bs, bool exact) {
   CAPTURE(as.str());
   CAPTURE(bs.str());
   Tensor a = randn(as).requires_grad_(), b = randn(bs).requires_grad_();
@@ -248,37 +275,53 @@ void check_matmul_against_loop(const Shape& as, const Shape& bs) {
     s.push_back(cols);
     return s;
   };
-  Tensor c_ref = empty(cs);                   // (batch..., N, M)
-  Tensor da_full = empty(with_matrix(N, K));  // dA per batch, before summing a broadcast back
-  Tensor db_full = empty(with_matrix(K, M));  // dB per batch
+  Tensor c_ref = empty(cs), c_bound = empty(cs);  // (batch..., N, M)
+  Tensor da_full = empty(with_matrix(N, K)), da_bound = empty(with_matrix(N, K));  // dA per batch
+  Tensor db_full = empty(with_matrix(K, M)), db_bound = empty(with_matrix(K, M));  // dB per batch
+  const std::vector<real> abs_a = absolute({a.data(), a.data() + a.numel()});
+  const std::vector<real> abs_b = absolute({b.data(), b.data() + b.numel()});
+  const std::vector<real> abs_w = absolute({w.data(), w.data() + w.numel()});
+  const real over = real(1.01);  // |a b| of the unrounded values bounds the rounded ones'
   for (int64_t bi = 0; bi < count; ++bi) {
-    const real* A = a.data() + index_in(as, bi) * N * K;
-    const real* B = b.data() + index_in(bs, bi) * K * M;
-    const real* W = w.data() + bi * N * M;
+    const int64_t ia = index_in(as, bi) * N * K, ib = index_in(bs, bi) * K * M, iw = bi * N * M;
+    const real *A = a.data() + ia, *B = b.data() + ib, *W = w.data() + iw;
     gemm(false, false, N, M, K, 1, A, K, B, M, 0, c_ref.data() + bi * N * M, M);
     gemm(false, true, N, K, M, 1, W, M, B, M, 0, da_full.data() + bi * N * K, K);
     gemm(true, false, K, M, N, 1, A, K, W, M, 0, db_full.data() + bi * K * M, M);
+    gemm_naive(false, false, N, M, K, over, &abs_a[ia], K, &abs_b[ib], M, 0, c_bound.data() + bi * N * M, M);
+    gemm_naive(false, true, N, K, M, over, &abs_w[iw], M, &abs_b[ib], M, 0, da_bound.data() + bi * N * K, K);
+    gemm_naive(true, false, K, M, N, over, &abs_a[ia], K, &abs_w[iw], M, 0, db_bound.data() + bi * K * M, M);
   }
-  auto bits_equal = [](const Tensor& x, const Tensor& y) {
-    return x.shape() == y.shape() && std::memcmp(x.data(), y.data(), x.numel() * sizeof(real)) == 0;
+  // x against ref: the same bits, or within the bound of sums of `terms` products
+  auto agree = [&](const Tensor& x, const Tensor& ref, const Tensor& bound, int64_t terms) {
+    if (x.shape() != ref.shape()) return false;
+    if (exact) return std::memcmp(x.data(), ref.data(), x.numel() * sizeof(real)) == 0;
+    return within_order_bound(x.data(), ref.data(), bound.data(), x.numel(), terms);
   };
-  CHECK(bits_equal(c, c_ref));
-  CHECK(bits_equal(a.grad(), da_full.shape() == as ? da_full : sum_to(da_full, as)));
-  CHECK(bits_equal(b.grad(), db_full.shape() == bs ? db_full : sum_to(db_full, bs)));
+  auto summed = [](const Tensor& full, const Shape& s) { return full.shape() == s ? full : sum_to(full, s); };
+  CHECK(agree(c, c_ref, c_bound, K));
+  CHECK(agree(a.grad(), summed(da_full, as), summed(da_bound, as), M));
+  CHECK(agree(b.grad(), summed(db_full, bs), summed(db_bound, bs), N));
 }
 }  // namespace
 
 TEST_CASE("gemm_batched: matmul and bmm forward and backward under \"medium\" give the loop's bits") {
   manual_seed(7);
-  for (const char* precision : {"medium", "highest"}) {
-    CAPTURE(std::string(precision));
-    MatmulPrecisionGuard guard(precision);
-    check_matmul_against_loop({6, 33, 24}, {6, 24, 40});      // bmm: one batch dim, both contiguous
-    check_matmul_against_loop({2, 3, 16, 8}, {3, 8, 12});     // B broadcast over the first dim
-    check_matmul_against_loop({4, 1, 9, 20}, {1, 5, 20, 7});  // (4, 1) x (1, 5): split as 4 x 5
-    check_matmul_against_loop({1, 24, 16}, {5, 16, 24});      // A broadcast
-    check_matmul_against_loop({3, 1, 16}, {3, 16, 10});       // one row
-  }
+  const int threads = get_num_threads();
+  for (int t : {1, threads})
+    for (const char* precision : {"medium", "highest"}) {
+      CAPTURE(t);
+      CAPTURE(std::string(precision));
+      ThreadsScope scope(t);
+      MatmulPrecisionGuard guard(precision);
+      const bool exact = t == 1 || !gemm_on_bf16_units();  // the loop itself off the bf16 units
+      check_matmul_against_loop({6, 33, 24}, {6, 24, 40}, exact);      // bmm: one batch dim, both contiguous
+      check_matmul_against_loop({2, 3, 16, 8}, {3, 8, 12}, exact);     // B broadcast over the first dim
+      check_matmul_against_loop({4, 1, 9, 20}, {1, 5, 20, 7}, exact);  // (4, 1) x (1, 5): split as 4 x 5
+      check_matmul_against_loop({1, 24, 16}, {5, 16, 24}, exact);      // A broadcast
+      check_matmul_against_loop({3, 1, 16}, {3, 16, 10}, exact);       // one row
+      check_matmul_against_loop({5, 7, 100}, {5, 100, 65}, exact);     // 5 products of 7 rows
+    }
   MatmulPrecisionGuard medium("medium");
   MESSAGE((std::string("matmul's batches under \"medium\" run on ") +
           (gemm_on_bf16_units() ? "one batched primitive" : "the loop of gemm()")));
