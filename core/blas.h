@@ -34,8 +34,12 @@
 // of 1, which oneDNN broadcasts), its operands rounded to 16 bits for the whole batch in one
 // pass. Everywhere else (float32, one-row products, OpenBLAS, the double build) it is
 // detail::gemm_batched_reference(): one gemm() a product, the batches in parallel when each is
-// small. Both keep gemm()'s rule: the route is a function of the call, so the same call gives
-// the same bits every time (tests/test_gemm_batched.cpp).
+// small. Both keep gemm()'s rule: the route is a function of the call, and the primitive is
+// keyed on the batch and the thread count, so the same call gives the same bits every time.
+// On one thread the primitive sums each value of C as the loop's one-product primitives do
+// (the same bits); on more, oneDNN may cut a small batch's work into other K chunks, the
+// same exact bf16 products summed in another float32 order (tests/test_gemm_batched.cpp).
+// Float32 batches stay on the loop: each product on dnnl_sgemm, as gemm() runs it.
 #pragma once
 #include <cstddef>
 #include <cstdint>

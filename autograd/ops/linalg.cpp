@@ -5,7 +5,8 @@
 //   dB = A^T @ dC             (..., K, M)
 // Batch dims broadcast; a broadcast operand's gradient is summed over the batches that
 // shared it. When B is a plain matrix (a Linear layer's weight), A's batch dims fold into
-// its rows, so the whole product is one large gemm: (B*T, K) @ (K, M).
+// its rows, so the whole product is one large gemm: (B*T, K) @ (K, M). Otherwise the
+// per-batch products go to gemm_batched (core/blas.h), a batch of products in one call.
 #include "linalg.h"
 
 #include <algorithm>
