@@ -28,13 +28,14 @@
 // gemm_batched() is `count` products of one shape whose operands lie a fixed stride apart
 // (per-head attention products, matmul/bmm on batches):
 //   C_i = alpha op(A_i) op(B_i) + beta C_i     A_i = A + i stride_a, B_i, C_i likewise, i < count
-// a stride of 0 giving every product the same operand (a broadcast one). Under "medium" on the
-// bf16 units (gemm_on_bf16_units(); route onednn_bf16_batched) it is one 3-D oneDNN matmul
+// a stride of 0 giving every product the same operand (a broadcast one). For small products
+// (below 128^3 multiply-adds each) under "medium" on the bf16 units (gemm_on_bf16_units();
+// route onednn_bf16_batched) it is one 3-D oneDNN matmul
 // primitive over the batch ({count, M, K} x {count, K, N}, an operand of stride 0 a batch dim
 // of 1, which oneDNN broadcasts), its operands rounded to 16 bits for the whole batch in one
-// pass. Everywhere else (float32, one-row products, OpenBLAS, the double build) it is
-// detail::gemm_batched_reference(): one gemm() a product, the batches in parallel when each is
-// small. Both keep gemm()'s rule: the route is a function of the call, and the primitive is
+// pass. Everywhere else (larger products, float32, one-row products, OpenBLAS, the double
+// build) it is detail::gemm_batched_reference(): one gemm() a product, the batches in parallel
+// when each is small. Both keep gemm()'s rule: the route is a function of the call, and the primitive is
 // keyed on the batch and the thread count, so the same call gives the same bits every time.
 // On one thread the primitive sums each value of C as the loop's one-product primitives do
 // (the same bits); on more, oneDNN may cut a small batch's work into other K chunks, the
@@ -158,8 +159,8 @@ struct GemmCall {
 //   onednn_sgemm    oneDNN's dnnl_sgemm (one row, or forced)
 //   onednn_matmul   a cached oneDNN f32 matmul primitive
 //   onednn_bf16     "medium" on oneDNN's bf16 matmul (the CPU's bf16 units), M > 1
-//   onednn_bf16_batched   gemm_batched of more than one product whose products each take
-//                   onednn_bf16: one batched bf16 primitive for all of them
+//   onednn_bf16_batched   gemm_batched of more than one product, each below 128^3
+//                   multiply-adds and on onednn_bf16: one batched bf16 primitive for all
 // Under "medium" every f32 route multiplies copies rounded to bfloat16 (gemm_rounds_copies).
 enum class GemmRoute {
   none, scale_c, openblas_gemv, openblas_gemm, onednn_sgemm, onednn_matmul, onednn_bf16,

@@ -1,6 +1,7 @@
 // test_gemm_batched.cpp - core/blas.h's gemm_batched: `count` products of one shape, operands
-// a stride apart (0: broadcast). Under "medium" on the bf16 units it is one batched oneDNN
-// primitive (route onednn_bf16_batched); everywhere else it is its reference, the loop of
+// a stride apart (0: broadcast). For small products (below 128^3 multiply-adds) under
+// "medium" on the bf16 units it is one batched oneDNN primitive (route
+// onednn_bf16_batched); everywhere else it is its reference, the loop of
 // gemm() calls (detail::gemm_batched_reference). Here: the two agree over transposes, padded
 // leading dims and batch strides, a broadcast A or B, beta 0 and 1, one product, one row,
 // K = 0 and an empty batch: bit for bit on one thread (both sum each value of C on oneDNN's
@@ -162,7 +163,8 @@ TEST_CASE("gemm_batched: the batched route gives the loop's bits, over transpose
         CAPTURE(b.name());
         const detail::GemmRoute route = b.route();
         // the rule: one primitive exactly when each product is on the bf16 units and there are several
-        const bool expect = gemm_on_bf16_units() && b.batch.count > 1 && b.M > 1 && b.K > 0;
+        const bool expect = gemm_on_bf16_units() && b.batch.count > 1 && b.M > 1 && b.K > 0 &&
+                            b.M * b.N * b.K < 128 * 128 * 128;
         CHECK((route == detail::GemmRoute::onednn_bf16_batched) == expect);
         const std::vector<real> got = b.run();
         if (b.batch.count > 0 && b.M > 0 && b.N > 0) CHECK(detail::last_gemm_route() == route);
@@ -204,8 +206,14 @@ TEST_CASE("gemm_batched: the same call gives the same bits on its 1st, 2nd and 1
   MESSAGE(("route of the repeated call: " + std::string(detail::gemm_route_name(route))));
 }
 
-TEST_CASE("gemm_batched: off the bf16 units the rule picks the loop") {
+TEST_CASE("gemm_batched: off the bf16 units, and for large products, the rule picks the loop") {
   MatmulPrecisionGuard guard("medium");
+  {  // 128^3 multiply-adds a product and more: one primitive a product, on all threads
+    const Batch large(3, 128, 128, 128, false, false, false, false, 0, 51);
+    const Batch small(3, 127, 128, 128, false, false, false, false, 0, 52);
+    CHECK(large.route() != detail::GemmRoute::onednn_bf16_batched);
+    CHECK((small.route() == detail::GemmRoute::onednn_bf16_batched) == gemm_on_bf16_units());
+  }
   {
     EngineScope openblas(GemmEngine::openblas);
     CHECK_FALSE(batched_route_runs());
