@@ -1,22 +1,23 @@
 // test_gemm_batched.cpp - core/blas.h's gemm_batched: `count` products of one shape, operands
-// a stride apart (0: broadcast). For small products (below 128^3 multiply-adds) under
-// "medium" on the bf16 units it is one batched oneDNN primitive (route
-// onednn_bf16_batched); everywhere else it is its reference, the loop of
-// gemm() calls (detail::gemm_batched_reference). Here: the two agree over transposes, padded
-// leading dims and batch strides, a broadcast A or B, beta 0 and 1, one product, one row,
-// K = 0 and an empty batch: bit for bit on one thread (both sum each value of C on oneDNN's
-// bf16 brgemm kernel, over the same K blocks in the same order). On more threads oneDNN cuts
-// the batch's work over them as it sees fit, and for a few shapes (seen on 2 threads: 5
-// products of 7 rows) it sums some values of C in K chunks that the one-product primitives of
-// the loop do not, so the two add the same exact bf16 products (each exact in float32) in
-// another float32 order: within (K + 2) 2^-23 sum_k |a b| of each other, and the test counts
-// those that are not the loop's bits. The route is a rule on the call, and the
-// same call gives the same bits on its first, second and tenth run, with other shapes run in
-// between; matmul's forward and backward (which call it) give the loop's bits; bad
-// arguments are a heed::Error. Each case says which route ran (on a CPU without bf16 units,
-// or at HEED_CPU=avx2, the loop: the comparisons then hold trivially, and the test says so).
+// a stride apart (0: broadcast). For small products (below 128^3 multiply-adds) under "medium"
+// on the bf16 units it is one batched oneDNN primitive (route onednn_bf16_batched); everywhere
+// else it is its reference, the loop of gemm() calls (detail::gemm_batched_reference).
+// Here: the two agree over transposes, padded leading dims and batch strides, a broadcast A or
+// B, beta 0 and 1, one product, one row, K = 0 and an empty batch: bit for bit on one thread
+// (both sum each value of C on oneDNN's bf16 brgemm kernel, over the same K blocks in the same
+// order). On more threads oneDNN cuts the batch's work over them as it sees fit, and for a few
+// shapes (seen on 2 threads: 5 products of 7 rows) it sums some values of C in K chunks that
+// the one-product primitives of the loop do not, so the two add the same exact bf16 products
+// (each exact in float32) in another float32 order: within (K + 2) 2^-23 sum_k |a b| of each
+// other, and the test counts those that are not the loop's bits. The route is a rule on the
+// call, and the same call gives the same bits on its first, second and tenth run, with other
+// shapes run in between; matmul's forward and backward (which call it) agree with the loop in
+// the same way; bad arguments are a heed::Error. Each case says which route ran (on a CPU
+// without bf16 units, or at HEED_CPU=avx2, the loop: the comparisons then hold trivially, and
+// the test says so).
 //
 // Letters: a batch of `count` products C_i (M, N) = alpha op(A_i) (M, K) op(B_i) (K, N) + beta C_i.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -28,9 +29,9 @@
 #include <heed/autograd/ops/reduce.h>
 #include <heed/core/blas.h>
 #include <heed/core/cpu.h>
-#include <heed/core/random.h>
 #include <heed/core/gemm_engine.h>
 #include <heed/core/matmul_precision.h>
+#include <heed/core/random.h>
 #include "gemm_engine_scope.h"
 #include "helpers.h"
 
