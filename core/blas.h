@@ -24,6 +24,23 @@
 // copies are (BLAS may sum in another order for another leading dim); only the copying is
 // saved. A Linear's
 // backward rounds dy once for dx = dy W and dW = dy^T x.
+//
+// gemm_batched() is `count` products of one shape whose operands lie a fixed stride apart
+// (per-head attention products, matmul/bmm on batches):
+//   C_i = alpha op(A_i) op(B_i) + beta C_i     A_i = A + i stride_a, B_i, C_i likewise, i < count
+// a stride of 0 giving every product the same operand (a broadcast one). For small products
+// (below 128^3 multiply-adds each) under "medium" on the bf16 units (gemm_on_bf16_units();
+// route onednn_bf16_batched) it is one 3-D oneDNN matmul
+// primitive over the batch ({count, M, K} x {count, K, N}, an operand of stride 0 a batch dim
+// of 1, which oneDNN broadcasts), its operands rounded to 16 bits for the whole batch in one
+// pass. Everywhere else (larger products, float32, one-row products, OpenBLAS, the double
+// build) it is detail::gemm_batched_reference(): one gemm() a product, the batches in parallel
+// when each is small. Both keep gemm()'s rule: the route is a function of the call, and the primitive is
+// keyed on the batch and the thread count, so the same call gives the same bits every time.
+// On one thread the primitive sums each value of C as the loop's one-product primitives do
+// (the same bits); on more, oneDNN may cut a small batch's work into other K chunks, the
+// same exact bf16 products summed in another float32 order (tests/test_gemm_batched.cpp).
+// Float32 batches stay on the loop: each product on dnnl_sgemm, as gemm() runs it.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -53,6 +70,19 @@ struct Bf16Inputs {
 bool gemm_on_bf16_units();
 void gemm(Bf16Inputs done, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, real alpha,
           const real* A, int64_t lda, const real* B, int64_t ldb, real beta, real* C, int64_t ldc);
+
+// `count` products of one shape, operand i of each at X + i * stride_x (elements; 0: the same
+// operand for every product). stride_c > 0 when count > 1 (and C is not empty): the products
+// write distinct C's.
+struct GemmBatch {
+  int64_t count = 1;
+  int64_t stride_a = 0, stride_b = 0, stride_c = 0;
+};
+// C_i = alpha op(A_i) op(B_i) + beta C_i for every i < batch.count, each as gemm() (above).
+// heed::Error naming gemm for a negative count or stride, or stride_c = 0 with count > 1.
+void gemm_batched(const GemmBatch& batch, bool trans_a, bool trans_b, int64_t M, int64_t N,
+                  int64_t K, real alpha, const real* A, int64_t lda, const real* B, int64_t ldb,
+                  real beta, real* C, int64_t ldc);
 
 // C (M, N) = act(op(A) op(B) + bias) + R, and D = act'(op(A) op(B) + bias) when ep asks for it:
 // the product and its epilogue (core/gemm_epilogue.h) as one call, on gemm()'s routes and
@@ -129,9 +159,17 @@ struct GemmCall {
 //   onednn_sgemm    oneDNN's dnnl_sgemm (one row, or forced)
 //   onednn_matmul   a cached oneDNN f32 matmul primitive
 //   onednn_bf16     "medium" on oneDNN's bf16 matmul (the CPU's bf16 units), M > 1
+//   onednn_bf16_batched   gemm_batched of more than one product, each below 128^3
+//                   multiply-adds and on onednn_bf16: one batched bf16 primitive for all
 // Under "medium" every f32 route multiplies copies rounded to bfloat16 (gemm_rounds_copies).
-enum class GemmRoute { none, scale_c, openblas_gemv, openblas_gemm, onednn_sgemm, onednn_matmul, onednn_bf16 };
+enum class GemmRoute {
+  none, scale_c, openblas_gemv, openblas_gemm, onednn_sgemm, onednn_matmul, onednn_bf16,
+  onednn_bf16_batched
+};
 GemmRoute gemm_route(const GemmCall& c);
+// gemm_batched's route: onednn_bf16_batched, or else the route each of its products takes
+// on the loop (gemm_route(one), one the first product).
+GemmRoute gemm_batched_route(const GemmCall& one, const GemmBatch& batch);
 const char* gemm_route_name(GemmRoute r);
 // Whether gemm() rounds copies of c's operands to bfloat16 before an f32 route: "medium",
 // an f32 route, and an operand not rounded already.
@@ -144,6 +182,14 @@ GemmRoute last_gemm_route();
 void gemm_fused_reference(const GemmEpilogue& ep, Bf16Inputs done, bool trans_a, bool trans_b,
                           int64_t M, int64_t N, int64_t K, const real* A, int64_t lda, const real* B,
                           int64_t ldb, real* C, int64_t ldc);
+
+// gemm_batched's reference, and its route off the bf16 units: one gemm() a product, the
+// products spread over heed's threads (each single-threaded) when each is below 128^3
+// multiply-adds and run one after another (each on all the threads) otherwise. Its bits are
+// gemm_batched's wherever gemm_batched runs this loop.
+void gemm_batched_reference(const GemmBatch& batch, bool trans_a, bool trans_b, int64_t M,
+                            int64_t N, int64_t K, real alpha, const real* A, int64_t lda,
+                            const real* B, int64_t ldb, real beta, real* C, int64_t ldc);
 
 // The product of the values as given, whatever the precision setting.
 void gemm_exact(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, real alpha,

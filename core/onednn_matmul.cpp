@@ -46,10 +46,11 @@ OnednnPart onednn_part(const OnednnGemm& g) {
 
 // Everything a primitive is made for: bf16 | trans_a << 1 | trans_b << 2 | oneDNN's part of
 // the epilogue (bias << 3 | activation << 4 | residual << 6), the sizes, alpha
-// and beta by their bits (a NaN is a key too), and the threads it runs on. Nine int64s, no
-// padding, so that it is compared and hashed as bytes.
+// and beta by their bits (a NaN is a key too), the threads it runs on, and a batch's count
+// and strides (1, 0, 0, 0 for one product). Thirteen int64s, no padding, so that it is
+// compared and hashed as bytes.
 struct Key {
-  int64_t flags, M, N, K, lda, ldb, ldc, scales, threads;
+  int64_t flags, M, N, K, lda, ldb, ldc, scales, threads, batch, batch_a, batch_b, batch_c;
   bool operator==(const Key& o) const { return std::memcmp(this, &o, sizeof(Key)) == 0; }
 };
 
@@ -64,7 +65,8 @@ Key key_of(const OnednnGemm& g, int threads) {
   return Key{int64_t(g.bf16) | int64_t(g.trans_a) << 1 | int64_t(g.trans_b) << 2 | int64_t(e.bias) << 3 |
                  int64_t(e.activation) << 4 | int64_t(e.residual) << 6,
              g.M, g.N, g.K, g.lda, g.ldb, g.ldc,
-             int64_t(uint64_t(bits(g.alpha)) << 32 | bits(g.beta)), threads};
+             int64_t(uint64_t(bits(g.alpha)) << 32 | bits(g.beta)), threads,
+             g.batch, g.batch_a, g.batch_b, g.batch_c};
 }
 
 struct KeyHash {
@@ -149,6 +151,8 @@ std::string shapes(const OnednnGemm& g) {
   os << (g.bf16 ? "bf16" : "f32") << " M=" << g.M << " N=" << g.N << " K=" << g.K
      << (g.trans_a ? " A^T" : "") << (g.trans_b ? " B^T" : "") << " lda=" << g.lda
      << " ldb=" << g.ldb << " ldc=" << g.ldc;
+  if (g.batch > 1)
+    os << " batch=" << g.batch << " strides=" << g.batch_a << "," << g.batch_b << "," << g.batch_c;
   return os.str();
 }
 
@@ -158,12 +162,29 @@ memory::desc matrix(int64_t rows, int64_t cols, dt type, bool transposed, int64_
   return memory::desc({rows, cols}, type, transposed ? memory::dims{1, ld} : memory::dims{ld, 1});
 }
 
+// `batch` such (rows, cols) matrices `stride` elements apart: (batch, rows, cols), or
+// (1, rows, cols) for stride 0 (one matrix for the whole batch, which oneDNN's matmul
+// broadcasts). A dim of size 1 has no step; it is given the matrix's extent.
+memory::desc matrices(int64_t batch, int64_t stride, int64_t rows, int64_t cols, dt type,
+                      bool transposed, int64_t ld) {
+  const int64_t extent = (transposed ? cols : rows) * ld;
+  const memory::dims step = transposed ? memory::dims{1, ld} : memory::dims{ld, 1};
+  return memory::desc({stride == 0 ? 1 : batch, rows, cols}, type,
+                      {stride == 0 ? extent : stride, step[0], step[1]});
+}
+
 std::shared_ptr<const Prepared> prepare(const OnednnGemm& g) {
   auto p = std::make_shared<Prepared>();
   const dt in = g.bf16 ? dt::bf16 : dt::f32;
-  p->a = matrix(g.M, g.K, in, g.trans_a, g.lda);
-  p->b = matrix(g.K, g.N, in, g.trans_b, g.ldb);
-  p->c = matrix(g.M, g.N, dt::f32, false, g.ldc);
+  if (g.batch > 1) {  // A (batch | 1, M, K) x B (batch | 1, K, N) -> C (batch, M, N)
+    p->a = matrices(g.batch, g.batch_a, g.M, g.K, in, g.trans_a, g.lda);
+    p->b = matrices(g.batch, g.batch_b, g.K, g.N, in, g.trans_b, g.ldb);
+    p->c = matrices(g.batch, g.batch_c, g.M, g.N, dt::f32, false, g.ldc);
+  } else {
+    p->a = matrix(g.M, g.K, in, g.trans_a, g.lda);
+    p->b = matrix(g.K, g.N, in, g.trans_b, g.ldb);
+    p->c = matrix(g.M, g.N, dt::f32, false, g.ldc);
+  }
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   if (g.alpha != 1) attr.set_output_scales(0, {g.alpha});
@@ -304,7 +325,7 @@ std::string kernel_for(dt type) {
 }  // namespace
 
 OnednnRoute onednn_route_for(const OnednnGemm& g) {
-  if (g.bf16) return OnednnRoute::primitive;  // dnnl_sgemm has no bf16
+  if (g.bf16 || g.batch > 1) return OnednnRoute::primitive;  // dnnl_sgemm has no bf16, no batch
   const OnednnRoute forced = cache().route.load(std::memory_order_relaxed);
   return forced == OnednnRoute::automatic ? OnednnRoute::sgemm : forced;
 }
@@ -312,6 +333,8 @@ OnednnRoute onednn_route_for(const OnednnGemm& g) {
 OnednnRoute onednn_last_route() { return t_last_route; }
 
 void onednn_gemm(const OnednnGemm& g) {
+  HEED_CHECK(g.batch <= 1 || (!g.ep && g.batch_c > 0 && g.batch_a >= 0 && g.batch_b >= 0), "gemm",
+             "a batch of products takes no epilogue and distinct C's (", shapes(g), ")");
   setup();
   try {
     const OnednnRoute route = onednn_route_for(g);

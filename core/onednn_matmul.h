@@ -14,8 +14,10 @@
 //              dims, data type, alpha (output scale), beta (a sum post-op, so beta = 1
 //              accumulates into C without a second pass), the epilogue oneDNN applies (bias,
 //              GELU and residual post-ops, core/gemm_epilogue.h) and the thread count (a primitive
-//              keeps the team size it was made for). Every bf16 product (dnnl_sgemm has no
-//              bf16), and every f32 one when forced (tests run each product both ways). Making
+//              keeps the team size it was made for), and for a batch of products (3-D, from
+//              core/blas.h's gemm_batched) its count and batch strides. Every bf16 product
+//              (dnnl_sgemm has no bf16), every batch, and every f32 product when forced
+//              (tests run each product both ways). Making
 //              one costs 30-100 us (more when oneDNN generates a kernel for it), so
 //              primitives are cached, as PyTorch's ideep caches them: an LRU of kCacheCapacity,
 //              keyed on everything above. A primitive's run allocates a few small blocks inside
@@ -54,6 +56,11 @@ struct OnednnGemm {
   // applied to C as part of the product (alpha 1, beta 0), or null: heed's, block by block,
   // on dnnl_sgemm; oneDNN's bias and post-ops on a primitive (core/gemm_epilogue.h)
   const GemmEpilogue* ep = nullptr;
+  // batch > 1: `batch` products in one primitive, matrix i of A at A + i * batch_a elements
+  // (0: the same A for all, a batch dim of 1 that oneDNN broadcasts), of B and C likewise
+  // (batch_c > 0). No epilogue then.
+  int64_t batch = 1;
+  int64_t batch_a = 0, batch_b = 0, batch_c = 0;
 };
 
 // Runs it (M, N, K > 0). heed::Error on any oneDNN failure (a bf16 product on a CPU without

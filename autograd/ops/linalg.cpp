@@ -5,13 +5,15 @@
 //   dB = A^T @ dC             (..., K, M)
 // Batch dims broadcast; a broadcast operand's gradient is summed over the batches that
 // shared it. When B is a plain matrix (a Linear layer's weight), A's batch dims fold into
-// its rows, so the whole product is one large gemm: (B*T, K) @ (K, M).
+// its rows, so the whole product is one large gemm: (B*T, K) @ (K, M). Otherwise the
+// per-batch products go to gemm_batched (core/blas.h), a batch of products in one call.
 #include "linalg.h"
+
+#include <algorithm>
 
 #include "../../core/blas.h"
 #include "../../core/elementwise.h"
 #include "../../core/error.h"
-#include "../../core/parallel.h"
 #include "../engine/node.h"
 #include "broadcast.h"
 #include "reduce.h"
@@ -21,10 +23,10 @@ namespace heed {
 namespace {
 
 // Offset (in matrices) of batch `bi` of the output inside an operand with broadcast
-// strides `st` over the batch dims `batch`.
-int64_t batch_offset(int64_t bi, const Shape& batch, const Shape& st) {
+// strides `st` over the first `dims` batch dims of `batch`.
+int64_t batch_offset(int64_t bi, const Shape& batch, const Shape& st, int dims) {
   int64_t off = 0;
-  for (int d = batch.size() - 1; d >= 0; --d) {
+  for (int d = dims - 1; d >= 0; --d) {
     off += (bi % batch[d]) * st[d];
     bi /= batch[d];
   }
@@ -39,24 +41,31 @@ Shape batch_dims(const Shape& s) {
 }
 
 // C[b] = op(A[b]) @ op(B[b]) (+ C[b] when beta = 1) for every batch b of `batch`; A and B
-// broadcast over it with strides sa/sb (in matrices). Small products run batches in
-// parallel (each gemm single-threaded); large ones run one at a time with BLAS's own threads.
+// broadcast over it with strides sa/sb (in matrices). The trailing batch dims over which each
+// operand's offset is one stride times the flat batch index (all of them when A and B are
+// contiguous or one is fully broadcast; (3, 1) x (1, 4) splits as 3 x 4) are one
+// gemm_batched call (core/blas.h: one oneDNN primitive under "medium" on bf16 units); the
+// leading dims left, if any, loop over such calls.
 void batched_gemm(bool ta, bool tb, int64_t N, int64_t M, int64_t K, const real* A,
                   const Shape& sa, const real* B, const Shape& sb, real* C, const Shape& batch,
                   real beta = 0) {
-  const int64_t nb = batch.numel();
   const int64_t lda = ta ? N : K, ldb = tb ? K : M;
-  auto one = [&](int64_t bi) {
-    gemm(ta, tb, N, M, K, 1, A + batch_offset(bi, batch, sa) * N * K, lda,
-         B + batch_offset(bi, batch, sb) * K * M, ldb, beta, C + bi * N * M, M);
-  };
-  if (nb > 1 && N * M * K < 128 * 128 * 128) {
-    parallel_for(nb, 2, [&](int64_t b, int64_t e) {
-      for (int64_t bi = b; bi < e; ++bi) one(bi);
-    });
-  } else {
-    for (int64_t bi = 0; bi < nb; ++bi) one(bi);
+  int split = batch.size();   // dims [split, end) are the inner batch
+  int64_t inner = 1;          // their product
+  int64_t step_a = 0, step_b = 0;  // A's and B's offset per inner batch, in matrices
+  for (int d = batch.size() - 1; d >= 0; --d) {
+    if (batch[d] != 1) {
+      if (inner == 1) step_a = sa[d], step_b = sb[d];
+      else if (sa[d] != step_a * inner || sb[d] != step_b * inner) break;
+      inner *= batch[d];
+    }
+    split = d;
   }
+  const int64_t outer = batch.numel() / std::max<int64_t>(inner, 1);
+  const GemmBatch inner_batch{inner, step_a * N * K, step_b * K * M, N * M};
+  for (int64_t o = 0; o < outer; ++o)  // o: the index over dims [0, split)
+    gemm_batched(inner_batch, ta, tb, N, M, K, 1, A + batch_offset(o, batch, sa, split) * N * K, lda,
+                 B + batch_offset(o, batch, sb, split) * K * M, ldb, beta, C + o * inner * N * M, M);
 }
 
 // 2-D or batched product with broadcasting; no graph.
