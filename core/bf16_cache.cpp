@@ -54,7 +54,7 @@ std::shared_ptr<const Bf16Copy> round_copy(const Tensor& w) {
   auto copy = std::make_shared<Bf16Copy>(w.numel(), gemm_on_bf16_units());
   const real* src = w.data();
   real* dst = copy->data();
-  uint16_t* bits = copy->bits();
+  [[maybe_unused]] uint16_t* bits = copy->bits();  // the float build only
   parallel_for(w.numel(), kGrainElementwise, [&](int64_t lo, int64_t hi) {
     round_to_bf16(src + lo, dst + lo, long(hi - lo));
 #ifndef HEED_DOUBLE

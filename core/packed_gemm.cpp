@@ -60,29 +60,30 @@ PackedB pack_b(const real* src, bool trans, int64_t ld, int64_t K, int64_t N) {
 
 namespace {
 
-// One rounded block of A (rows, depth) times `depth` rows of the panels on a level with bf16 dot
+// A block of A (rows, depth) times `depth` rows of the panels on a level with bf16 dot
 // products (core/packed_gemm_bf16_kernel.inc): A's values paired along k as the instruction
-// reads them, pairs[i][kk] = bf16(a[i][2kk]) | bf16(a[i][2kk + 1]) << 16, 0 past depth.
-void gemm_block_bf16_dot(const CpuKernels& kernels, const real* a, int64_t rows, int64_t depth,
-                         const real* panels, int64_t pstride, int64_t N, real alpha, bool add,
-                         real* C, int64_t ldc) {
+// reads them, pairs[i][kk] = bf16(a[i][2kk]) | bf16(a[i][2kk + 1]) << 16, 0 past depth. In
+// memory those pairs are row i's 16-bit roundings in order (x86 is little-endian), so each row
+// is one to_bf16_bits pass, from A where it lies (`src`, rows ld apart; the same bits as
+// rounding to float and taking the high halves, NaNs quieted alike).
+void gemm_block_bf16_dot(const CpuKernels& kernels, const real* src, int64_t ld, int64_t rows,
+                         int64_t depth, const real* panels, int64_t pstride, int64_t N, real alpha,
+                         bool add, real* C, int64_t ldc) {
 #ifdef HEED_DOUBLE  // no level has the kernel in the double build
   fail("gemm_packed", "bf16 dot products in the double build");
 #else
   static_assert(kRoundDepth % 2 == 0, "blocks after the first start at an even row of the panels");
-  unsigned pairs[kRoundRows * (kRoundDepth / 2)];  // (rows, ceil(depth / 2))
+  alignas(64) uint16_t halves[kRoundRows * kRoundDepth];  // (rows, 2 * width): the pairs' halves
   const int64_t width = (depth + 1) / 2;
-  const auto bits = [](float x) {  // x is a bfloat16: its bits are the float's high half
-    unsigned u;
-    std::memcpy(&u, &x, 4);
-    return u >> 16;
-  };
-  for (int64_t i = 0; i < rows; ++i)
-    for (int64_t kk = 0; kk < width; ++kk) {
-      const real* x = a + i * depth + 2 * kk;
-      pairs[i * width + kk] = bits(x[0]) | (2 * kk + 1 < depth ? bits(x[1]) << 16 : 0u);
-    }
-  kernels.gemm_packed_bf16(rows, pairs, width, panels, pstride, depth, N, alpha, add, C, ldc);
+  for (int64_t i = 0; i < rows; ++i) {
+    uint16_t* row = halves + i * 2 * width;
+    to_bf16_bits(src + i * ld, row, long(depth));
+    if (depth % 2) row[depth] = 0;  // an odd depth's last pair has no high half
+  }
+  // The kernel reads the pairs as 32-bit words; it is called through the level's table (no
+  // inlining across it), and the buffer holds nothing else.
+  kernels.gemm_packed_bf16(rows, reinterpret_cast<const unsigned*>(halves), width, panels, pstride, depth,
+                           N, alpha, add, C, ldc);
 #endif
 }
 
@@ -101,28 +102,34 @@ void gemm_packed_at(const CpuKernels& kernels, bool trans_a, int64_t M, const re
     kernels.gemm_packed(trans_a, M, A, lda, B.panels(), pstride, K, B.N, alpha, accumulate, C, ldc);
     return;
   }
-  // "medium": A (M, K) in blocks of rows i0.. and depths k0.., each rounded into `a`
-  // (rows x depth, row-major), times rows k0.. of every panel; the first depth block writes C
+  // "medium": A (M, K) in blocks of rows i0.. and depths k0.., each rounded (into `a`, or into
+  // the bf16 kernel's pairs), times rows k0.. of every panel; the first depth block writes C
   // or adds to it as asked, the later ones add.
   alignas(64) real a[kRoundRows * kRoundDepth];
+  const bool dot = kernels.gemm_packed_bf16 != nullptr;
   for (int64_t i0 = 0; i0 < M; i0 += kRoundRows) {
     const int64_t rows = std::min(kRoundRows, M - i0);
     for (int64_t k0 = 0; k0 < K; k0 += kRoundDepth) {
       const int64_t depth = std::min(kRoundDepth, K - k0);
-      if (trans_a) {  // a[i][k] = A(i0 + i, k0 + k) = src[k0 + k][i0 + i], then rounded
+      const real* block = A + (i0 * lda + k0);  // A's rows, lda apart
+      int64_t ld = lda;
+      if (trans_a) {  // a[i][k] = A(i0 + i, k0 + k) = src[k0 + k][i0 + i]
         for (int64_t k = 0; k < depth; ++k)
           for (int64_t i = 0; i < rows; ++i) a[i * depth + k] = A[(k0 + k) * lda + i0 + i];
-        round_to_bf16(a, a, long(rows * depth));
-      } else {  // rounded as copied: one pass over each row
-        for (int64_t i = 0; i < rows; ++i) round_to_bf16(A + (i0 + i) * lda + k0, a + i * depth, long(depth));
+        block = a, ld = depth;
       }
       const bool add = accumulate || k0 > 0;
-      if (kernels.gemm_packed_bf16 != nullptr)
-        gemm_block_bf16_dot(kernels, a, rows, depth, B.panels() + k0 * kPanel, pstride, B.N, alpha, add,
-                            C + i0 * ldc, ldc);
-      else
-        kernels.gemm_packed(false, rows, a, depth, B.panels() + k0 * kPanel, pstride, depth, B.N,
-                            alpha, add, C + i0 * ldc, ldc);
+      if (dot) {
+        gemm_block_bf16_dot(kernels, block, ld, rows, depth, B.panels() + k0 * kPanel, pstride, B.N, alpha,
+                            add, C + i0 * ldc, ldc);
+        continue;
+      }
+      if (trans_a)  // float32 FMAs on the rounded values
+        round_to_bf16(a, a, long(rows * depth));
+      else  // rounded as copied: one pass over each row
+        for (int64_t i = 0; i < rows; ++i) round_to_bf16(block + i * lda, a + i * depth, long(depth));
+      kernels.gemm_packed(false, rows, a, depth, B.panels() + k0 * kPanel, pstride, depth, B.N, alpha, add,
+                          C + i0 * ldc, ldc);
     }
   }
 }
