@@ -24,7 +24,7 @@ import tempfile
 KINDS = [  # (column, dso regex, symbol regex)
     ("GEMM (oneDNN)", r"^\[JIT\]|libdnnl", r""),
     ("conversion", r"", r"to_bf16_bits|round_to_bf16|Bf16Matrix|round_copy|Bf16Copy"),
-    ("attention", r"", r"flash|kernel_bf16|kernel_f32|gemm_packed|pack_b|store_block|exp_row|"
+    ("attention", r"", r"flash|kernel_bf16|\bkernel<|gemm_packed|pack_b|store_block|exp_row|row_all_finite|"
                        r"forward_all|backward_all|first_bad_skip|last_bad_key|fill_skipped|score_grads|"
                        r"\bscores\b|forward_block|backward_block|KeyBlock"),
     ("optimizer", r"", r"optim::|AdamFamily|clip_grad|zero_grad"),
