@@ -27,6 +27,10 @@ static double median_ms(const std::function<void()>& f, int reps) {
 }
 
 int main(int argc, char** argv) {
+  if (argc > 2 || (argc == 2 && argv[1][0] == '-')) {  // one optional argument: a file, not an option
+    std::fprintf(stderr, "usage: bench_core [RESULTS_FILE]   (default build/bench/heed.txt)\n");
+    return 2;
+  }
   bench::ResultsFile out(argc > 1 ? argv[1] : "build/bench/heed.txt");
   manual_seed(0);
   auto report = [&](const char* name, double ms) {
