@@ -129,6 +129,20 @@ void detail::mark_view(const Tensor& y, const char* op, int dim, bool shares) {
   y.impl()->view = ViewMark{op, dim, shares};
 }
 
+Tensor detail::share_block(const Tensor& x, int64_t offset, const Shape& shape, const char* op, int dim) {
+  auto impl = std::allocate_shared<TensorImpl>(CachingAllocator<TensorImpl>());
+  impl->storage = x.impl()->storage;
+  impl->offset = x.impl()->offset + offset;
+  impl->shape = shape;
+  impl->view = ViewMark{op, dim, true};
+  return Tensor(std::move(impl));
+}
+
+void detail::mark_copy(const Tensor& y, const Tensor& x, const char* op, int dim) {
+  const ViewMark& xv = x.impl()->view;
+  y.impl()->view = xv.op && !xv.shares ? xv : ViewMark{op, dim, false};
+}
+
 // add_, mul_ and the other updates that may be recorded are in autograd/ops/inplace.cpp.
 static void fill_in_place(const char* op, const Tensor& t, real v) {
   check_inplace(op, t);

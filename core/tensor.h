@@ -413,6 +413,12 @@ void check_writable(const char* op, const Tensor& t);
 void check_no_overlap(const char* op, const Tensor& out, const Tensor& in, bool any_overlap = false);
 // The mark ops put on their result (core/tensor.cpp): y's view mark is {op, dim, shares}.
 void mark_view(const Tensor& y, const char* op, int dim, bool shares);
+// A shared view of x: `shape`'s elements from x's element `offset` on (a contiguous block of
+// x), in x's storage, marked {op, dim, shares}. Not recorded: the view op records it.
+Tensor share_block(const Tensor& x, int64_t offset, const Shape& shape, const char* op, int dim);
+// y, a copy a view op made of x: marked {op, dim, a copy}, or with x's own mark when x is such
+// a copy already (a view of a copy is a copy, named after the first: a write misses its base).
+void mark_copy(const Tensor& y, const Tensor& x, const char* op, int dim);
 }  // namespace detail
 
 // ---- factories (all contiguous; requires_grad off; call .requires_grad_() for parameters) ----

@@ -18,7 +18,6 @@
 #include <numeric>
 #include <sstream>
 
-#include "../../core/allocator.h"
 #include "../../core/error.h"
 #include "../../core/parallel.h"
 #include "../engine/node.h"
@@ -291,17 +290,10 @@ static Tensor slice_op(const char* op, const Tensor& x, int d, int64_t start, in
   const ViewMark& xv = x.impl()->view;
   if (!is_block(x.shape(), d, len, step) || (xv.op && !xv.shares)) {
     Tensor y = gather_op(op, x, v);
-    // a view of a copy is a copy too, named after the first (a write would miss its base)
-    if (xv.op && !xv.shares) y.impl()->view = xv;
-    else detail::mark_view(y, op, d, false);
+    detail::mark_copy(y, x, op, d);
     return y;
   }
-  auto impl = std::allocate_shared<TensorImpl>(CachingAllocator<TensorImpl>());
-  impl->storage = x.impl()->storage;
-  impl->offset = x.impl()->offset + v.offset;
-  impl->shape = v.shape;
-  impl->view = ViewMark{op, d, true};
-  Tensor y(std::move(impl));
+  Tensor y = detail::share_block(x, v.offset, v.shape, op, d);
   return record(op, y, {x}, kDoubleBackward, [v, xs = x.shape()](const Tensor& dy, Grads& g) {
     g[0] = scatter_op(dy, v, xs);
   });

@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <cstring>
 
-#include "../../core/allocator.h"
 #include "../../core/error.h"
 #include "../../core/region.h"
 #include "../engine/node.h"
@@ -112,20 +111,13 @@ Tensor put_region(const Tensor& x, const Region& r, const Tensor& v) {
 Tensor index(const Tensor& x, const std::vector<TensorIndex>& indices) {
   const Region r = resolve_region("index", x.shape(), indices);
   const ViewMark& xv = x.impl()->view;
-  const bool of_copy = xv.op && !xv.shares;
   const int64_t first = block_start(r);
-  if (first < 0 || of_copy) {
+  if (first < 0 || (xv.op && !xv.shares)) {
     Tensor y = index_region(x, r);
-    if (of_copy) y.impl()->view = xv;  // named after the first copy (a write would miss its base)
-    else detail::mark_view(y, "index", -1, false);
+    detail::mark_copy(y, x, "index", -1);
     return y;
   }
-  auto impl = std::allocate_shared<TensorImpl>(CachingAllocator<TensorImpl>());
-  impl->storage = x.impl()->storage;
-  impl->offset = x.impl()->offset + first;
-  impl->shape = r.out;
-  impl->view = ViewMark{"index", -1, true};
-  Tensor y(std::move(impl));
+  Tensor y = detail::share_block(x, first, r.out, "index", -1);
   return record("index", y, {x}, kDoubleBackward, [r](const Tensor& dy, Grads& g) {
     g[0] = put_region(zeros(r.x), r, dy);
   });
