@@ -91,6 +91,7 @@ struct Prepared {
   dnnl::matmul prim;
   memory::desc a, b, c, scratch, bias, residual;
   int residual_index = 0;
+  bool amx = false;  // oneDNN's kernel for it runs on AMX tiles (its name says "amx")
 };
 
 struct Entry {
@@ -107,6 +108,7 @@ struct Cache {
 };
 
 thread_local OnednnRoute t_last_route = OnednnRoute::automatic;
+thread_local int64_t t_amx_runs = 0;
 
 Cache& cache() {
   static Cache* c = new Cache;  // never destroyed: a GEMM may run during static destruction
@@ -205,6 +207,7 @@ std::shared_ptr<const Prepared> prepare(const OnednnGemm& g) {
                                       : dnnl::matmul::desc(p->a, p->b, p->c);
   const dnnl::matmul::primitive_desc pd(d, attr, engine());
   p->scratch = pd.scratchpad_desc();
+  p->amx = std::string(pd.impl_info_str()).find("amx") != std::string::npos;
   p->prim = dnnl::matmul(pd);
   return p;
 }
@@ -258,6 +261,7 @@ void run_primitive(const Prepared& p, const OnednnGemm& g) {
   dnnl::stream& st = stream();
   p.prim.execute(st, args);
   st.wait();
+  t_amx_runs += p.amx;
   if (!g.ep) return;
   // the rest of the epilogue, in one pass over C (each row on one thread; any split, same bits)
   GemmEpilogue rest = *g.ep;
@@ -331,6 +335,8 @@ OnednnRoute onednn_route_for(const OnednnGemm& g) {
 }
 
 OnednnRoute onednn_last_route() { return t_last_route; }
+
+int64_t onednn_amx_runs() { return t_amx_runs; }
 
 void onednn_gemm(const OnednnGemm& g) {
   HEED_CHECK(g.batch <= 1 || (!g.ep && g.batch_c > 0 && g.batch_a >= 0 && g.batch_b >= 0), "gemm",

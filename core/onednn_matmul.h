@@ -75,6 +75,10 @@ void set_onednn_route(OnednnRoute route);
 OnednnRoute onednn_route_for(const OnednnGemm& g);
 // The way the calling thread's last onednn_gemm went (automatic before its first).
 OnednnRoute onednn_last_route();
+// How many primitives the calling thread has run on oneDNN's AMX kernels (brg:..._amx_...),
+// which sum K in tiles of 32 bf16 pairs: in another order than its AVX512_BF16 kernels, so a
+// product on AMX and the same product on another kernel may differ in the last bits.
+int64_t onednn_amx_runs();
 
 constexpr std::size_t kCacheCapacity = 1024;
 std::size_t onednn_cached_primitives();  // entries in the LRU now

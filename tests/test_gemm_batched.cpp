@@ -4,8 +4,11 @@
 // else it is its reference, the loop of gemm() calls (detail::gemm_batched_reference).
 // Here: the two agree over transposes, padded leading dims and batch strides, a broadcast A or
 // B, beta 0 and 1, one product, one row, K = 0 and an empty batch: bit for bit on one thread
-// (both sum each value of C on oneDNN's bf16 brgemm kernel, over the same K blocks in the same
-// order). On more threads oneDNN cuts the batch's work over them as it sees fit, and for a few
+// when neither side ran on AMX tiles (oneDNN's AVX512_BF16 kernels, brgemm and gemm:jit, sum
+// each value of C over the same K pairs in the same order; seen on Zen 4). On a CPU with AMX,
+// oneDNN puts some batches on its AMX kernel (brg:avx512_core_amx_bf16) and their one-product
+// halves on its AVX512_BF16 ones, which sum in tiles of 32 pairs: those are held to the bound
+// below, and counted (detail::onednn_amx_runs says which ran). On more threads oneDNN cuts the batch's work over them as it sees fit, and for a few
 // shapes (seen on 2 threads: 5 products of 7 rows) it sums some values of C in K chunks that
 // the one-product primitives of the loop do not, so the two add the same exact bf16 products
 // (each exact in float32) in another float32 order: within (K + 2) 2^-23 sum_k |a b| of each
@@ -31,6 +34,7 @@
 #include <heed/core/cpu.h>
 #include <heed/core/gemm_engine.h>
 #include <heed/core/matmul_precision.h>
+#include <heed/core/onednn_matmul.h>
 #include <heed/core/random.h>
 #include "gemm_engine_scope.h"
 #include "helpers.h"
@@ -157,7 +161,7 @@ TEST_CASE("gemm_batched: the batched route gives the loop's bits, over transpose
     ThreadsScope scope(t);
     for (const char* precision : {"highest", "medium"}) {
       MatmulPrecisionGuard guard(precision);
-      int batched = 0, looped = 0, reordered = 0;
+      int batched = 0, looped = 0, reordered = 0, amx = 0;
       for (const Batch& b : grid()) {
         CAPTURE(t);
         CAPTURE(std::string(precision));
@@ -167,10 +171,13 @@ TEST_CASE("gemm_batched: the batched route gives the loop's bits, over transpose
         const bool expect = gemm_on_bf16_units() && b.batch.count > 1 && b.M > 1 && b.K > 0 &&
                             b.M * b.N * b.K < 128 * 128 * 128;
         CHECK((route == detail::GemmRoute::onednn_bf16_batched) == expect);
+        const int64_t amx_before = detail::onednn_amx_runs();
         const std::vector<real> got = b.run();
         if (b.batch.count > 0 && b.M > 0 && b.N > 0) CHECK(detail::last_gemm_route() == route);
         const std::vector<real> ref = b.reference();
-        if (t == 1 || route != detail::GemmRoute::onednn_bf16_batched) {
+        const bool on_amx = detail::onednn_amx_runs() != amx_before;
+        amx += on_amx;
+        if (route != detail::GemmRoute::onednn_bf16_batched || (t == 1 && !on_amx)) {
           CHECK(same_bits(got, ref));
         } else {
           CHECK(within_order_bound(got.data(), ref.data(), b.bound().data(), int64_t(got.size()), b.K));
@@ -182,8 +189,8 @@ TEST_CASE("gemm_batched: the batched route gives the loop's bits, over transpose
                gemm_engine_name(gemm_engine()) + " at " + cpu_capability() + ": " + std::to_string(batched) +
                " calls on one batched primitive (" +
                detail::gemm_route_name(detail::GemmRoute::onednn_bf16_batched) + "), " + std::to_string(looped) +
-               " on the loop of gemm(); " + std::to_string(reordered) +
-               " of them summed in another order than the loop, within the bound"));
+               " on the loop of gemm(); " + std::to_string(amx) + " with a product on AMX tiles; " +
+               std::to_string(reordered) + " of them summed in another order than the loop, within the bound"));
     }
   }
 }
@@ -251,10 +258,12 @@ namespace {
 // matmul(a, b) forward and backward (dC = w) against the loop of gemm() calls, one per batch,
 // over the broadcast batch: each gradient of a broadcast operand is the per-batch products
 // summed back as matmul's backward sums them (sum_to). The loop's bits when `exact` (one
-// thread), else within the reordering bound (above), summed back with the gradients.
-void check_matmul_against_loop(const Shape& as, const Shape& bs, bool exact) {
+// thread) and no product ran on AMX tiles, else within the reordering bound (above), summed
+// back with the gradients. Returns whether a product ran on AMX tiles.
+bool check_matmul_against_loop(const Shape& as, const Shape& bs, bool exact) {
   CAPTURE(as.str());
   CAPTURE(bs.str());
+  const int64_t amx_before = detail::onednn_amx_runs();
   Tensor a = randn(as).requires_grad_(), b = randn(bs).requires_grad_();
   Tensor c = matmul(a, b);
   const Shape& cs = c.shape();  // (batch..., N, M)
@@ -301,6 +310,7 @@ void check_matmul_against_loop(const Shape& as, const Shape& bs, bool exact) {
     gemm_naive(false, true, N, K, M, over, &abs_w[iw], M, &abs_b[ib], M, 0, da_bound.data() + bi * N * K, K);
     gemm_naive(true, false, K, M, N, over, &abs_a[ia], K, &abs_w[iw], M, 0, db_bound.data() + bi * K * M, M);
   }
+  if (detail::onednn_amx_runs() != amx_before) exact = false;
   // x against ref: the same bits, or within the bound of sums of `terms` products
   auto agree = [&](const Tensor& x, const Tensor& ref, const Tensor& bound, int64_t terms) {
     if (x.shape() != ref.shape()) return false;
@@ -311,12 +321,14 @@ void check_matmul_against_loop(const Shape& as, const Shape& bs, bool exact) {
   CHECK(agree(c, c_ref, c_bound, K));
   CHECK(agree(a.grad(), summed(da_full, as), summed(da_bound, as), M));
   CHECK(agree(b.grad(), summed(db_full, bs), summed(db_bound, bs), N));
+  return detail::onednn_amx_runs() != amx_before;
 }
 }  // namespace
 
-TEST_CASE("gemm_batched: matmul and bmm forward and backward under \"medium\" give the loop's bits") {
+TEST_CASE("gemm_batched: matmul and bmm forward and backward under \"medium\" give the loop's bits (within the bound where AMX ran)") {
   manual_seed(7);
   const int threads = get_num_threads();
+  int on_amx = 0;
   for (int t : {1, threads})
     for (const char* precision : {"medium", "highest"}) {
       CAPTURE(t);
@@ -324,14 +336,15 @@ TEST_CASE("gemm_batched: matmul and bmm forward and backward under \"medium\" gi
       ThreadsScope scope(t);
       MatmulPrecisionGuard guard(precision);
       const bool exact = t == 1 || !gemm_on_bf16_units();  // the loop itself off the bf16 units
-      check_matmul_against_loop({6, 33, 24}, {6, 24, 40}, exact);      // bmm: one batch dim, both contiguous
-      check_matmul_against_loop({2, 3, 16, 8}, {3, 8, 12}, exact);     // B broadcast over the first dim
-      check_matmul_against_loop({4, 1, 9, 20}, {1, 5, 20, 7}, exact);  // (4, 1) x (1, 5): split as 4 x 5
-      check_matmul_against_loop({1, 24, 16}, {5, 16, 24}, exact);      // A broadcast
-      check_matmul_against_loop({3, 1, 16}, {3, 16, 10}, exact);       // one row
-      check_matmul_against_loop({5, 7, 100}, {5, 100, 65}, exact);     // 5 products of 7 rows
+      on_amx += check_matmul_against_loop({6, 33, 24}, {6, 24, 40}, exact);      // bmm: one batch dim, both contiguous
+      on_amx += check_matmul_against_loop({2, 3, 16, 8}, {3, 8, 12}, exact);     // B broadcast over the first dim
+      on_amx += check_matmul_against_loop({4, 1, 9, 20}, {1, 5, 20, 7}, exact);  // (4, 1) x (1, 5): split as 4 x 5
+      on_amx += check_matmul_against_loop({1, 24, 16}, {5, 16, 24}, exact);      // A broadcast
+      on_amx += check_matmul_against_loop({3, 1, 16}, {3, 16, 10}, exact);       // one row
+      on_amx += check_matmul_against_loop({5, 7, 100}, {5, 100, 65}, exact);     // 5 products of 7 rows
     }
   MatmulPrecisionGuard medium("medium");
   MESSAGE((std::string("matmul's batches under \"medium\" run on ") +
-          (gemm_on_bf16_units() ? "one batched primitive" : "the loop of gemm()")));
+          (gemm_on_bf16_units() ? "one batched primitive" : "the loop of gemm()") + "; " +
+          std::to_string(on_amx) + " of 24 cases ran a product on AMX tiles (held to the bound, not the bits)"));
 }
